@@ -1,0 +1,50 @@
+// The SoC facts every other part reads: tiling (block dim ceiling, UB budget), the CPU twin (UB size,
+// core count) and the performance model (clock, bandwidths; Python reads them through the extension).
+// Sources: CANN platform configuration files and the Ascend C API documentation, as summarised in the
+// design brief (section 3). Figures marked "model" are assumptions of the performance model, not
+// measurements.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace rmsnorm_backward {
+
+struct SocInfo {
+    const char *name;            // the SoC version string CANN reports, e.g. "Ascend910B2"
+    const char *short_name;      // the op_def / AddConfig name, e.g. "ascend910b"
+    uint32_t vector_cores;       // AI vector cores: the block dim ceiling
+    uint32_t ub_bytes;           // Unified Buffer per vector core
+    uint32_t ub_reserved_bytes;  // kept free by the toolchain (8 KiB + 256 B)
+    uint64_t l2_bytes;           // L2 cache shared by all cores
+    uint64_t sys_workspace_bytes;  // system part of the workspace, before the user part
+    double clock_ghz;            // model
+    double hbm_gbps;             // model, unverified: HBM bandwidth in GB/s
+    double ddr_bytes_per_cycle;  // platform file "ddr" rate per core (model: bytes/cycle)
+    double l2_bytes_per_cycle;   // platform file "l2" rate per core (model: bytes/cycle)
+    double ub_to_ddr_bytes_per_cycle;  // platform file "ub->ddr" rate per core (model)
+
+    uint32_t UbUsableBytes() const { return ub_bytes - ub_reserved_bytes; }
+};
+
+inline constexpr uint32_t kUbBlockBytes = 32;    // UB address / DataCopy granule
+inline constexpr uint32_t kRepeatBytes = 256;    // one vector repeat: 8 blocks
+inline constexpr uint32_t kMaxRepeat = 255;      // repeats per instruction
+
+inline constexpr SocInfo kSocTable[] = {
+    {"Ascend910B2", "ascend910b", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.8, 1600.0, 32, 110, 64},
+    {"Ascend910B3", "ascend910b", 40, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.8, 1600.0, 32, 110, 64},
+    {"Ascend910_93", "ascend910_93", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1600.0, 32, 110, 64},
+};
+
+// nullptr when the SoC is not one this operator supports.
+inline const SocInfo *FindSoc(const char *name)
+{
+    for (const SocInfo &soc : kSocTable) {
+        if (std::strcmp(soc.name, name) == 0) {
+            return &soc;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace rmsnorm_backward

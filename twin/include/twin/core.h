@@ -1,0 +1,125 @@
+// Per-core state of the CPU twin, the rule-violation error, and the counters.
+// Every Ascend C call of the twin runs on one simulated AI vector core: a thread whose g_core points
+// at its CoreState. A broken rule throws RuleError("core <i>: <Call>: <rule> (<detail>)").
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "soc_table.h"
+
+namespace twin {
+
+using rmsnorm_backward::SocInfo;
+using rmsnorm_backward::kMaxRepeat;
+using rmsnorm_backward::kRepeatBytes;
+using rmsnorm_backward::kUbBlockBytes;
+
+class RuleError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+template <typename... Parts>
+std::string Cat(const Parts &...parts)
+{
+    std::ostringstream out;
+    (out << ... << parts);
+    return out.str();
+}
+
+// The pipes of an AI vector core, for counters and the performance timeline.
+enum class Pipe : uint8_t { S, V, MTE2, MTE3 };
+
+struct Counters {
+    uint64_t gm_read_bytes = 0;     // MTE2: GM -> UB
+    uint64_t gm_write_bytes = 0;    // MTE3: UB -> GM (atomic adds included)
+    uint64_t gm_scalar_reads = 0;   // GlobalTensor::GetValue
+    uint64_t gm_scalar_writes = 0;  // GlobalTensor::SetValue
+    uint64_t copy_in_instrs = 0;
+    uint64_t copy_out_instrs = 0;
+    uint64_t vector_instrs = 0;
+    uint64_t vector_repeats = 0;
+    uint64_t active_lanes = 0;      // lanes enabled by the mask, summed over repeats
+    uint64_t pipe_barriers = 0;     // PipeBarrier and SetFlag/WaitFlag pairs
+    uint64_t sync_alls = 0;
+};
+
+// One GM buffer handed to the kernel by the launcher: accesses outside it are errors.
+struct GmRegion {
+    uint8_t *begin = nullptr;
+    uint64_t bytes = 0;
+    std::string name;
+};
+
+struct LaunchState;  // shared by all cores of one launch: see launch.h
+
+struct CoreState {
+    uint32_t block_idx = 0;
+    uint32_t block_num = 1;
+    const SocInfo *soc = nullptr;
+    LaunchState *launch = nullptr;
+
+    // Unified Buffer: data bytes and a definedness shadow (1 = written, 0 = poison).
+    std::vector<uint8_t> ub;
+    std::vector<uint8_t> shadow;
+    uint32_t ub_usable = 0;  // bytes a kernel may allocate (UB size less the reserved part)
+
+    // Vector mask registers (SetMaskNorm / SetMaskCount / SetVectorMask).
+    bool mask_count_mode = false;
+    uint64_t mask[2] = {~0ull, ~0ull};
+
+    // SetAtomicAdd<T>() state: 0 = off, else sizeof(T) tagged by dtype code (see data_copy.h).
+    int atomic_dtype = 0;
+
+    Counters counters;
+
+    explicit CoreState(const SocInfo &s, uint32_t idx, uint32_t num)
+        : block_idx(idx), block_num(num), soc(&s), ub(s.ub_bytes, 0xFF), shadow(s.ub_bytes, 0),
+          ub_usable(s.UbUsableBytes())
+    {
+    }
+
+    // Definedness of UB bytes [off, off + n).
+    void MarkDefined(uint32_t off, uint32_t n) { std::memset(shadow.data() + off, 1, n); }
+    void MarkUndefined(uint32_t off, uint32_t n)
+    {
+        std::memset(ub.data() + off, 0xFF, n);
+        std::memset(shadow.data() + off, 0, n);
+    }
+    bool AllDefined(uint32_t off, uint32_t n) const
+    {
+        return std::memchr(shadow.data() + off, 0, n) == nullptr;
+    }
+};
+
+inline thread_local CoreState *g_core = nullptr;
+
+inline CoreState &Core()
+{
+    if (g_core == nullptr) {
+        throw RuleError("Ascend C API called outside a kernel launch (no current AI core)");
+    }
+    return *g_core;
+}
+
+// Throws the rule violation for `call`, naming the current core.
+[[noreturn]] inline void Fail(const char *call, const std::string &rule)
+{
+    std::string who = g_core ? Cat("core ", g_core->block_idx) : std::string("host");
+    throw RuleError(Cat(who, ": ", call, ": ", rule));
+}
+
+}  // namespace twin
+
+// Rule check: TWIN_CHECK(condition, "DataCopy", "count * sizeof(T) must be a multiple of 32 bytes (got ", n, ")")
+#define TWIN_CHECK(cond, call, ...)                        \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            ::twin::Fail((call), ::twin::Cat(__VA_ARGS__)); \
+        }                                                  \
+    } while (0)

@@ -1,0 +1,185 @@
+// Memory: LocalTensor (a view of Unified Buffer bytes) and GlobalTensor (a view of GM).
+// Rules guarded here: a LocalTensor is used only while its buffer is allocated (no use after
+// FreeTensor), views stay inside their buffer, UB views start 32-byte aligned where the hardware
+// needs it, GM accesses stay inside the buffers the launcher passed, GetValue reads only written UB.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "core.h"
+
+namespace AscendC {
+
+enum class TPosition : uint8_t { GM, VECIN, VECOUT, VECCALC, A1, A2, B1, B2, CO1, CO2, LCM, MAX };
+using QuePosition = TPosition;
+
+}  // namespace AscendC
+
+namespace twin {
+
+// A buffer carved out of UB by TPipe::InitBuffer. Queue buffers cycle Free -> Allocated -> (EnQue)
+// Queued -> (DeQue) Allocated -> (FreeTensor) Free; each FreeTensor bumps `generation`, so a
+// LocalTensor taken before it is recognised as stale. TBuf buffers stay Allocated.
+struct BufferSlot {
+    enum class State : uint8_t { Free, Allocated, Queued };
+    uint32_t offset = 0;  // byte offset in UB, 32-byte aligned
+    uint32_t bytes = 0;
+    State state = State::Free;
+    uint32_t generation = 0;
+    const char *owner = "TBuf";  // "TQue" or "TBuf": for messages
+};
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T>
+class LocalTensor {
+public:
+    using PrimType = T;
+
+    LocalTensor() = default;
+    LocalTensor(twin::BufferSlot *slot, uint32_t byte_offset, uint32_t elements)
+        : slot_(slot), generation_(slot ? slot->generation : 0), byte_offset_(byte_offset), size_(elements)
+    {
+    }
+
+    // A view starting `offset` elements further on, to the end of this view.
+    LocalTensor operator[](uint32_t offset) const
+    {
+        Check("LocalTensor::operator[]");
+        TWIN_CHECK(offset <= size_, "LocalTensor::operator[]", "offset must stay inside the tensor (offset ",
+                   offset, ", size ", size_, " elements)");
+        LocalTensor view = *this;
+        view.byte_offset_ += offset * sizeof(T);
+        view.size_ -= offset;
+        return view;
+    }
+
+    template <typename U>
+    LocalTensor<U> ReinterpretCast() const
+    {
+        Check("LocalTensor::ReinterpretCast");
+        LocalTensor<U> out;
+        out.slot_ = slot_;
+        out.generation_ = generation_;
+        out.byte_offset_ = byte_offset_;
+        out.size_ = static_cast<uint32_t>(uint64_t(size_) * sizeof(T) / sizeof(U));
+        return out;
+    }
+
+    T GetValue(uint32_t index) const
+    {
+        Check("LocalTensor::GetValue");
+        TWIN_CHECK(index < size_, "LocalTensor::GetValue", "index must be below the tensor size (index ", index,
+                   ", size ", size_, ")");
+        uint32_t off = byte_offset_ + index * sizeof(T);
+        TWIN_CHECK(twin::Core().AllDefined(off, sizeof(T)), "LocalTensor::GetValue",
+                   "reads UB that nothing wrote (UB byte offset ", off, ")");
+        T value;
+        std::memcpy(&value, twin::Core().ub.data() + off, sizeof(T));
+        return value;
+    }
+
+    void SetValue(uint32_t index, T value) const
+    {
+        Check("LocalTensor::SetValue");
+        TWIN_CHECK(index < size_, "LocalTensor::SetValue", "index must be below the tensor size (index ", index,
+                   ", size ", size_, ")");
+        uint32_t off = byte_offset_ + index * sizeof(T);
+        std::memcpy(twin::Core().ub.data() + off, &value, sizeof(T));
+        twin::Core().MarkDefined(off, sizeof(T));
+    }
+
+    uint32_t GetSize() const { return size_; }
+    void SetSize(uint32_t elements)
+    {
+        TWIN_CHECK(uint64_t(elements) * sizeof(T) <= uint64_t(size_) * sizeof(T) + SlotTail(), "LocalTensor::SetSize",
+                   "the size must fit the buffer (", elements, " elements)");
+        size_ = elements;
+    }
+    uint64_t GetPhyAddr() const { return byte_offset_; }
+
+    // ---- twin internals (not Ascend C API) ----
+    // Throws unless the buffer behind this tensor is still allocated to it.
+    void Check(const char *call) const
+    {
+        TWIN_CHECK(slot_ != nullptr, call, "the LocalTensor was never allocated (AllocTensor / TBuf::Get)");
+        TWIN_CHECK(slot_->state != twin::BufferSlot::State::Free && slot_->generation == generation_, call,
+                   "the LocalTensor is used after FreeTensor returned its buffer to the queue");
+    }
+    uint32_t ByteOffset() const { return byte_offset_; }
+    T *Data() const { return reinterpret_cast<T *>(twin::Core().ub.data() + byte_offset_); }
+    uint8_t *Shadow() const { return twin::Core().shadow.data() + byte_offset_; }
+    twin::BufferSlot *Slot() const { return slot_; }
+    // Bytes of this view's buffer from the view's start to the buffer's end.
+    uint32_t BytesToBufferEnd() const { return slot_->offset + slot_->bytes - byte_offset_; }
+
+private:
+    template <typename U>
+    friend class LocalTensor;
+    uint32_t SlotTail() const { return slot_ ? BytesToBufferEnd() - size_ * sizeof(T) : 0; }
+
+    twin::BufferSlot *slot_ = nullptr;
+    uint32_t generation_ = 0;
+    uint32_t byte_offset_ = 0;
+    uint32_t size_ = 0;
+};
+
+}  // namespace AscendC
+
+namespace twin {
+
+struct LaunchState;
+// Throws unless GM bytes [p, p + bytes) lie inside one buffer the launcher passed (see launch.h).
+void CheckGm(const char *call, const void *p, uint64_t bytes);
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+
+    void SetGlobalBuffer(T *buffer, uint64_t elements)
+    {
+        ptr_ = buffer;
+        size_ = elements;
+    }
+    void SetGlobalBuffer(T *buffer) { SetGlobalBuffer(buffer, UINT64_MAX / sizeof(T)); }
+
+    GlobalTensor operator[](uint64_t offset) const
+    {
+        GlobalTensor view;
+        view.ptr_ = ptr_ + offset;
+        view.size_ = offset <= size_ ? size_ - offset : 0;
+        return view;
+    }
+
+    T GetValue(uint64_t index) const
+    {
+        twin::CheckGm("GlobalTensor::GetValue", ptr_ + index, sizeof(T));
+        twin::Core().counters.gm_scalar_reads++;
+        T value;
+        std::memcpy(&value, ptr_ + index, sizeof(T));
+        return value;
+    }
+    void SetValue(uint64_t index, T value) const
+    {
+        twin::CheckGm("GlobalTensor::SetValue", ptr_ + index, sizeof(T));
+        twin::Core().counters.gm_scalar_writes++;
+        std::memcpy(ptr_ + index, &value, sizeof(T));
+    }
+
+    T *GetPhyAddr() const { return ptr_; }
+    T *GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
+    uint64_t GetSize() const { return size_; }
+
+private:
+    T *ptr_ = nullptr;
+    uint64_t size_ = 0;
+};
+
+}  // namespace AscendC
