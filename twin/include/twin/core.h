@@ -114,6 +114,29 @@ inline CoreState &Core()
     throw RuleError(Cat(who, ": ", call, ": ", rule));
 }
 
+// Every instruction reports itself through these hooks, after its rule checks passed: they keep
+// the counters (and are where the performance timeline records each instruction on its pipe).
+inline void OnCopyIn(uint64_t bytes)
+{
+    Counters &c = Core().counters;
+    c.copy_in_instrs++;
+    c.gm_read_bytes += bytes;
+}
+inline void OnCopyOut(uint64_t bytes)
+{
+    Counters &c = Core().counters;
+    c.copy_out_instrs++;
+    c.gm_write_bytes += bytes;
+}
+// One vector instruction: `repeats` repeats with `lanes` mask-enabled lanes in all.
+inline void OnVector(uint64_t repeats, uint64_t lanes)
+{
+    Counters &c = Core().counters;
+    c.vector_instrs++;
+    c.vector_repeats += repeats;
+    c.active_lanes += lanes;
+}
+
 }  // namespace twin
 
 // Rule check: TWIN_CHECK(condition, "DataCopy", "count * sizeof(T) must be a multiple of 32 bytes (got ", n, ")")
