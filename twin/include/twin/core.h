@@ -77,6 +77,11 @@ struct CoreState {
     int atomic_dtype = 0;
 
     Counters counters;
+    uint64_t instr_seq = 0;  // instructions issued so far on this core (pipe hazard tracking)
+
+    // A rule broken where throwing is not possible (a destructor at kernel exit): the launcher
+    // reports it after the kernel entry returns.
+    std::string deferred_error;
 
     explicit CoreState(const SocInfo &s, uint32_t idx, uint32_t num)
         : block_idx(idx), block_num(num), soc(&s), ub(s.ub_bytes, 0xFF), shadow(s.ub_bytes, 0),

@@ -27,7 +27,21 @@ struct BufferSlot {
     State state = State::Free;
     uint32_t generation = 0;
     const char *owner = "TBuf";  // "TQue" or "TBuf": for messages
+
+    // Pipe hazards (see PipeAccess): the last pipe that wrote / read these bytes and the core's
+    // instruction sequence number at that moment; queue_sync_seq is the last EnQue/DeQue of it.
+    Pipe last_writer = Pipe::S;
+    uint64_t write_seq = 0;
+    Pipe last_reader = Pipe::S;
+    uint64_t read_seq = 0;
+    uint64_t queue_sync_seq = 0;
 };
+
+// Every instruction that touches a UB buffer calls this for each operand (write = true for its
+// destination) before it runs. Data written by one pipe and touched by another pipe needs an
+// EnQue/DeQue of that buffer, a SetFlag/WaitFlag between the two pipes, or PipeBarrier<PIPE_ALL>
+// in between, as on the NPU where the pipes run concurrently. Defined in sync.h.
+void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write);
 
 }  // namespace twin
 
