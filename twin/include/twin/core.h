@@ -58,6 +58,20 @@ struct GmRegion {
 
 struct LaunchState;  // shared by all cores of one launch: see launch.h
 
+// Cross-pipe ordering a core has established so far; kept by sync.h (SetFlag/WaitFlag, PipeBarrier).
+struct PipeSync {
+    static constexpr int kPipes = 4;     // the values of Pipe
+    static constexpr int kEventIds = 8;  // EVENT_ID0 .. EVENT_ID7
+    // [from][to]: work the `from` pipe issued before this instruction seq is visible to the `to` pipe.
+    uint64_t visible_seq[kPipes][kPipes] = {};
+    uint64_t barrier_all_seq = 0;  // PipeBarrier<PIPE_ALL>: everything issued before it is done
+    struct Flag {
+        uint32_t pending = 0;  // SetFlag calls not yet matched by a WaitFlag
+        uint64_t first_seq = 0, last_seq = 0;
+    };
+    Flag flags[kPipes][kPipes][kEventIds];
+};
+
 struct CoreState {
     uint32_t block_idx = 0;
     uint32_t block_num = 1;
@@ -78,6 +92,7 @@ struct CoreState {
 
     Counters counters;
     uint64_t instr_seq = 0;  // instructions issued so far on this core (pipe hazard tracking)
+    PipeSync pipe_sync;
 
     // A rule broken where throwing is not possible (a destructor at kernel exit): the launcher
     // reports it after the kernel entry returns.

@@ -1,0 +1,156 @@
+// Ordering of the pipes of one core (PipeBarrier, SetFlag/WaitFlag) and of the cores of a launch
+// (SyncAll). On the NPU the scalar, vector (V) and copy pipes (MTE2: GM -> UB, MTE3: UB -> GM) run
+// concurrently; the twin runs every instruction at once and in order, so instead of racing it checks
+// that a kernel would not race: PipeAccess below flags UB data crossing pipes without an ordering.
+// Rules guarded here: cross-pipe hazards (read-after-write, write-after-write, write-after-read), every
+// WaitFlag has its SetFlag and every SetFlag its WaitFlag by kernel exit, SyncAll reached by all cores,
+// the software SyncAll's workspaces large enough.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "core.h"
+#include "memory.h"
+
+namespace AscendC {
+
+enum pipe_t : uint8_t { PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_V2, PIPE_FIX };
+
+// HardEvent::X_Y: pipe Y waits for what pipe X issued before the SetFlag. The value encodes both
+// pipes (twin::Pipe order: S, V, MTE2, MTE3) so the twin reads them back; kernels use only the names.
+enum class HardEvent : uint8_t {
+    S_V = 0x01, S_MTE2 = 0x02, S_MTE3 = 0x03,
+    V_S = 0x10, V_V = 0x11, V_MTE2 = 0x12, V_MTE3 = 0x13,
+    MTE2_S = 0x20, MTE2_V = 0x21, MTE2_MTE2 = 0x22, MTE2_MTE3 = 0x23,
+    MTE3_S = 0x30, MTE3_V = 0x31, MTE3_MTE2 = 0x32, MTE3_MTE3 = 0x33,
+};
+
+enum event_t : int32_t { EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+using TEventID = int8_t;
+
+}  // namespace AscendC
+
+namespace twin {
+
+inline constexpr uint32_t kEventIds = PipeSync::kEventIds;
+
+inline const char *PipeName(Pipe p)
+{
+    static const char *const names[] = {"S", "V", "MTE2", "MTE3"};
+    return names[int(p)];
+}
+
+// True when the `to` pipe may touch data that the `from` pipe used at instruction `seq`.
+inline bool Ordered(const CoreState &core, const BufferSlot &slot, Pipe from, Pipe to, uint64_t seq)
+{
+    const PipeSync &s = core.pipe_sync;
+    return slot.queue_sync_seq > seq || s.barrier_all_seq > seq || s.visible_seq[int(from)][int(to)] > seq;
+}
+
+// Defines the rule declared in memory.h. The whole buffer is the unit: two pipes using disjoint parts
+// of one TBuf still need the flag between them (a kernel that reuses one buffer needs it anyway).
+inline void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write)
+{
+    CoreState &core = Core();
+    const uint64_t seq = ++core.instr_seq;
+    if (slot->write_seq != 0 && slot->last_writer != pipe && !Ordered(core, *slot, slot->last_writer, pipe, slot->write_seq)) {
+        Fail(call, Cat("data written by one pipe and then ", write ? "overwritten" : "read",
+                       " by another needs EnQue/DeQue of the buffer, SetFlag/WaitFlag<HardEvent::",
+                       PipeName(slot->last_writer), "_", PipeName(pipe), "> or PipeBarrier<PIPE_ALL> in between (",
+                       PipeName(slot->last_writer), " wrote, ", PipeName(pipe), " ", write ? "writes" : "reads",
+                       " the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
+    }
+    if (write && slot->read_seq != 0 && slot->last_reader != pipe &&
+        !Ordered(core, *slot, slot->last_reader, pipe, slot->read_seq)) {
+        Fail(call, Cat("data read by one pipe and then overwritten by another needs EnQue/DeQue of the buffer, "
+                       "SetFlag/WaitFlag<HardEvent::", PipeName(slot->last_reader), "_", PipeName(pipe),
+                       "> or PipeBarrier<PIPE_ALL> in between (", PipeName(slot->last_reader), " read, ",
+                       PipeName(pipe), " overwrites the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
+    }
+    if (write) {
+        slot->last_writer = pipe;
+        slot->write_seq = seq;
+    } else {
+        slot->last_reader = pipe;
+        slot->read_seq = seq;
+    }
+}
+
+inline std::string EventName(AscendC::HardEvent evt)
+{
+    return Cat(PipeName(Pipe(int(evt) >> 4)), "_", PipeName(Pipe(int(evt) & 0xF)));
+}
+
+// Kernel exit: a SetFlag nobody waited for leaves the event set on the NPU, and the next kernel's
+// WaitFlag on it passes too early.
+inline void CheckFlagsAtExit()
+{
+    CoreState &core = Core();
+    for (int from = 0; from < PipeSync::kPipes; ++from) {
+        for (int to = 0; to < PipeSync::kPipes; ++to) {
+            for (uint32_t id = 0; id < kEventIds; ++id) {
+                if (core.pipe_sync.flags[from][to][id].pending != 0 && core.deferred_error.empty()) {
+                    core.deferred_error = Cat("core ", core.block_idx, ": SetFlag: every SetFlag needs its WaitFlag "
+                                              "before the kernel ends (HardEvent::", PipeName(Pipe(from)), "_",
+                                              PipeName(Pipe(to)), ", event id ", id, ")");
+                }
+            }
+        }
+    }
+}
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <pipe_t pipe>
+inline void PipeBarrier()
+{
+    twin::CoreState &core = twin::Core();
+    core.counters.pipe_barriers++;
+    if (pipe == PIPE_ALL) {
+        core.pipe_sync.barrier_all_seq = ++core.instr_seq;
+    }
+}
+
+template <HardEvent evt>
+inline void SetFlag(int32_t eventID)
+{
+    twin::CoreState &core = twin::Core();
+    TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "SetFlag", "the event id must be in [0, ",
+               twin::kEventIds, ") (got ", eventID, ")");
+    twin::PipeSync::Flag &f = core.pipe_sync.flags[int(evt) >> 4][int(evt) & 0xF][eventID];
+    const uint64_t seq = ++core.instr_seq;
+    if (f.pending++ == 0) {
+        f.first_seq = seq;
+    }
+    f.last_seq = seq;
+}
+
+template <HardEvent evt>
+inline void WaitFlag(int32_t eventID)
+{
+    twin::CoreState &core = twin::Core();
+    TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "WaitFlag", "the event id must be in [0, ",
+               twin::kEventIds, ") (got ", eventID, ")");
+    const int from = int(evt) >> 4, to = int(evt) & 0xF;
+    twin::PipeSync::Flag &f = core.pipe_sync.flags[from][to][eventID];
+    TWIN_CHECK(f.pending > 0, "WaitFlag", "a WaitFlag needs a matching SetFlag before it (HardEvent::",
+               twin::EventName(evt), ", event id ", eventID, ": none pending; it would hang on the NPU)");
+    uint64_t &visible = core.pipe_sync.visible_seq[from][to];
+    visible = std::max(visible, f.first_seq);
+    f.first_seq = f.last_seq;  // the remaining SetFlags are matched conservatively by the latest one
+    f.pending--;
+    core.counters.pipe_barriers++;
+    ++core.instr_seq;
+}
+
+// All cores of the launch wait here (hardware form).
+void SyncAll();
+// Software form: gmWorkspace holds at least GetBlockNum() x 32 bytes (int32), zeroed before launch;
+// ubWorkspace at least 8 x 32 bytes... usedCores = 0 means all cores.
+template <bool isAIVOnly = true>
+void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t> &ubWorkspace, int32_t usedCores = 0);
+
+}  // namespace AscendC
