@@ -1,0 +1,56 @@
+"""The float64 reference of RmsNormBackward (design brief, section 1).
+
+With cols = gamma.size, rows = x.size / cols, every tensor viewed as [rows, cols] (rstd as [rows]):
+
+    xh     = x * rstd                           (rstd broadcast along the row)
+    g      = dy * gamma                         (gamma broadcast across rows)
+    dx     = rstd * (g - xh * mean(g * xh))     (mean over the cols of one row)
+    dgamma = sum over rows of dy * xh
+
+Everything is computed in float64 from the inputs as given (16-bit inputs are exact in float64);
+rounding to the device dtype is the comparison's business (precision.compare). rows = 0 gives an empty
+dx and an all-zero dgamma. NaN and Inf propagate as IEEE arithmetic does.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import InvalidInputError
+
+
+def row_layout(dy, x, rstd, gamma) -> tuple[int, int]:
+    """(rows, cols) of a valid input set; InvalidInputError naming the tensor and rule otherwise."""
+    k = gamma.ndim
+    if not 1 <= k < x.ndim:
+        raise InvalidInputError(
+            f"gamma must have at least 1 and fewer dims than x (gamma has {k}, x has {x.ndim})")
+    if tuple(x.shape[-k:]) != tuple(gamma.shape):
+        raise InvalidInputError(
+            f"gamma's shape {tuple(gamma.shape)} must equal the last {k} dims of x {tuple(x.shape)}")
+    if tuple(dy.shape) != tuple(x.shape):
+        raise InvalidInputError(f"dy's shape {tuple(dy.shape)} must equal x's shape {tuple(x.shape)}")
+    lead = tuple(x.shape[:-k])
+    if tuple(rstd.shape) not in (lead + (1,) * k, lead):
+        raise InvalidInputError(
+            f"rstd's shape {tuple(rstd.shape)} must be {lead + (1,) * k} or {lead} (one value per row of x)")
+    return math.prod(lead), math.prod(gamma.shape)
+
+
+def golden(dy, x, rstd, gamma):
+    """(dx, dgamma) in float64, dx shaped like x and dgamma like gamma; see the module docstring."""
+    dy, x, rstd, gamma = (np.asarray(a) for a in (dy, x, rstd, gamma))
+    rows, cols = row_layout(dy, x, rstd, gamma)
+    dy64 = dy.astype(np.float64).reshape(rows, cols)
+    x64 = x.astype(np.float64).reshape(rows, cols)
+    rstd64 = rstd.astype(np.float64).reshape(rows, 1)
+    gamma64 = gamma.astype(np.float64).reshape(1, cols)
+
+    with np.errstate(all="ignore"):  # NaN/Inf inputs are legitimate and must propagate
+        xh = x64 * rstd64
+        g = dy64 * gamma64
+        mean_gxh = (g * xh).mean(axis=1, keepdims=True) if cols else np.zeros((rows, 1))
+        dx = rstd64 * (g - xh * mean_gxh)
+        dgamma = (dy64 * xh).sum(axis=0)
+    return dx.reshape(x.shape), dgamma.reshape(gamma.shape)

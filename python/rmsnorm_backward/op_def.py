@@ -1,0 +1,152 @@
+"""The operator's interface, loaded from op_def/rms_norm_backward.toml (the one source of it).
+
+`load()` returns an `OpDef`; the dtype table below maps op_def's dtype names to the spellings each
+consumer needs (NumPy, CANN's ge and acl enums, op info JSON, CLI short names).
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_PATH = REPO_ROOT / "op_def" / "rms_norm_backward.toml"
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str      # op_def spelling
+    short: str     # CLI spelling
+    ge: str        # ge::DataType enumerator (OpDef, op proto)
+    acl: str       # aclDataType enumerator (aclnn)
+    op_info: str   # op info JSON spelling
+    itemsize: int
+
+    def numpy(self):
+        """The NumPy dtype (bfloat16 comes from ml_dtypes, imported only when asked for)."""
+        import numpy as np
+
+        if self.name == "bfloat16":
+            import ml_dtypes
+
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(self.name)
+
+
+DTYPES = {
+    d.name: d
+    for d in (
+        DType("float16", "fp16", "DT_FLOAT16", "ACL_FLOAT16", "float16", 2),
+        DType("float32", "fp32", "DT_FLOAT", "ACL_FLOAT", "float", 4),
+        DType("bfloat16", "bf16", "DT_BF16", "ACL_BF16", "bfloat16", 2),
+    )
+}
+
+
+def dtype_of(spec) -> DType:
+    """The DType for an op_def name, a CLI short name or a NumPy dtype (bfloat16 included)."""
+    for d in DTYPES.values():
+        if spec in (d.name, d.short):
+            return d
+    name = getattr(spec, "name", None) or getattr(getattr(spec, "dtype", None), "name", None)
+    if name in DTYPES:
+        return DTYPES[name]
+    from .errors import InvalidInputError
+
+    raise InvalidInputError(f"dtype {spec!r} is not one of {', '.join(DTYPES)} (or {', '.join(d.short for d in DTYPES.values())})")
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    dtype: str                    # a dtype name or the type variable "T"
+    doc: str
+    dtypes: tuple[DType, ...]     # one per dtype combination, in op_def order
+    shape_like: str | None = None
+
+
+@dataclass(frozen=True)
+class TilingField:
+    name: str
+    type: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class OpDef:
+    type: str
+    file: str
+    doc: str
+    socs: tuple[str, ...]
+    formats: tuple[str, ...]
+    vendor: str
+    type_values: tuple[DType, ...]   # the values of T: one dtype combination each
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    host: dict
+    tiling_struct: str | None = None
+    tiling_fields: tuple[TilingField, ...] = ()
+    tiling_enums: tuple[dict, ...] = ()
+    path: Path = field(default=DEFAULT_PATH, compare=False)
+
+    @property
+    def tensors(self) -> tuple[Tensor, ...]:
+        return self.inputs + self.outputs
+
+    def tensor(self, name: str) -> Tensor:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    @property
+    def combinations(self) -> int:
+        return len(self.type_values)
+
+
+def _tensor(raw: dict, type_values: tuple[DType, ...], where: str) -> Tensor:
+    spec = raw["dtype"]
+    if spec == "T":
+        dtypes = type_values
+    elif spec in DTYPES:
+        dtypes = (DTYPES[spec],) * len(type_values)
+    else:
+        raise ValueError(f"{where}: tensor {raw['name']!r} has dtype {spec!r}; it must be 'T' or one of {', '.join(DTYPES)}")
+    return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"))
+
+
+def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
+    raw = tomllib.loads(text)
+    try:
+        type_values = tuple(DTYPES[n] for n in raw["dtypes"]["T"])
+    except KeyError as e:
+        raise ValueError(f"{path}: [dtypes].T lists {e}, which is not one of {', '.join(DTYPES)}") from None
+    op = raw["op"]
+    tiling = raw.get("tiling_data", {})
+    return OpDef(
+        type=op["type"],
+        file=op["file"],
+        doc=op["doc"],
+        socs=tuple(op["socs"]),
+        formats=tuple(op["formats"]),
+        vendor=op["vendor"],
+        type_values=type_values,
+        inputs=tuple(_tensor(t, type_values, str(path)) for t in raw["inputs"]),
+        outputs=tuple(_tensor(t, type_values, str(path)) for t in raw["outputs"]),
+        host=dict(raw.get("host", {})),
+        tiling_struct=tiling.get("struct"),
+        tiling_fields=tuple(TilingField(f["name"], f["type"], f["doc"]) for f in tiling.get("fields", ())),
+        tiling_enums=tuple(tiling.get("enums", ())),
+        path=path,
+    )
+
+
+@lru_cache(maxsize=None)
+def _load_cached(path: Path) -> OpDef:
+    return parse(path.read_text(encoding="utf-8"), path)
+
+
+def load(path: str | Path | None = None) -> OpDef:
+    """The operator's interface from `path` (default: the repository's op_def)."""
+    return _load_cached(Path(path or DEFAULT_PATH).resolve())
