@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core.h"
+#include "launch.h"
 #include "memory.h"
 
 namespace AscendC {
@@ -146,11 +147,49 @@ inline void WaitFlag(int32_t eventID)
     ++core.instr_seq;
 }
 
-// All cores of the launch wait here (hardware form).
-void SyncAll();
-// Software form: gmWorkspace holds at least GetBlockNum() x 32 bytes (int32), zeroed before launch;
-// ubWorkspace at least 8 x 32 bytes... usedCores = 0 means all cores.
+// All cores of the launch wait here; like PipeBarrier<PIPE_ALL>, every pipe of this core is done.
 template <bool isAIVOnly = true>
-void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t> &ubWorkspace, int32_t usedCores = 0);
+void SyncAll()
+{
+    twin::CoreState &core = twin::Core();
+    core.pipe_sync.barrier_all_seq = ++core.instr_seq;
+    core.counters.sync_alls++;
+    twin::Launch().Barrier("SyncAll");
+}
+
+// Software form: flags in gmWorkspace (at least GetBlockNum() x 32 bytes, zeroed before the launch),
+// one 32-byte slot per core, counting the SyncAll calls; ubWorkspace (at least GetBlockNum() x 32
+// bytes) stages the flag. The twin supports usedCores = 0 (all cores) or GetBlockNum().
+template <bool isAIVOnly = true>
+void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t> &ubWorkspace, int32_t usedCores = 0)
+{
+    const char *call = "SyncAll";
+    twin::CoreState &core = twin::Core();
+    const uint32_t n = core.block_num, slot = twin::kUbBlockBytes / sizeof(int32_t);
+    TWIN_CHECK(usedCores >= 0 && uint32_t(usedCores) <= n, call, "usedCores must be in [0, GetBlockNum()] (got ",
+               usedCores, ", block num ", n, ")");
+    TWIN_CHECK(usedCores == 0 || uint32_t(usedCores) == n, call, "the twin's software SyncAll synchronises all cores: "
+               "usedCores must be 0 or GetBlockNum() (got ", usedCores, ")");
+    ubWorkspace.Check(call);
+    TWIN_CHECK(uint64_t(ubWorkspace.GetSize()) * sizeof(int32_t) >= uint64_t(n) * twin::kUbBlockBytes, call,
+               "ubWorkspace must hold at least block num x 32 bytes (", ubWorkspace.GetSize() * sizeof(int32_t),
+               " bytes < ", n * twin::kUbBlockBytes, ")");
+    TWIN_CHECK(gmWorkspace.GetSize() >= uint64_t(n) * slot, call, "gmWorkspace must hold at least block num x 32 bytes (",
+               gmWorkspace.GetSize() * sizeof(int32_t), " bytes < ", n * twin::kUbBlockBytes, ")");
+    int32_t *flags = gmWorkspace.GetPhyAddr();
+    twin::CheckGm(call, flags, uint64_t(n) * twin::kUbBlockBytes);
+    // Other cores read these flags concurrently, as on the NPU: atomic word accesses.
+    const int32_t mine = __atomic_load_n(&flags[core.block_idx * slot], __ATOMIC_RELAXED) + 1;
+    __atomic_store_n(&flags[core.block_idx * slot], mine, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < slot; ++i) {
+        ubWorkspace.SetValue(i, mine);
+    }
+    SyncAll<isAIVOnly>();
+    for (uint32_t c = 0; c < n; ++c) {
+        const int32_t other = __atomic_load_n(&flags[c * slot], __ATOMIC_RELAXED);  // a faster core may be one ahead
+        TWIN_CHECK(other == mine || other == mine + 1, call, "gmWorkspace must be zeroed before the launch and used "
+                   "only by SyncAll (core ", c, "'s flag is ", other, ", expected ", mine, ")");
+    }
+}
 
 }  // namespace AscendC
