@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "soc_table.h"
+#include "timeline.h"
 
 namespace twin {
 
@@ -34,6 +35,9 @@ std::string Cat(const Parts &...parts)
 
 // The pipes of an AI vector core, for counters and the performance timeline.
 enum class Pipe : uint8_t { S, V, MTE2, MTE3 };
+static_assert(int(Pipe::S) == tl::S && int(Pipe::V) == tl::V && int(Pipe::MTE2) == tl::MTE2 &&
+                  int(Pipe::MTE3) == tl::MTE3,
+              "timeline.h indexes the pipes in twin::Pipe order");
 
 struct Counters {
     uint64_t gm_read_bytes = 0;     // MTE2: GM -> UB
@@ -93,6 +97,7 @@ struct CoreState {
     Counters counters;
     uint64_t instr_seq = 0;  // instructions issued so far on this core (pipe hazard tracking)
     PipeSync pipe_sync;
+    CoreTimeline timeline;  // the modelled pipes of this core (timeline.h), fed by the hooks below
 
     // A rule broken where throwing is not possible (a destructor at kernel exit): the launcher
     // reports it after the kernel entry returns.
@@ -100,7 +105,7 @@ struct CoreState {
 
     explicit CoreState(const SocInfo &s, uint32_t idx, uint32_t num)
         : block_idx(idx), block_num(num), soc(&s), ub(s.ub_bytes, 0xFF), shadow(s.ub_bytes, 0),
-          ub_usable(s.UbUsableBytes())
+          ub_usable(s.UbUsableBytes()), timeline(s, num)
     {
     }
 
@@ -135,27 +140,50 @@ inline CoreState &Core()
 }
 
 // Every instruction reports itself through these hooks, after its rule checks passed: they keep
-// the counters (and are where the performance timeline records each instruction on its pipe).
-inline void OnCopyIn(uint64_t bytes)
+// the counters and place the instruction on its pipe in the performance timeline (timeline.h).
+// A GM copy names its GM side: `blocks` blocks of bytes / blocks each, `gm_pitch` bytes apart
+// (start to start), from `gm` on; without it the model counts every byte as an HBM first touch.
+inline void OnCopyIn(uint64_t bytes, const void *gm = nullptr, uint32_t blocks = 1, uint64_t gm_pitch = 0)
 {
-    Counters &c = Core().counters;
+    CoreState &core = Core();
+    Counters &c = core.counters;
     c.copy_in_instrs++;
     c.gm_read_bytes += bytes;
+    core.timeline.Copy(tl::MTE2, bytes, gm, blocks, gm_pitch);
 }
-inline void OnCopyOut(uint64_t bytes)
+inline void OnCopyOut(uint64_t bytes, const void *gm = nullptr, uint32_t blocks = 1, uint64_t gm_pitch = 0)
 {
-    Counters &c = Core().counters;
+    CoreState &core = Core();
+    Counters &c = core.counters;
     c.copy_out_instrs++;
     c.gm_write_bytes += bytes;
+    core.timeline.Copy(tl::MTE3, bytes, gm, blocks, gm_pitch);
 }
 // One vector instruction: `repeats` repeats with `lanes` mask-enabled lanes in all.
 inline void OnVector(uint64_t repeats, uint64_t lanes)
 {
-    Counters &c = Core().counters;
+    CoreState &core = Core();
+    Counters &c = core.counters;
     c.vector_instrs++;
     c.vector_repeats += repeats;
     c.active_lanes += lanes;
+    core.timeline.Vector(repeats);
 }
+// GlobalTensor::GetValue / SetValue: the scalar unit waits for GM.
+inline void OnScalarGm() { Core().timeline.ScalarGm(); }
+
+// The synchronisation the kernel writes, for the timeline's dependencies. A queue buffer passes
+// from its producer pipe (VECIN: MTE2, VECOUT: V) to its consumer pipe (VECIN: V, VECOUT: MTE3).
+inline void OnAllocTensor(const void *buffer, Pipe producer) { Core().timeline.Alloc(buffer, int(producer)); }
+inline void OnEnQue(const void *buffer, Pipe producer) { Core().timeline.EnQue(buffer, int(producer)); }
+inline void OnDeQue(const void *buffer, Pipe consumer) { Core().timeline.DeQue(buffer, int(consumer)); }
+inline void OnFreeTensor(const void *buffer, Pipe consumer) { Core().timeline.Free(buffer, int(consumer)); }
+inline void OnSetFlag(Pipe from, Pipe to, int id) { Core().timeline.SetFlag(int(from), int(to), id); }
+inline void OnWaitFlag(Pipe from, Pipe to, int id) { Core().timeline.WaitFlag(int(from), int(to), id); }
+inline void OnBarrierAll() { Core().timeline.BarrierAll(); }
+// SyncAll: before the launch barrier (this core's pipes drain) and after it (the slowest core's time).
+inline void OnSyncAllArrive() { Core().timeline.SyncArrive(); }
+inline void OnSyncAllLeave() { Core().timeline.SyncLeave(); }
 
 }  // namespace twin
 

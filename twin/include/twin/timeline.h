@@ -1,0 +1,315 @@
+// The performance timeline of the twin. Every instruction of a core is placed on its pipe (S issues,
+// V computes, MTE2 copies GM -> UB, MTE3 copies UB -> GM) at the earliest time the kernel's own
+// synchronisation allows (EnQue -> DeQue, FreeTensor -> the next AllocTensor of that buffer,
+// SetFlag -> WaitFlag, PipeBarrier<PIPE_ALL>, SyncAll across cores) and given a modelled duration.
+// A core's makespan is when its last pipe finishes; the busiest core's makespan plus the launch cost
+// is the modelled kernel time (the Python side adds the launch cost and reports).
+//
+// Memory: a core gets an equal share of HBM bandwidth (the SoC's HBM rate over the launched cores),
+// capped by its link rate per direction. A GM byte read again in the same launch comes from L2 at
+// the L2 link rate while the traffic since its last touch fits L2 (reuse distance, measured in
+// modelled time at the full HBM rate); otherwise, and for every first touch and every write, HBM.
+// Recording costs O(1) per instruction plus O(bytes / 512) for the L2 bookkeeping of a copy.
+//
+// SoC facts come from op_host/soc_table.h; the constants below are the model's own.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "soc_table.h"
+
+namespace twin {
+
+using rmsnorm_backward::SocInfo;
+
+// Model-only constants per SoC (the Python performance package reads this table through the
+// extension: one source). Each says where it comes from; "assumption" means nobody measured it.
+struct ModelConstants {
+    const char *soc;
+    double vector_cycles_per_repeat;  // DESIGN.md §3 "vector rate (model)": 1 repeat per cycle
+    double vector_issue_cycles;       // assumption: pipeline start of one vector instruction
+    double copy_issue_cycles;         // assumption: DMA descriptor set-up of one DataCopy
+    double scalar_issue_cycles;       // assumption: scalar cycles to issue one API instruction
+    double scalar_gm_cycles;          // assumption: one GlobalTensor::GetValue/SetValue round trip
+    double sync_all_cycles;           // assumption: hardware cross-core barrier after all arrived
+    double launch_us;                 // assumption: host launch and core start of one kernel
+    double l2_reuse_fraction;         // issue 6: re-reads hit L2 "while the footprint fits" it
+};
+
+inline constexpr ModelConstants kModelTable[] = {
+    {"Ascend910B2", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
+    {"Ascend910B3", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
+    {"Ascend910_93", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
+};
+
+inline const ModelConstants &FindModel(const char *soc)
+{
+    for (const ModelConstants &m : kModelTable) {
+        if (std::strcmp(m.soc, soc) == 0) {
+            return m;
+        }
+    }
+    return kModelTable[0];  // every SoC of soc_table.h has a row (checked by the tests)
+}
+
+// Pipe indices in twin::Pipe order (core.h checks that they agree).
+namespace tl {
+inline constexpr int S = 0, V = 1, MTE2 = 2, MTE3 = 3, kPipes = 4;
+}
+
+// Which GM bytes were touched in this launch, and when (modelled cycles): 512-byte lines, each with
+// the time of its last touch and a mask of its 32-byte sectors ever touched. Shared by all cores.
+class L2Model {
+public:
+    struct Split {
+        uint64_t hbm = 0;
+        uint64_t l2 = 0;
+    };
+
+    void Init(double window_cycles) { window_ = window_cycles; }
+
+    // `blocks` blocks of `len` bytes, `pitch` bytes apart, touched at cycle t.
+    Split Touch(const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, double t, bool write)
+    {
+        Split s;
+        const uint64_t base = reinterpret_cast<uintptr_t>(gm);
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (uint32_t i = 0; i < blocks; ++i) {
+            TouchRange(base + i * pitch, base + i * pitch + len, t, write, s);
+        }
+        return s;
+    }
+
+private:
+    static constexpr int kLineShift = 9, kSectorShift = 5, kPageShift = 21;
+    static constexpr uint64_t kLinesPerPage = 1ull << (kPageShift - kLineShift);
+    struct Page {
+        float stamp[kLinesPerPage];
+        uint16_t sectors[kLinesPerPage];
+    };
+
+    void TouchRange(uint64_t lo, uint64_t hi, double t, bool write, Split &s)
+    {
+        for (uint64_t line = lo >> kLineShift; lo < hi; ++line) {
+            const uint64_t line_end = std::min(hi, (line + 1) << kLineShift);
+            Page &page = PageOf(line);
+            const uint64_t k = line & (kLinesPerPage - 1);
+            const uint16_t bits = SectorBits(lo, line_end);
+            const uint16_t seen = page.sectors[k] & bits;
+            const uint64_t n = line_end - lo;
+            const uint64_t again = seen == 0 ? 0 : seen == bits ? n : SeenBytes(lo, line_end, seen);
+            const bool fresh = page.sectors[k] != 0 && std::fabs(t - double(page.stamp[k])) <= window_;
+            if (write || !fresh) {
+                s.hbm += n;
+            } else {
+                s.hbm += n - again;
+                s.l2 += again;
+            }
+            page.sectors[k] |= bits;
+            page.stamp[k] = float(std::max(double(page.stamp[k]), t));
+            lo = line_end;
+        }
+    }
+    static uint16_t SectorBits(uint64_t lo, uint64_t hi)
+    {
+        const int first = int((lo >> kSectorShift) & 15), last = int(((hi - 1) >> kSectorShift) & 15);
+        return uint16_t(((1u << (last + 1)) - 1) & ~((1u << first) - 1));
+    }
+    static uint64_t SeenBytes(uint64_t lo, uint64_t hi, uint16_t seen)
+    {
+        uint64_t n = 0;
+        for (uint64_t a = lo; a < hi;) {
+            const uint64_t end = std::min(hi, ((a >> kSectorShift) + 1) << kSectorShift);
+            if (seen & (1u << ((a >> kSectorShift) & 15))) {
+                n += end - a;
+            }
+            a = end;
+        }
+        return n;
+    }
+    Page &PageOf(uint64_t line)
+    {
+        std::unique_ptr<Page> &p = pages_[line >> (kPageShift - kLineShift)];
+        if (!p) {
+            p = std::make_unique<Page>();  // value-initialised: nothing touched
+        }
+        return *p;
+    }
+
+    double window_ = 0;
+    std::mutex mutex_;
+    std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+};
+
+// What the cores of one launch share: the L2 model and the SyncAll rendezvous times.
+class LaunchTimeline {
+public:
+    void Init(const SocInfo &soc)
+    {
+        const ModelConstants &m = FindModel(soc.name);
+        const double hbm_bytes_per_cycle = soc.hbm_gbps / soc.clock_ghz;
+        l2.Init(double(soc.l2_bytes) * m.l2_reuse_fraction / hbm_bytes_per_cycle);
+        sync_max_.clear();
+    }
+    // SyncAll number `gen` of a core that drained its pipes at cycle t; Leave is called after the
+    // launch barrier, so every core's Arrive for `gen` happened before.
+    void Arrive(uint64_t gen, double t)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (sync_max_.size() <= gen) {
+            sync_max_.resize(gen + 1, 0.0);
+        }
+        sync_max_[gen] = std::max(sync_max_[gen], t);
+    }
+    double Leave(uint64_t gen)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return sync_max_[gen];
+    }
+
+    L2Model l2;
+
+private:
+    std::mutex mutex_;
+    std::vector<double> sync_max_;
+};
+
+// The pipes of one core. Pipes run concurrently; each runs its instructions in program order. The
+// scalar unit (S) issues every instruction in program order, so nothing starts before its issue.
+class CoreTimeline {
+public:
+    CoreTimeline(const SocInfo &soc, uint32_t block_num) : m_(FindModel(soc.name))
+    {
+        hbm_share_ = soc.hbm_gbps / soc.clock_ghz / std::max<uint32_t>(block_num, 1);
+        link_[tl::MTE2] = soc.ddr_bytes_per_cycle;
+        link_[tl::MTE3] = soc.ub_to_ddr_bytes_per_cycle;
+        l2_rate_ = soc.l2_bytes_per_cycle;
+    }
+    void Attach(LaunchTimeline *launch) { launch_ = launch; }
+
+    // A GM copy on MTE2 (read) or MTE3 (write): `blocks` blocks of bytes / blocks, `pitch` apart in GM.
+    L2Model::Split Copy(int pipe, uint64_t bytes, const void *gm, uint32_t blocks, uint64_t pitch)
+    {
+        const double start = Start(pipe);
+        L2Model::Split split{bytes, 0};
+        if (gm != nullptr && launch_ != nullptr && blocks > 0) {
+            split = launch_->l2.Touch(gm, blocks, bytes / blocks, pitch, start, pipe == tl::MTE3);
+        }
+        double xfer = start + m_.copy_issue_cycles;
+        if (split.hbm > 0) {
+            xfer = std::max(xfer, channel_free_);
+            channel_free_ = xfer + double(split.hbm) / hbm_share_;
+            channel_busy_ += double(split.hbm) / hbm_share_;
+        }
+        const double end = xfer + double(split.hbm) / std::min(hbm_share_, link_[pipe]) + double(split.l2) / l2_rate_;
+        Finish(pipe, start, end);
+        return split;
+    }
+    void Vector(uint64_t repeats)
+    {
+        const double start = Start(tl::V);
+        Finish(tl::V, start, start + m_.vector_issue_cycles + double(repeats) * m_.vector_cycles_per_repeat);
+    }
+    // A scalar GM access: the scalar unit waits for the round trip.
+    void ScalarGm()
+    {
+        Issue();
+        free_[tl::S] += m_.scalar_gm_cycles;
+        busy_[tl::S] += m_.scalar_gm_cycles;
+    }
+
+    // Queue buffers hand over between a producer and a consumer pipe (for VECIN: MTE2 then V).
+    void Alloc(const void *buffer, int producer) { Wait(producer, slots_[buffer].freed); }
+    void EnQue(const void *buffer, int producer) { slots_[buffer].ready = SetTime(producer); }
+    void DeQue(const void *buffer, int consumer) { Wait(consumer, slots_[buffer].ready); }
+    void Free(const void *buffer, int consumer) { slots_[buffer].freed = SetTime(consumer); }
+
+    void SetFlag(int from, int to, int id) { flags_[from][to][id & 7].push_back(SetTime(from)); }
+    void WaitFlag(int from, int to, int id)
+    {
+        std::deque<double> &q = flags_[from][to][id & 7];
+        const double t = q.empty() ? 0.0 : q.front();
+        if (!q.empty()) {
+            q.pop_front();
+        }
+        Wait(to, t);
+    }
+    // PipeBarrier<PIPE_ALL>: everything issued so far is done before anything after it starts. A
+    // barrier on one pipe orders only that pipe, which runs in order here anyway.
+    void BarrierAll()
+    {
+        Issue();
+        std::fill(free_, free_ + tl::kPipes, End());
+    }
+    // SyncAll: drain, then wait for the slowest core (Arrive before the launch barrier, Leave after).
+    void SyncArrive()
+    {
+        BarrierAll();
+        if (launch_ != nullptr) {
+            launch_->Arrive(sync_gen_, End());
+        }
+    }
+    void SyncLeave()
+    {
+        const double t = (launch_ != nullptr ? launch_->Leave(sync_gen_) : End()) + m_.sync_all_cycles;
+        sync_gen_++;
+        std::fill(free_, free_ + tl::kPipes, t);
+    }
+
+    double End() const { return *std::max_element(free_, free_ + tl::kPipes); }
+    double Busy(int pipe) const { return busy_[pipe]; }
+    double ChannelBusy() const { return channel_busy_; }
+
+private:
+    struct SlotTimes {
+        double ready = 0;  // EnQue: the producer finished filling it
+        double freed = 0;  // FreeTensor: the consumer finished with it
+    };
+
+    double Issue()
+    {
+        const double at = free_[tl::S];
+        free_[tl::S] += m_.scalar_issue_cycles;
+        busy_[tl::S] += m_.scalar_issue_cycles;
+        return at;
+    }
+    double Start(int pipe) { return std::max(free_[pipe], Issue()); }
+    void Finish(int pipe, double start, double end)
+    {
+        free_[pipe] = end;
+        busy_[pipe] += end - start;
+    }
+    // A flag set on `pipe` is set once everything issued to it before has finished.
+    double SetTime(int pipe)
+    {
+        const double issued = Issue();
+        return std::max(free_[pipe], issued);
+    }
+    // A wait on `pipe`: its next instruction starts no earlier than t (when the waiting pipe is S,
+    // the scalar unit itself stalls, and with it the issue of everything after).
+    void Wait(int pipe, double t)
+    {
+        const double issued = Issue();
+        free_[pipe] = std::max({free_[pipe], issued, t});
+    }
+
+    const ModelConstants &m_;
+    LaunchTimeline *launch_ = nullptr;
+    double hbm_share_ = 1, l2_rate_ = 1;
+    double link_[tl::kPipes] = {1, 1, 1, 1};
+    double free_[tl::kPipes] = {};  // when each pipe finishes its last instruction; S: the issue point
+    double busy_[tl::kPipes] = {};
+    double channel_free_ = 0, channel_busy_ = 0;
+    uint64_t sync_gen_ = 0;
+    std::unordered_map<const void *, SlotTimes> slots_;
+    std::deque<double> flags_[tl::kPipes][tl::kPipes][8];
+};
+
+}  // namespace twin
