@@ -248,7 +248,7 @@ public:
     {
         for (uint32_t i = 0; i < num_; ++i) {
             if (slots_[i].state != twin::BufferSlot::State::Free) {
-                twin::DeferError("TQue", twin::Cat("every AllocTensor needs its FreeTensor before the kernel ends (buffer ",
+                twin::DeferError("TQue::AllocTensor", twin::Cat("every AllocTensor needs its FreeTensor before the kernel ends (buffer ",
                                                    i, " of the queue is still ",
                                                    slots_[i].state == twin::BufferSlot::State::Queued ? "queued)"
                                                                                                       : "allocated)"));

@@ -1,0 +1,46 @@
+"""Small Ascend C kernels written inline by the twin's tests, run through run_kernel."""
+from __future__ import annotations
+
+import hashlib
+
+import ml_dtypes
+import numpy as np
+
+from rmsnorm_backward.twin import run_kernel
+
+# A kernel written for an element type T gets it from run(..., dtype=...) as -D DTYPE=<Ascend C type>.
+PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n#ifdef DTYPE\nusing T = DTYPE;\n#endif\n'
+
+# NumPy dtype -> the Ascend C type name the kernels are instantiated with (-D T=...).
+CTYPES = {
+    np.dtype(np.float16): "half",
+    np.dtype(ml_dtypes.bfloat16): "bfloat16_t",
+    np.dtype(np.float32): "float",
+    np.dtype(np.int8): "int8_t",
+    np.dtype(np.int16): "int16_t",
+    np.dtype(np.int32): "int32_t",
+}
+
+
+def run(tmp_path, body: str, name: str, args, *, dtype=None, defines=None, **kw):
+    """Writes PRELUDE + body to a file under tmp_path and launches its entry `name`."""
+    path = tmp_path / f"{name}_{hashlib.sha1(body.encode()).hexdigest()[:10]}.cpp"
+    path.write_text(PRELUDE + body)
+    defines = dict(defines or {})
+    if dtype is not None:
+        defines["DTYPE"] = CTYPES[np.dtype(dtype)]
+    return run_kernel(path, name, args, defines=defines, **kw)
+
+
+def random_array(rng: np.random.Generator, n: int, dtype) -> np.ndarray:
+    """Fresh random values of `dtype`: normals for floats, the full range for integers."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=n, endpoint=True).astype(dtype)
+    return rng.standard_normal(n).astype(np.float32).astype(dtype)
+
+
+def params(*values: int) -> np.ndarray:
+    """Kernel parameters passed as an int32 GM buffer (read with GlobalTensor::GetValue)."""
+    return np.array(values, dtype=np.int32)
