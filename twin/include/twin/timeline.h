@@ -29,24 +29,47 @@ namespace twin {
 
 using rmsnorm_backward::SocInfo;
 
-// Model-only constants per SoC (the Python performance package reads this table through the
-// extension: one source). Each says where it comes from; "assumption" means nobody measured it.
+// Model-only constants per SoC; where each comes from is in kModelFields (the Python performance
+// package reads both through the extension: one source). "assumption" means nobody measured it.
 struct ModelConstants {
     const char *soc;
-    double vector_cycles_per_repeat;  // DESIGN.md §3 "vector rate (model)": 1 repeat per cycle
-    double vector_issue_cycles;       // assumption: pipeline start of one vector instruction
-    double copy_issue_cycles;         // assumption: DMA descriptor set-up of one DataCopy
-    double scalar_issue_cycles;       // assumption: scalar cycles to issue one API instruction
-    double scalar_gm_cycles;          // assumption: one GlobalTensor::GetValue/SetValue round trip
-    double sync_all_cycles;           // assumption: hardware cross-core barrier after all arrived
-    double launch_us;                 // assumption: host launch and core start of one kernel
-    double l2_reuse_fraction;         // issue 6: re-reads hit L2 "while the footprint fits" it
+    double vector_cycles_per_repeat;
+    double vector_issue_cycles;
+    double copy_issue_cycles;
+    double scalar_issue_cycles;
+    double scalar_gm_cycles;
+    double sync_all_cycles;
+    double launch_us;
+    double l2_reuse_fraction;
 };
 
 inline constexpr ModelConstants kModelTable[] = {
     {"Ascend910B2", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
     {"Ascend910B3", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
     {"Ascend910_93", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
+};
+
+struct ModelField {
+    const char *name;
+    double ModelConstants::*member;
+    const char *source;
+};
+inline constexpr ModelField kModelFields[] = {
+    {"vector_cycles_per_repeat", &ModelConstants::vector_cycles_per_repeat,
+     "DESIGN.md section 3, vector rate (model): 1 repeat of 256 bytes per cycle per core"},
+    {"vector_issue_cycles", &ModelConstants::vector_issue_cycles,
+     "assumption: pipeline start of one vector instruction, cycles"},
+    {"copy_issue_cycles", &ModelConstants::copy_issue_cycles,
+     "assumption: DMA descriptor set-up of one DataCopy before bytes flow, cycles"},
+    {"scalar_issue_cycles", &ModelConstants::scalar_issue_cycles,
+     "assumption: scalar-unit cycles to issue one instruction (address and parameter set-up)"},
+    {"scalar_gm_cycles", &ModelConstants::scalar_gm_cycles,
+     "assumption: round trip of one GlobalTensor::GetValue/SetValue, cycles"},
+    {"sync_all_cycles", &ModelConstants::sync_all_cycles,
+     "assumption: hardware SyncAll release after the last core arrived, cycles"},
+    {"launch_us", &ModelConstants::launch_us, "assumption: host launch and core start of one kernel, microseconds"},
+    {"l2_reuse_fraction", &ModelConstants::l2_reuse_fraction,
+     "issue 6: a re-read hits L2 while the traffic since its last touch fits this fraction of L2"},
 };
 
 inline const ModelConstants &FindModel(const char *soc)
@@ -56,7 +79,7 @@ inline const ModelConstants &FindModel(const char *soc)
             return m;
         }
     }
-    return kModelTable[0];  // every SoC of soc_table.h has a row (checked by the tests)
+    return kModelTable[0];  // every SoC of soc_table.h has a row (a test checks it)
 }
 
 // Pipe indices in twin::Pipe order (core.h checks that they agree).
