@@ -1,0 +1,92 @@
+"""Run any Ascend C kernel source on the CPU twin.
+
+    stats = run_kernel("my_kernel.cpp", "my_kernel", [x, y, z], block_dim=8)
+
+compiles the source against the twin (cached by content, see build.py), runs its
+`extern "C" __global__ __aicore__` entry `name` on `block_dim` simulated AI cores with the NumPy
+arrays as its GM_ADDR arguments in order, and writes every array back in place. A broken Ascend C
+rule raises TwinRuleError; a compile error KernelCompileError with g++'s message.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Union
+
+import numpy as np
+
+from rmsnorm_backward.errors import InvalidInputError
+from rmsnorm_backward.twin.build import Defines, compile_kernel
+
+__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info"]
+
+
+@dataclass(frozen=True)
+class LaunchStats:
+    """Counters of one launch: per core (names of twin::Counters) and summed over the cores."""
+    block_dim: int
+    cores: list = field(repr=False)
+    total: dict = field(default_factory=dict)
+
+
+def soc_info(soc: str) -> dict:
+    """The row of op_host/soc_table.h for `soc`; InvalidInputError if it is not supported."""
+    from rmsnorm_backward import _twin
+
+    table = _twin.soc_table()
+    for row in table:
+        if row["name"] == soc:
+            return row
+    names = ", ".join(row["name"] for row in table)
+    raise InvalidInputError(f"soc must be one of the supported SoCs ({names}), got {soc!r}")
+
+
+def _gm_arguments(args) -> tuple[list, list[str]]:
+    if isinstance(args, Mapping):
+        names, values = [str(k) for k in args], list(args.values())
+    elif isinstance(args, (list, tuple)):
+        names, values = [f"args[{i}]" for i in range(len(args))], list(args)
+    else:
+        raise InvalidInputError("args must be a list of NumPy arrays or a dict of name -> array, "
+                                f"got {type(args).__name__}")
+    for name, value in zip(names, values):
+        if value is None:
+            continue
+        if not isinstance(value, np.ndarray) or value.dtype.hasobject:
+            raise InvalidInputError(f"GM argument {name} must be a NumPy array of numbers (or None), "
+                                    f"got {type(value).__name__}")
+        if not (value.flags.c_contiguous and value.flags.writeable):
+            raise InvalidInputError(f"GM argument {name} must be C-contiguous and writeable, "
+                                    "because the kernel's writes are copied back into it")
+    return values, names
+
+
+def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: int = 1,
+               soc: str = "Ascend910B2", tiling_key: int = 0, defines: Defines = None,
+               include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None,
+               seed: Optional[int] = None) -> LaunchStats:
+    """Compile `source` against the twin and launch its entry `name` on `block_dim` cores.
+
+    args: NumPy arrays (or None for a null GM_ADDR), in the entry's argument order, as a list or a
+    dict whose keys name the buffers in error messages. defines: {"NAME": value} or ["NAME=value"].
+    seed: randomises what the hardware leaves unordered (atomic adds); random when None.
+    """
+    cores = soc_info(soc)["vector_cores"]
+    if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
+        raise InvalidInputError(f"block_dim must be an integer from 1 to {cores} (the vector cores of {soc}), "
+                                f"got {block_dim!r}")
+    if isinstance(tiling_key, bool) or not isinstance(tiling_key, (int, np.integer)) or not 0 <= tiling_key < 2**64:
+        raise InvalidInputError(f"tiling_key must be a non-negative 64-bit integer, got {tiling_key!r}")
+    values, names = _gm_arguments(args)
+    so_path = compile_kernel(source, name, defines=defines, include_dirs=include_dirs)
+
+    from rmsnorm_backward import _twin
+
+    seed = secrets.randbits(64) if seed is None else int(seed) % 2**64
+    out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed)
+    counter_names = out["counter_names"]
+    per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
+    total = {k: sum(core[k] for core in per_core) for k in counter_names}
+    return LaunchStats(block_dim=int(block_dim), cores=per_core, total=total)

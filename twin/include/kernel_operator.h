@@ -1,0 +1,79 @@
+// The CPU twin of the Ascend C API: the one header an unmodified Ascend C kernel includes.
+// Written from the public API documentation's semantics; no CANN code or header is used.
+// Each API family lives in twin/<family>.h; this file adds the kernel-entry macros and the
+// launch-level queries (block index, tiling, workspace).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "twin/core.h"
+#include "twin/memory.h"
+#include "twin/launch.h"
+#include "twin/types.h"
+#include "twin/queues.h"
+#include "twin/data_copy.h"
+#include "twin/vector.h"
+#include "twin/reduce.h"
+#include "twin/cast.h"
+#include "twin/sync.h"
+
+// Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.
+#define __aicore__
+#define __global__
+#define __gm__
+#define GM_ADDR __gm__ uint8_t *
+
+// Kernel type declarations of newer kernels; every twin core is a vector core.
+#define KERNEL_TASK_TYPE_DEFAULT(type)
+#define ASCEND_IS_AIV true
+#define ASCEND_IS_AIC false
+
+namespace twin {
+
+// The tiling struct arrives in GM like any other argument: reading it is bounds-checked.
+template <typename T>
+void LoadTiling(T *dst, const uint8_t *tiling, const char *call)
+{
+    static_assert(std::is_trivially_copyable_v<T>, "the tiling data must be a plain struct");
+    CheckGm(call, tiling, sizeof(T));
+    std::memcpy(static_cast<void *>(dst), tiling, sizeof(T));
+}
+
+}  // namespace twin
+
+#define GET_TILING_DATA_WITH_STRUCT(Type, var, tiling) \
+    Type var;                                          \
+    ::twin::LoadTiling(&var, (tiling), "GET_TILING_DATA_WITH_STRUCT")
+
+// CANN resolves the struct from the op's registered tiling definition; the twin has no registry,
+// so GET_TILING_DATA reads the type named by TWIN_TILING_STRUCT, which the kernel (or a -D, e.g.
+// run_kernel(defines={"TWIN_TILING_STRUCT": "MyTilingData"})) defines before using the macro.
+#define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(TWIN_TILING_STRUCT, var, tiling)
+
+#define TILING_KEY_IS(key) (::twin::Launch().tiling_key == static_cast<uint64_t>(key))
+
+namespace AscendC {
+
+inline int64_t GetBlockIdx() { return twin::Core().block_idx; }
+inline int64_t GetBlockNum() { return twin::Core().block_num; }
+
+}  // namespace AscendC
+
+namespace twin {
+
+// The workspace starts with the SoC's system part (sys_workspace_bytes in soc_table.h); the
+// kernel's own part follows it. A null workspace stays null, as on the NPU.
+inline uint8_t *UserWorkspace(uint8_t *workspace)
+{
+    if (workspace == nullptr) {
+        return nullptr;
+    }
+    const uint64_t sys = Core().soc->sys_workspace_bytes;
+    CheckGm("GetUserWorkspace", workspace, sys);
+    return workspace + sys;
+}
+
+}  // namespace twin
+
+#define GetUserWorkspace(workspace) ::twin::UserWorkspace(workspace)

@@ -1,0 +1,275 @@
+// One kernel launch on the twin: block_dim AI cores as threads sharing a LaunchState (the GM
+// buffers, the tiling key, the SyncAll barrier, the atomic-add lock). A kernel shared object ends
+// with TWIN_DEFINE_LAUNCH(entry), which exports the C functions of launch_abi.h; the loader (the
+// _twin extension) passes the GM buffers and gets counters and the first rule violation back.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core.h"
+#include "launch_abi.h"
+#include "memory.h"
+
+namespace twin {
+
+// Thrown on a core to unwind it when another core already failed; not an error of its own.
+struct LaunchAborted {};
+
+struct LaunchState {
+    const SocInfo *soc = nullptr;
+    uint32_t block_num = 1;
+    uint64_t tiling_key = 0;
+    uint64_t seed = 0;  // randomises what the hardware leaves unordered (atomic adds)
+    std::vector<GmRegion> regions;
+    std::mutex atomic_mutex;  // held by one core's atomic read-add-write of GM
+    std::atomic<bool> aborted{false};
+
+    // All cores of the launch wait here (SyncAll). On the NPU a core that returns from the kernel
+    // while others wait leaves them hanging; here the waiters fail instead, and a core that
+    // already failed releases them through Abort().
+    void Barrier(const char *call)
+    {
+        std::unique_lock<std::mutex> lock(barrier_mutex_);
+        ThrowIfStuck(call);
+        uint64_t generation = generation_;
+        if (++waiting_ == block_num) {
+            waiting_ = 0;
+            ++generation_;
+            released_.notify_all();
+            return;
+        }
+        released_.wait(lock, [&] { return generation_ != generation || aborted || returned_ > 0; });
+        if (generation_ != generation) {
+            return;
+        }
+        --waiting_;
+        ThrowIfStuck(call);
+    }
+
+    // The launcher's bookkeeping of cores leaving the kernel.
+    void CoreReturned(uint32_t block_idx)
+    {
+        std::lock_guard<std::mutex> lock(barrier_mutex_);
+        if (returned_++ == 0) {
+            first_returned_ = block_idx;
+        }
+        released_.notify_all();
+    }
+    // Records the first error of the launch and stops the other cores at their next barrier or
+    // GM access.
+    void Report(const std::string &message)
+    {
+        {
+            std::lock_guard<std::mutex> lock(error_mutex_);
+            if (first_error_.empty()) {
+                first_error_ = message;
+            }
+        }
+        std::lock_guard<std::mutex> lock(barrier_mutex_);
+        aborted = true;
+        released_.notify_all();
+    }
+    const std::string &FirstError() const { return first_error_; }
+
+private:
+    void ThrowIfStuck(const char *call)
+    {
+        if (aborted) {
+            throw LaunchAborted{};
+        }
+        TWIN_CHECK(returned_ == 0, call, "core ", first_returned_, " returned from the kernel without reaching ", call,
+                   " (the NPU would hang)");
+    }
+
+    std::mutex barrier_mutex_;
+    std::condition_variable released_;
+    uint32_t waiting_ = 0;
+    uint64_t generation_ = 0;
+    uint32_t returned_ = 0;
+    uint32_t first_returned_ = 0;
+    std::mutex error_mutex_;
+    std::string first_error_;
+};
+
+inline LaunchState &Launch()
+{
+    CoreState &core = Core();
+    if (core.launch == nullptr) {
+        throw RuleError(Cat("core ", core.block_idx, ": the core is not part of a kernel launch"));
+    }
+    return *core.launch;
+}
+
+// GM bounds: [p, p + bytes) must lie inside one buffer the launcher passed. The message names the
+// nearest buffer and how far the access reaches outside it.
+inline void CheckGm(const char *call, const void *p, uint64_t bytes)
+{
+    LaunchState &launch = Launch();
+    if (launch.aborted.load(std::memory_order_relaxed)) {
+        throw LaunchAborted{};
+    }
+    const uint64_t lo = reinterpret_cast<uintptr_t>(p);
+    const uint64_t hi = lo + bytes;
+    const GmRegion *nearest = nullptr;
+    uint64_t nearest_out = UINT64_MAX;
+    for (const GmRegion &r : launch.regions) {
+        const uint64_t begin = reinterpret_cast<uintptr_t>(r.begin);
+        const uint64_t end = begin + r.bytes;
+        const uint64_t out = std::max(lo < begin ? begin - lo : 0, hi > end ? hi - end : 0);
+        if (out == 0) {
+            return;
+        }
+        if (out < nearest_out) {
+            nearest_out = out;
+            nearest = &r;
+        }
+    }
+    TWIN_CHECK(nearest != nullptr, call, "accesses GM but the kernel was given no GM buffers (", bytes, " bytes)");
+    const int64_t offset = int64_t(lo - reinterpret_cast<uintptr_t>(nearest->begin));
+    Fail(call, Cat("the GM access must stay inside a buffer passed to the kernel (", bytes, " bytes at byte offset ",
+                   offset, " of '", nearest->name, "', which has ", nearest->bytes, " bytes: ", nearest_out,
+                   " bytes ", offset < 0 ? "before its start" : "past its end", ")"));
+}
+
+// The twin::Counters fields, in order, for the loader (LaunchStats in Python).
+#define TWIN_COUNTER_FIELDS(X)                                                                  \
+    X(gm_read_bytes) X(gm_write_bytes) X(gm_scalar_reads) X(gm_scalar_writes) X(copy_in_instrs) \
+    X(copy_out_instrs) X(vector_instrs) X(vector_repeats) X(active_lanes) X(pipe_barriers) X(sync_alls)
+#define TWIN_COUNTER_NAME(field) #field,
+inline const char *const kCounterNames[] = {TWIN_COUNTER_FIELDS(TWIN_COUNTER_NAME)};
+#undef TWIN_COUNTER_NAME
+inline constexpr uint32_t kNumCounters = sizeof(kCounterNames) / sizeof(kCounterNames[0]);
+static_assert(sizeof(Counters) == kNumCounters * sizeof(uint64_t),
+              "twin::Counters changed: list every field in TWIN_COUNTER_FIELDS (launch.h)");
+
+inline void StoreCounters(const Counters &c, uint64_t *out)
+{
+    uint32_t i = 0;
+#define TWIN_COUNTER_STORE(field) out[i++] = c.field;
+    TWIN_COUNTER_FIELDS(TWIN_COUNTER_STORE)
+#undef TWIN_COUNTER_STORE
+}
+
+template <typename... Params>
+void FillKernelInfo(void (*)(Params...), TwinKernelInfo *info)
+{
+    info->abi_version = TWIN_ABI_VERSION;
+    info->entry_arity = sizeof...(Params);
+    info->num_counters = kNumCounters;
+    info->counter_names = kCounterNames;
+}
+
+template <typename... Params, size_t... I>
+void CallEntry(void (*entry)(Params...), const TwinGmArg *gm, std::index_sequence<I...>)
+{
+    static_assert((std::is_pointer_v<Params> && ...), "every kernel entry parameter must be a GM_ADDR");
+    entry(reinterpret_cast<Params>(gm[I].data)...);
+}
+
+template <typename... Params>
+void RunCore(void (*entry)(Params...), const TwinLaunchArgs &args, LaunchState &launch, uint32_t idx)
+{
+    CoreState core(*launch.soc, idx, launch.block_num);
+    core.launch = &launch;
+    g_core = &core;
+    bool failed = true;
+    try {
+        CallEntry(entry, args.gm, std::index_sequence_for<Params...>{});
+        if (core.deferred_error.empty()) {
+            failed = false;
+        } else {
+            launch.Report(core.deferred_error);
+        }
+    } catch (const LaunchAborted &) {
+    } catch (const RuleError &e) {
+        launch.Report(e.what());
+    } catch (const std::exception &e) {
+        launch.Report(Cat("core ", idx, ": the kernel threw an exception (", e.what(), ")"));
+    } catch (...) {
+        launch.Report(Cat("core ", idx, ": the kernel threw an exception that is not a std::exception"));
+    }
+    if (!failed) {
+        launch.CoreReturned(idx);
+    }
+    if (args.counters != nullptr) {
+        StoreCounters(core.counters, args.counters + uint64_t(idx) * kNumCounters);
+    }
+    g_core = nullptr;
+}
+
+inline int SetResult(TwinLaunchResult &result, int status, const std::string &message)
+{
+    result.status = status;
+    const size_t n = std::min(message.size(), size_t(TWIN_ERROR_BYTES - 1));
+    std::memcpy(result.error, message.data(), n);
+    result.error[n] = '\0';
+    return status;
+}
+
+// Runs the kernel entry on args.block_dim cores and reports the first error.
+template <typename... Params>
+int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunchResult &result)
+{
+    if (args.abi_version != TWIN_ABI_VERSION) {
+        return SetResult(result, TWIN_INVALID_INPUT,
+                         Cat("the kernel was built for twin ABI ", TWIN_ABI_VERSION, ", the loader speaks ",
+                             args.abi_version, "; rebuild the extension"));
+    }
+    const SocInfo *soc = rmsnorm_backward::FindSoc(args.soc);
+    if (soc == nullptr) {
+        return SetResult(result, TWIN_INVALID_INPUT, Cat("soc '", args.soc, "' is not a supported SoC"));
+    }
+    if (args.block_dim < 1 || args.block_dim > soc->vector_cores) {
+        return SetResult(result, TWIN_INVALID_INPUT,
+                         Cat("block_dim must be between 1 and ", soc->vector_cores, " on ", soc->name, " (got ",
+                             args.block_dim, ")"));
+    }
+    if (args.num_gm != sizeof...(Params)) {
+        return SetResult(result, TWIN_INVALID_INPUT,
+                         Cat("the kernel entry takes ", sizeof...(Params), " GM_ADDR arguments but ", args.num_gm,
+                             " buffers were passed"));
+    }
+    LaunchState launch;
+    launch.soc = soc;
+    launch.block_num = args.block_dim;
+    launch.tiling_key = args.tiling_key;
+    launch.seed = args.seed;
+    for (uint32_t i = 0; i < args.num_gm; ++i) {
+        launch.regions.push_back({static_cast<uint8_t *>(args.gm[i].data), args.gm[i].bytes, args.gm[i].name});
+    }
+    std::vector<std::thread> cores;
+    for (uint32_t i = 0; i < args.block_dim; ++i) {
+        cores.emplace_back([&, i] { RunCore(entry, args, launch, i); });
+    }
+    for (std::thread &t : cores) {
+        t.join();
+    }
+    if (!launch.FirstError().empty()) {
+        return SetResult(result, TWIN_RULE_ERROR, launch.FirstError());
+    }
+    return SetResult(result, TWIN_OK, "");
+}
+
+}  // namespace twin
+
+// Exports the C functions of launch_abi.h for the kernel entry `entry`; used once per kernel .so
+// by the generated wrapper (rmsnorm_backward.twin), never by kernels themselves.
+#define TWIN_DEFINE_LAUNCH(entry)                                                                       \
+    extern "C" __attribute__((visibility("default"))) void twin_kernel_info(TwinKernelInfo *info)       \
+    {                                                                                                   \
+        ::twin::FillKernelInfo(&entry, info);                                                           \
+    }                                                                                                   \
+    extern "C" __attribute__((visibility("default"))) int twin_launch(const TwinLaunchArgs *args,       \
+                                                                      TwinLaunchResult *result)         \
+    {                                                                                                   \
+        return ::twin::LaunchKernel(&entry, *args, *result);                                            \
+    }
