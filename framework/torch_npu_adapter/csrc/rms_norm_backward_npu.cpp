@@ -1,0 +1,140 @@
+// The NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward: aclnnRmsNormBackward of the
+// installed custom operator package, launched on the current NPU stream through torch_npu's
+// OpCommand (the custom-handler form the torch_npu custom-op samples use for aclnn operators).
+// Built by ../setup.py only where torch_npu and CANN are installed; the Python package registers
+// rms_norm_backward() below as the operator's PrivateUse1 kernel.
+#include <torch/extension.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "opapi_library.h"
+#include "torch_npu/csrc/core/npu/NPUStream.h"
+#include "torch_npu/csrc/framework/OpCommand.h"
+
+// The op type and the package's vendor directory come from op_def/rms_norm_backward.toml through
+// setup.py, as bare identifiers.
+#if !defined(RMSNB_OP_TYPE) || !defined(RMSNB_VENDOR)
+#error "build with setup.py: it defines RMSNB_OP_TYPE and RMSNB_VENDOR from op_def"
+#endif
+#define RMSNB_STR2(s) #s
+#define RMSNB_STR(s) RMSNB_STR2(s)
+#define RMSNB_ACLNN_NAME "aclnn" RMSNB_STR(RMSNB_OP_TYPE)
+
+namespace rmsnorm_backward_npu {
+namespace {
+
+// The generated aclnn interface of a custom operator: inputs, outputs, then workspace and executor.
+using GetWorkspaceSizeFn = aclnnStatus (*)(const aclTensor *dy, const aclTensor *x, const aclTensor *rstd,
+                                           const aclTensor *gamma, const aclTensor *dx, const aclTensor *dgamma,
+                                           uint64_t *workspace_size, aclOpExecutor **executor);
+using RunFn = aclnnStatus (*)(void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                              aclrtStream stream);
+
+const OpApi &Api()
+{
+    static const OpApi api = [] {
+        try {
+            return FindOpApi(CandidateLibraries(std::getenv("ASCEND_CUSTOM_OPP_PATH"), std::getenv("ASCEND_OPP_PATH"),
+                                                std::getenv("ASCEND_HOME_PATH"), RMSNB_STR(RMSNB_VENDOR)),
+                             RMSNB_ACLNN_NAME);
+        } catch (const std::runtime_error &e) {
+            TORCH_CHECK(false, e.what());
+        }
+        return OpApi{};
+    }();
+    return api;
+}
+
+aclDataType AclDtype(const at::Tensor &t, const char *name)
+{
+    switch (t.scalar_type()) {
+        case at::kHalf: return ACL_FLOAT16;
+        case at::kFloat: return ACL_FLOAT;
+        case at::kBFloat16: return ACL_BF16;
+        default:
+            TORCH_CHECK(false, name, " has dtype ", t.scalar_type(), "; it must be float16, bfloat16 or float32");
+    }
+    return ACL_DT_UNDEFINED;
+}
+
+// A dense tensor described as itself: view = storage = its sizes, starting at its first element.
+aclTensor *AclTensor(const at::Tensor &t, const char *name)
+{
+    const auto sizes = t.sizes();
+    const auto strides = t.strides();
+    aclTensor *out = aclCreateTensor(sizes.data(), sizes.size(), AclDtype(t, name), strides.data(), 0, ACL_FORMAT_ND,
+                                     sizes.data(), sizes.size(), t.data_ptr());
+    TORCH_CHECK(out != nullptr, "aclCreateTensor failed for ", name);
+    return out;
+}
+
+void CheckDevice(const at::Tensor &t, const char *name, const at::Tensor &x)
+{
+    TORCH_CHECK(t.device() == x.device(), name, " is on ", t.device(), " but x is on ", x.device(),
+                "; dy, x, rstd and gamma must be on one device");
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, const at::Tensor &x_in,
+                                                   const at::Tensor &rstd_in, const at::Tensor &gamma_in)
+{
+    TORCH_CHECK(x_in.device().type() == c10::DeviceType::PrivateUse1, "x is on ", x_in.device(),
+                "; the NPU adapter takes NPU tensors");
+    CheckDevice(dy_in, "dy", x_in);
+    CheckDevice(rstd_in, "rstd", x_in);
+    CheckDevice(gamma_in, "gamma", x_in);
+    // The kernel reads each tensor as one dense buffer: strided or expanded views are copied here.
+    at::Tensor dy = dy_in.contiguous(), x = x_in.contiguous(), rstd = rstd_in.contiguous(),
+               gamma = gamma_in.contiguous();
+    at::Tensor dx = at::empty(x.sizes(), x.options());
+    at::Tensor dgamma = at::empty(gamma.sizes(), gamma.options().dtype(at::kFloat));
+
+    const OpApi &api = Api();
+    aclTensor *args[] = {AclTensor(dy, "dy"), AclTensor(x, "x"), AclTensor(rstd, "rstd"),
+                         AclTensor(gamma, "gamma"), AclTensor(dx, "dx"), AclTensor(dgamma, "dgamma")};
+    uint64_t workspace_size = 0;
+    aclOpExecutor *executor = nullptr;
+    const aclnnStatus status = reinterpret_cast<GetWorkspaceSizeFn>(api.get_workspace_size)(
+        args[0], args[1], args[2], args[3], args[4], args[5], &workspace_size, &executor);
+    if (status != 0) {
+        for (aclTensor *a : args) {
+            aclDestroyTensor(a);
+        }
+        TORCH_CHECK(false, RMSNB_ACLNN_NAME "GetWorkspaceSize failed (status ", status, "): ", aclGetRecentErrMsg());
+    }
+    at::Tensor workspace = at::empty({static_cast<int64_t>(workspace_size)}, x.options().dtype(at::kByte));
+
+    const aclrtStream stream = c10_npu::getCurrentNPUStream().stream(false);
+    // The handler may run later on torch_npu's task queue: it keeps every tensor it touches alive.
+    auto launch = [run = api.run, args, workspace, workspace_size, executor, stream,
+                   held = std::vector<at::Tensor>{dy, x, rstd, gamma, dx, dgamma}]() -> int {
+        const aclnnStatus run_status = reinterpret_cast<RunFn>(run)(
+            workspace_size != 0 ? workspace.data_ptr() : nullptr, workspace_size, executor, stream);
+        for (aclTensor *a : args) {
+            aclDestroyTensor(a);
+        }
+        TORCH_CHECK(run_status == 0, RMSNB_ACLNN_NAME " failed (status ", run_status, "): ", aclGetRecentErrMsg());
+        return run_status;
+    };
+    at_npu::native::OpCommand cmd;
+    cmd.Name(RMSNB_ACLNN_NAME);
+    cmd.SetCustomHandler(launch);
+    cmd.Run();
+    return {dx, dgamma};
+}
+
+}  // namespace rmsnorm_backward_npu
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
+{
+    m.doc() = "NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward (aclnnRmsNormBackward)";
+    m.def("rms_norm_backward", &rmsnorm_backward_npu::RmsNormBackward, "(dx, dgamma) on the NPU",
+          pybind11::arg("dy"), pybind11::arg("x"), pybind11::arg("rstd"), pybind11::arg("gamma"));
+    m.def("library", [] { return rmsnorm_backward_npu::Api().library; },
+          "the libcust_opapi.so that aclnnRmsNormBackward is taken from");
+}

@@ -1,0 +1,146 @@
+"""The torch_npu adapter (framework/torch_npu_adapter): its library search, its build script's refusal
+without CANN, and, where CANN, torch_npu, an NPU and the built adapter are all present, its results.
+
+torch_npu is never imported in this process (without CANN it ends the process): probes run in a
+subprocess, and only when ASCEND_HOME_PATH says CANN is installed.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rmsnorm_backward import op_def
+
+ADAPTER = Path(__file__).resolve().parents[2] / "framework" / "torch_npu_adapter"
+OP = op_def.load()
+ACLNN = f"aclnn{OP.type}"
+
+DRIVER = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include "opapi_library.h"
+using namespace rmsnorm_backward_npu;
+int main(int argc, char **argv) {
+    try {
+        OpApi api = FindOpApi(CandidateLibraries(std::getenv("ASCEND_CUSTOM_OPP_PATH"), std::getenv("ASCEND_OPP_PATH"),
+                                                 std::getenv("ASCEND_HOME_PATH"), argv[1]), argv[2]);
+        std::printf("%s\n", api.library.c_str());
+    } catch (const std::runtime_error &e) {
+        std::printf("ERROR %s\n", e.what());
+    }
+}
+"""
+
+
+def gxx(*args):
+    subprocess.run(["g++", "-std=c++17", "-O0", *map(str, args)], check=True, capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def search(tmp_path_factory):
+    """search(env) -> the library the adapter's search picks (or 'ERROR ...'), among fake packages."""
+    root = tmp_path_factory.mktemp("opp")
+    (root / "driver.cpp").write_text(DRIVER)
+    driver = root / "driver"
+    gxx("-I", ADAPTER / "csrc", root / "driver.cpp", ADAPTER / "csrc" / "opapi_library.cpp", "-ldl", "-o", driver)
+    exporting, other = root / "exporting.cpp", root / "other.cpp"
+    exporting.write_text(f'extern "C" int {ACLNN}GetWorkspaceSize() {{ return 0; }}\n'
+                         f'extern "C" int {ACLNN}() {{ return 0; }}\n')
+    other.write_text('extern "C" int aclnnSomethingElse() { return 0; }\n')
+    for lib_dir, src in ((root / "pkg_a/vendors/other/op_api/lib", other),
+                         (root / "pkg_b/vendors/ours/op_api/lib", exporting),
+                         (root / "dynlib/op_api/lib", exporting),
+                         (root / f"cann/opp/vendors/{OP.vendor}/op_api/lib", exporting)):
+        lib_dir.mkdir(parents=True)
+        gxx("-shared", "-fPIC", src, "-o", lib_dir / "libcust_opapi.so")
+
+    def run(**env):
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
+        clean.update({k: str(v) for k, v in env.items()})
+        out = subprocess.run([str(driver), OP.vendor, ACLNN], env=clean, capture_output=True, text=True,
+                             timeout=60, check=True).stdout.strip()
+        return out.replace(str(root) + "/", "")
+
+    run.root = root
+    return run
+
+
+def test_search_skips_a_package_without_the_operator(search):
+    paths = f"{search.root}/pkg_a/vendors/other:{search.root}/pkg_b/vendors/ours"
+    assert search(ASCEND_CUSTOM_OPP_PATH=paths) == "pkg_b/vendors/ours/op_api/lib/libcust_opapi.so"
+
+
+def test_search_takes_a_library_directory_entry_first_come(search):
+    paths = f"{search.root}/dynlib/op_api/lib/:{search.root}/pkg_b/vendors/ours"
+    assert search(ASCEND_CUSTOM_OPP_PATH=paths) == "dynlib/op_api/lib/libcust_opapi.so"
+
+
+def test_search_falls_back_to_the_default_install_location(search):
+    expected = f"cann/opp/vendors/{OP.vendor}/op_api/lib/libcust_opapi.so"
+    assert search(ASCEND_HOME_PATH=search.root / "cann") == expected
+    assert search(ASCEND_CUSTOM_OPP_PATH=f"{search.root}/pkg_a/vendors/other",
+                  ASCEND_OPP_PATH=search.root / "cann/opp") == expected
+
+
+def test_search_failure_lists_every_place_it_looked(search):
+    out = search(ASCEND_CUSTOM_OPP_PATH=f"{search.root}/pkg_a/vendors/other:{search.root}/nowhere")
+    assert out.startswith(f"ERROR {ACLNN} was not found in an installed custom operator package")
+    assert f"pkg_a/vendors/other/op_api/lib/libcust_opapi.so: does not export {ACLNN}GetWorkspaceSize" in out
+    assert "nowhere/op_api/lib/libcust_opapi.so: no such file" in out
+    assert "(none: set ASCEND_CUSTOM_OPP_PATH" in search()
+
+
+def test_build_script_refuses_without_cann(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_HOME_PATH"}
+    r = subprocess.run([sys.executable, str(ADAPTER / "setup.py"), "build_ext"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "ASCEND_HOME_PATH is not set" in r.stderr
+
+
+def npu_unavailable() -> str | None:
+    """Why the adapter cannot run here, or None when it can."""
+    if not os.environ.get("ASCEND_HOME_PATH"):
+        return "CANN is absent (ASCEND_HOME_PATH is not set), so are torch_npu and an NPU"
+    probe = ("import torch, torch_npu; assert torch.npu.is_available(), 'no NPU visible'; "
+             "import rmsnorm_backward_npu_adapter as a; print(a.library())")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[-1]
+        return f"torch_npu, an NPU, the built adapter or the installed operator package is missing: {last}"
+    return None
+
+
+NPU_CHECK = """
+import numpy as np, torch, torch_npu
+import rmsnorm_backward.torch
+from rmsnorm_backward.golden import golden
+from rmsnorm_backward.precision import compare
+from rmsnorm_backward.torch._bridge import to_numpy
+rng = np.random.default_rng()
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    x = torch.from_numpy(rng.standard_normal((33, 4, 1000))).to(dtype)
+    dy = torch.from_numpy(rng.standard_normal((1, 4, 1000))).to(dtype).expand(33, 4, 1000)
+    gamma = torch.from_numpy(rng.standard_normal((4, 1000))).to(dtype)
+    rstd = torch.rsqrt(x.float().square().mean((1, 2), keepdim=True) + 1e-6)
+    dx, dgamma = torch.ops.rmsnorm_backward.rms_norm_backward(dy.npu(), x.npu(), rstd.npu(), gamma.npu())
+    g_dx, g_dgamma = golden(*(t.float().numpy() for t in (dy, x, rstd, gamma)))
+    name = str(dtype).removeprefix("torch.")
+    for report in (compare(to_numpy(dx.cpu()), g_dx, name),
+                   compare(to_numpy(dgamma.cpu()), g_dgamma, "float32", round_golden=False)):
+        assert report.passed, f"{name}: {report}"
+"""
+
+
+NPU_MISSING = npu_unavailable()
+
+
+@pytest.mark.skipif(NPU_MISSING is not None, reason=str(NPU_MISSING))
+def test_npu_results_meet_the_precision_standard():
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(NPU_CHECK)], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
