@@ -1,0 +1,21 @@
+"""PyTorch front end of RmsNormBackward (imports torch; the rest of the package does not).
+
+    torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma) -> (dx, dgamma)
+    rms_norm(x, gamma, eps=1e-6)                  autograd function: backward runs the operator
+    RMSNorm(normalized_shape, eps=1e-6, dtype=None)   drop-in for torch.nn.RMSNorm
+
+CPU tensors run the kernel on the CPU twin; NPU tensors go through the C++ adapter in
+framework/torch_npu_adapter (aclnnRmsNormBackward), when it is built.
+"""
+try:
+    import torch  # noqa: F401
+except ImportError as e:
+    raise ImportError("rmsnorm_backward.torch needs PyTorch (pip install torch); "
+                      "the rest of rmsnorm_backward works without it") from e
+
+from . import _npu  # noqa: F401  registers the NPU kernel
+from ._op import rms_norm_backward
+from .functional import rms_norm
+from .module import RMSNorm
+
+__all__ = ["RMSNorm", "rms_norm", "rms_norm_backward"]

@@ -1,0 +1,39 @@
+"""The NPU (PrivateUse1) kernel of the operator: the C++ adapter in framework/torch_npu_adapter.
+
+The adapter is a separate extension module (rmsnorm_backward_npu_adapter) built only where torch_npu
+and CANN are installed; it calls aclnnRmsNormBackward of the installed custom operator package
+through torch_npu's OpCommand. The kernel registered here imports it on first use, so the order in
+which a user imports torch_npu and rmsnorm_backward.torch does not matter, and this module never
+imports torch_npu itself (without CANN, importing it ends the process).
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+
+import torch
+
+from ..errors import InvalidInputError
+from . import _validate
+from ._op import rms_norm_backward
+
+ADAPTER = "rmsnorm_backward_npu_adapter"
+BUILD_HINT = ("build it where torch_npu and CANN are installed with "
+              "`pip install --no-build-isolation framework/torch_npu_adapter` (README, section PyTorch)")
+
+
+@functools.lru_cache(maxsize=None)
+def adapter():
+    """The compiled adapter module; InvalidInputError saying how to build it when it is missing."""
+    try:
+        return importlib.import_module(ADAPTER)
+    except ImportError as e:
+        raise InvalidInputError(f"NPU tensors need the {ADAPTER} extension, which is not importable ({e}): "
+                                f"{BUILD_HINT}") from None
+
+
+@rms_norm_backward.register_kernel(torch._C._get_privateuse1_backend_name())
+def _npu_kernel(dy, x, rstd, gamma):
+    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
+    _validate.check(dy, x, rstd, gamma)
+    return adapter().rms_norm_backward(dy, x, rstd, gamma)

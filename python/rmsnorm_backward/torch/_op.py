@@ -1,0 +1,41 @@
+"""torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma) -> (dx, dgamma).
+
+The schema's names come from op_def (the operator's one definition). Implementations:
+  CPU     the kernel run on the CPU twin (rmsnorm_backward.simulate);
+  fake    shapes and dtypes only, for torch.compile and meta tensors, checked by the same C++ rules
+          the tiling applies (rmsnorm_backward._twin.compute_tiling);
+  NPU     aclnnRmsNormBackward, registered by the C++ adapter in framework/torch_npu_adapter when it
+          is built and torch_npu is loaded (see _npu.py).
+Outputs are dense row-major: dx shaped like x in x's dtype, dgamma shaped like gamma in float32.
+"""
+from __future__ import annotations
+
+import torch
+
+from .. import op_def
+from . import _bridge, _validate
+
+_OP = op_def.load()
+NAMESPACE = "rmsnorm_backward"
+NAME = f"{NAMESPACE}::{_OP.file}"
+SCHEMA = "({}) -> ({})".format(
+    ", ".join(f"Tensor {t.name}" for t in _OP.inputs),
+    ", ".join(f"Tensor {t.name}" for t in _OP.outputs),
+)
+
+
+@torch.library.custom_op(NAME, mutates_args=(), device_types="cpu", schema=SCHEMA)
+def rms_norm_backward(dy, x, rstd, gamma):
+    """(dx, dgamma) of RMSNorm computed by the RmsNormBackward kernel on the CPU twin."""
+    from ..simulate import simulate
+
+    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
+    dx, dgamma, _stats = simulate(*(_bridge.to_numpy(t) for t in (dy, x, rstd, gamma)))
+    return _bridge.from_numpy(dx), _bridge.from_numpy(dgamma)
+
+
+@rms_norm_backward.register_fake
+def _fake(dy, x, rstd, gamma):
+    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
+    _validate.check(dy, x, rstd, gamma)
+    return x.new_empty(x.shape), gamma.new_empty(gamma.shape, dtype=torch.float32)

@@ -1,0 +1,79 @@
+"""Input checks of the torch front end, by the rules of the C++ tiling (one source of the rules).
+
+Shapes and dtypes go to rmsnorm_backward._twin.compute_tiling, the binding of the plain tiling the
+CANN TilingFunc also runs. Under torch.compile sizes may be symbolic: a size with a hint (the value of
+the example input) is checked at that value; when some size has none, the shape check waits for the
+kernel, which runs the same rules on real shapes.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..errors import InvalidInputError
+
+NAMES = ("dy", "x", "rstd", "gamma")
+
+
+def check_devices(**tensors: torch.Tensor) -> None:
+    """All tensors on x's device, else an error naming the first one that is not."""
+    device = tensors["x"].device
+    for name, t in tensors.items():
+        if t.device != device:
+            raise InvalidInputError(f"{name} is on {t.device} but x is on {device}; "
+                                    "dy, x, rstd and gamma must be on one device")
+
+
+def _concrete(size) -> int | None:
+    if isinstance(size, int):
+        return size
+    from torch.fx.experimental.symbolic_shapes import has_guarding_hint, optimization_hint
+
+    return optimization_hint(size) if has_guarding_hint(size) else None
+
+
+def _shape(t_or_shape) -> tuple[int, ...] | None:
+    sizes = tuple(_concrete(s) for s in getattr(t_or_shape, "shape", t_or_shape))
+    return None if None in sizes else sizes
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tiling_rules(shapes: dict, dtypes: dict) -> None:
+    from .. import _twin
+
+    kwargs = {f"{n}_shape": list(shapes[n]) for n in NAMES}
+    kwargs.update({f"{n}_dtype": _dtype_name(dtypes[n]) for n in NAMES})
+    try:
+        _twin.compute_tiling(**kwargs)
+    except InvalidInputError:
+        raise
+    except ValueError as e:
+        raise InvalidInputError(str(e)) from None
+
+
+def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor) -> None:
+    """The operator's rules for (dy, x, rstd, gamma): InvalidInputError naming the tensor and rule."""
+    tensors = dict(zip(NAMES, (dy, x, rstd, gamma)))
+    shapes = {n: _shape(t) for n, t in tensors.items()}
+    if None in shapes.values():
+        return
+    _tiling_rules(shapes, {n: t.dtype for n, t in tensors.items()})
+
+
+def check_forward(x: torch.Tensor, gamma: torch.Tensor) -> None:
+    """Will the backward of rms_norm(x, gamma) be accepted? Checked before the forward runs.
+
+    The backward runs the operator in the widest dtype of x and gamma (dy's may widen it further), on
+    dy shaped like x and rstd shaped x.shape[:-k] + (1,) * k, k = gamma.ndim.
+    """
+    check_devices(x=x, gamma=gamma)
+    x_shape, gamma_shape = _shape(x), _shape(gamma)
+    if x_shape is None or gamma_shape is None:
+        return
+    k = min(len(gamma_shape), len(x_shape))
+    rstd_shape = x_shape[:len(x_shape) - k] + (1,) * k
+    dtype = torch.promote_types(x.dtype, gamma.dtype)
+    _tiling_rules({"dy": x_shape, "x": x_shape, "rstd": rstd_shape, "gamma": gamma_shape},
+                  {"dy": dtype, "x": dtype, "rstd": torch.float32, "gamma": dtype})
