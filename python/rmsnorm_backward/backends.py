@@ -1,0 +1,154 @@
+"""Where the operator can run here: the CPU twin (always, given g++ and the extension) or the NPU
+(only with CANN, torch_npu, a visible device and the built adapter).
+
+torch_npu is never imported in this process before it is known to work: without CANN its import
+ends the process. It is probed in a subprocess.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import InvalidInputError
+
+CANN_DEFAULT_PATHS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/latest")
+NPU_ADAPTER = "rmsnorm_backward_npu_adapter"
+
+_NPU_PROBE = f"""
+import importlib.util, json
+import torch, torch_npu
+n = torch.npu.device_count() if torch.npu.is_available() else 0
+print(json.dumps({{"torch_npu": torch_npu.__version__, "devices": n,
+                  "soc": torch.npu.get_device_name(0) if n else None,
+                  "adapter": importlib.util.find_spec("{NPU_ADAPTER}") is not None}}))
+"""
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    usable: bool
+    detail: str       # what was found, or what is missing
+    next_step: str    # what to do about it ("" when usable)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def cann_candidates() -> list[str]:
+    env = os.environ.get("ASCEND_HOME_PATH")
+    return ([env] if env else []) + list(CANN_DEFAULT_PATHS)
+
+
+def find_cann() -> dict:
+    """{'path', 'version', 'looked'}: path None when no candidate holds a CANN toolkit."""
+    looked = cann_candidates()
+    for cand in looked:
+        root = Path(cand)
+        if (root / "include" / "acl" / "acl.h").is_file() or (root / "compiler").is_dir():
+            return {"path": str(root), "version": _cann_version(root), "looked": looked}
+    return {"path": None, "version": None, "looked": looked}
+
+
+def _cann_version(root: Path) -> str | None:
+    for info in [*root.glob("*/ascend_toolkit_install.info"), root / "compiler" / "version.info",
+                 root / "version.cfg"]:
+        if info.is_file():
+            for line in info.read_text(errors="replace").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip().lower() == "version" and value.strip():
+                    return value.strip()
+    return None
+
+
+@lru_cache(maxsize=None)
+def probe_npu(timeout: float = 120.0) -> dict:
+    """torch_npu probed in a subprocess: {'ok', 'error'} plus the probe's fields when ok."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", _NPU_PROBE], capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"importing torch_npu did not finish within {timeout:g} s"}
+    if proc.returncode != 0 or not proc.stdout.strip():
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        return {"ok": False, "error": lines[-1] if lines else f"exit status {proc.returncode}"}
+    return {"ok": True, "error": None, **json.loads(proc.stdout.strip().splitlines()[-1])}
+
+
+def twin_backend() -> Backend:
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        return Backend("twin", False, "no C++ compiler (g++) on PATH", "install g++ (apt-get install g++)")
+    try:
+        twin = importlib.import_module("rmsnorm_backward._twin")
+        importlib.import_module("rmsnorm_backward.simulate")
+    except ImportError as e:
+        return Backend("twin", False, f"the twin is not importable ({e})",
+                       "run ./build.sh setup (editable install builds rmsnorm_backward._twin)")
+    socs = ", ".join(row["name"] for row in twin.soc_table())
+    return Backend("twin", True, f"CPU twin of the Ascend C API (SoCs {socs})", "")
+
+
+def npu_backend(cann: dict | None = None) -> Backend:
+    cann = cann or find_cann()
+    if cann["path"] is None:
+        return Backend("npu", False, f"CANN not found (looked in {', '.join(cann['looked'])})",
+                       "install the CANN toolkit and source its set_env.sh (sets ASCEND_HOME_PATH)")
+    npu = probe_npu()
+    if not npu["ok"]:
+        return Backend("npu", False, f"torch_npu does not import: {npu['error']}",
+                       "install the torch_npu matching torch and CANN")
+    if not npu["devices"]:
+        return Backend("npu", False, "torch_npu imports but sees no NPU", "run on a machine with an Ascend NPU (npu-smi info)")
+    if not npu["adapter"]:
+        return Backend("npu", False, f"the {NPU_ADAPTER} extension is not built",
+                       "pip install --no-build-isolation framework/torch_npu_adapter, then install the .run package")
+    return Backend("npu", True, f"{npu['devices']} NPU(s), {npu['soc']}, torch_npu {npu['torch_npu']}", "")
+
+
+def best() -> Backend:
+    """The NPU when usable, else the twin; InvalidInputError when neither is."""
+    twin = twin_backend()
+    for backend in (npu_backend(), twin):
+        if backend.usable:
+            return backend
+    raise InvalidInputError(f"no backend is usable here ({twin.detail}); run `rmsnorm-backward doctor`")
+
+
+def run(name: str, dy, x, rstd, gamma, *, soc: str):
+    """(dx, dgamma, details) from backend `name` ('twin' or 'npu')."""
+    if name == "twin":
+        from .simulate import simulate
+
+        dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc=soc)
+        return dx, dgamma, _stats_dict(stats)
+    if name == "npu":
+        return _run_npu(dy, x, rstd, gamma)
+    raise InvalidInputError(f"backend must be 'twin' or 'npu', got {name!r}")
+
+
+def _stats_dict(stats) -> dict:
+    keys = ("block_dim", "tiling_key", "gm_read_bytes", "gm_write_bytes")
+    if isinstance(stats, dict):
+        return {k: stats[k] for k in keys if k in stats}
+    return {k: getattr(stats, k) for k in keys if hasattr(stats, k)}
+
+
+def _run_npu(dy, x, rstd, gamma):
+    # Reached only after probe_npu() succeeded, so importing torch_npu here is safe.
+    import torch
+    import torch_npu  # noqa: F401
+
+    from .torch import rms_norm_backward
+    from .torch._bridge import from_numpy, to_numpy
+
+    dev = [from_numpy(a).to("npu") for a in (dy, x, rstd, gamma)]
+    dx, dgamma = rms_norm_backward(*dev)
+    torch.npu.synchronize()
+    return to_numpy(dx.cpu()), to_numpy(dgamma.cpu()), {"device": torch.npu.get_device_name(0)}

@@ -1,0 +1,108 @@
+"""`rmsnorm-backward doctor`: what is installed here, which backends work, what to do next."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+from .. import backends
+from ._common import print_json, progress
+
+HELP = "report CANN, NPU, torch, torch_npu, compilers and the twin, and which backends are usable"
+
+# torch without backend autoload: an installed-but-broken torch_npu must not take torch down with it.
+_TORCH_PROBE = "import json, torch; print(json.dumps({'version': torch.__version__}))"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+
+
+def _run(cmd: list[str], timeout: float = 60.0, env_extra: dict | None = None) -> tuple[int, str]:
+    import os
+
+    env = dict(os.environ, **(env_extra or {}))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return 1, str(e)
+    return proc.returncode, (proc.stdout if proc.returncode == 0 else proc.stderr or proc.stdout).strip()
+
+
+def _tool(name: str) -> dict:
+    path = shutil.which(name)
+    if path is None:
+        return {"found": False, "path": None, "version": None}
+    _, out = _run([path, "--version"])
+    match = re.search(r"\d+\.\d+(\.\d+)?", out)
+    return {"found": True, "path": path, "version": match.group(0) if match else None}
+
+
+def _torch() -> dict:
+    code, out = _run([sys.executable, "-c", _TORCH_PROBE], env_extra={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    if code != 0:
+        return {"found": False, "version": None, "error": out.splitlines()[-1] if out else None}
+    import json
+
+    return {"found": True, **json.loads(out.splitlines()[-1]), "error": None}
+
+
+def _npu_smi() -> dict:
+    path = shutil.which("npu-smi")
+    if path is None:
+        return {"found": False, "soc": None}
+    code, out = _run([path, "info"])
+    match = re.search(r"\b(Ascend\s?9\d\d\w*|9\d\d[A-Z]\d?)", out) if code == 0 else None
+    return {"found": True, "soc": match.group(0) if match else None}
+
+
+def collect(show_progress: bool) -> dict:
+    steps = ["cann", "npu", "torch", "torch_npu", "compilers", "backends"]
+    found: dict = {}
+    with progress(len(steps), "doctor", show_progress) as bar:
+        found["cann"] = backends.find_cann()
+        bar.update()
+        found["npu"] = _npu_smi()
+        bar.update()
+        found["torch"] = _torch()
+        bar.update()
+        # Probed only where CANN is: without it, importing torch_npu ends the process it runs in.
+        found["torch_npu"] = backends.probe_npu() if found["cann"]["path"] else {"ok": False, "error": "not probed: CANN is absent"}
+        bar.update()
+        found["compilers"] = {name: _tool(name) for name in ("g++", "cmake", "ninja", "makeself")}
+        bar.update()
+        found["backends"] = [b.to_dict() for b in (backends.twin_backend(), backends.npu_backend(found["cann"]))]
+        bar.update()
+    return found
+
+
+def render(found: dict) -> str:
+    cann = found["cann"]
+    lines = [
+        "CANN:      " + (f"{cann['path']} (version {cann['version'] or 'unknown'})" if cann["path"]
+                         else f"not found (looked in {', '.join(cann['looked'])})"),
+        "NPU:       " + (found["npu"]["soc"] or "npu-smi found, no device named") if found["npu"]["found"]
+        else "NPU:       none visible (no npu-smi)",
+        "torch:     " + (found["torch"]["version"] if found["torch"]["found"] else f"not importable ({found['torch']['error']})"),
+        "torch_npu: " + (found["torch_npu"].get("torch_npu", "present") if found["torch_npu"]["ok"]
+                         else found["torch_npu"]["error"]),
+    ]
+    for name, tool in found["compilers"].items():
+        lines.append(f"{name + ':':11s}" + (f"{tool['version'] or '?'} ({tool['path']})" if tool["found"] else "not found"))
+    lines.append("backends:")
+    for b in found["backends"]:
+        lines.append(f"  {b['name']:5s} {'usable' if b['usable'] else 'not usable'}: {b['detail']}"
+                     + (f"; next: {b['next_step']}" if b["next_step"] else ""))
+    usable = [b["name"] for b in found["backends"] if b["usable"]]
+    lines.append(f"golden runs on: {usable[0] if usable else 'nothing yet (see next steps above)'}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    found = collect(show_progress=not args.json)
+    if args.json:
+        print_json(found)
+    else:
+        print(render(found))
+    return 0 if any(b["usable"] for b in found["backends"]) else 1

@@ -1,0 +1,160 @@
+"""Code generation from op_def: gen --check on the repository, snapshots of every template, a
+changed op_def reaching every consumer, and the generated registration compiled and read back."""
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rmsnorm_backward import op_def
+from rmsnorm_backward.cli import main
+from rmsnorm_backward.cli.gen import load_generator
+
+ROOT = op_def.REPO_ROOT
+HERE = Path(__file__).resolve().parent
+TOY = HERE / "fixtures" / "toy_op.toml"
+TOY_SNAPSHOTS = HERE / "snapshots" / "toy"
+generate = load_generator()
+BF16_SPELLINGS = ("DT_BF16", "ACL_BF16", "bfloat16", "bf16")
+
+
+def rendered_tree(tmp_path: Path, toml: Path) -> Path:
+    out = tmp_path / "tree"
+    out.mkdir()
+    assert main(["gen", "--op-def", str(toml), "--root", str(out)]) == 0
+    return out
+
+
+def test_gen_check_passes_on_the_repository(capsys):
+    assert main(["gen", "--check"]) == 0
+    assert "up to date" in capsys.readouterr().out
+
+
+def test_gen_check_names_every_stale_file_after_hand_edits(tmp_path, capsys):
+    tree = rendered_tree(tmp_path, op_def.DEFAULT_PATH)
+    capsys.readouterr()
+    (tree / "op_host/rms_norm_backward_def.cpp").write_text("// hand edit\n")
+    proto = tree / "op_host/op_proto/rms_norm_backward_proto.h"
+    proto.write_text(proto.read_text().replace("DT_BF16", "DT_INT8", 1))
+    (tree / "op_host/op_info/aic-ascend910_93-ops-info.json").unlink()
+    (tree / "op_host/op_info/aic-ascend310p-ops-info.json").write_text("{}\n")  # not produced by op_def
+
+    assert main(["gen", "--check", "--root", str(tree)]) == 1
+    out = capsys.readouterr().out
+    for stale in ("op_host/rms_norm_backward_def.cpp", "op_host/op_proto/rms_norm_backward_proto.h",
+                  "op_host/op_info/aic-ascend910_93-ops-info.json", "op_host/op_info/aic-ascend310p-ops-info.json"):
+        assert stale in out
+    assert "aclnn_rms_norm_backward.h" not in out
+
+    assert main(["gen", "--root", str(tree)]) == 0
+    assert not (tree / "op_host/op_info/aic-ascend310p-ops-info.json").exists()
+    assert main(["gen", "--check", "--root", str(tree)]) == 0
+
+
+def test_gen_check_json_lists_stale_files(tmp_path, capsys):
+    tree = rendered_tree(tmp_path, op_def.DEFAULT_PATH)
+    capsys.readouterr()
+    (tree / "CMakePresets.json").write_text("{}\n")
+    assert main(["gen", "--check", "--root", str(tree), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == {"check": True, "stale": ["CMakePresets.json"], "ok": False}
+
+
+@pytest.mark.parametrize("target", generate.TARGETS, ids=lambda t: t.template)
+def test_template_snapshot(target):
+    # Snapshots were made with: rmsnorm-backward gen --op-def tests/tooling/fixtures/toy_op.toml
+    #                                                 --root tests/tooling/snapshots/toy
+    toy = op_def.load(TOY)
+    rendered = generate.render_all(toy)
+    paths = [target.path.format(file=toy.file, soc=soc) for soc in (toy.socs if target.per_soc else (None,))]
+    for path in paths:
+        assert rendered[path] == (TOY_SNAPSHOTS / path).read_text(), f"{path} differs from its snapshot"
+
+
+def test_every_template_is_rendered_and_snapshotted():
+    templates = {p.name for p in (ROOT / "scripts" / "codegen").glob("*.j2")}
+    assert templates == {t.template for t in generate.TARGETS}
+    assert generate.stale(TOY_SNAPSHOTS, op_def.load(TOY)) == []
+
+
+@pytest.mark.parametrize("path", [p for p in generate.render_all(op_def.load()) if p.endswith(".json")])
+def test_generated_json_parses_and_matches_op_def(path):
+    data = json.loads((ROOT / path).read_text())
+    op = op_def.load()
+    if "op_info" in path:
+        info = data[op.type]
+        for kind, tensors in (("input", op.inputs), ("output", op.outputs)):
+            for i, t in enumerate(tensors):
+                assert info[f"{kind}{i}"]["name"] == t.name
+                assert info[f"{kind}{i}"]["dtype"].split(",") == [d.op_info for d in t.dtypes]
+    else:
+        assert [p["name"] for p in data["configurePresets"]] == ["cpu", *op.socs]
+
+
+def _without(text: str, drop: str) -> str:
+    return text.replace(f'"{drop}", ', "").replace(f', "{drop}"', "")
+
+
+def test_dropping_bf16_from_op_def_changes_every_dtype_consumer(tmp_path):
+    toml = tmp_path / "rms_norm_backward.toml"
+    toml.write_text(_without(op_def.DEFAULT_PATH.read_text(), "bfloat16"))
+    narrowed = op_def.load(toml)
+    assert [d.name for d in narrowed.type_values] == ["float16", "float32"]
+    tree = rendered_tree(tmp_path, toml)
+
+    changed = set(generate.stale(ROOT, narrowed))
+    dtype_consumers = {p for p in generate.render_all(op_def.load()) if not p.endswith("CMakePresets.json")}
+    assert changed == dtype_consumers
+    for path in dtype_consumers:
+        text = (tree / path).read_text()
+        assert not any(s in text for s in BF16_SPELLINGS), f"{path} still mentions bf16"
+
+
+def test_dropping_a_soc_removes_its_op_info_config_and_preset(tmp_path):
+    toml = tmp_path / "rms_norm_backward.toml"
+    toml.write_text(_without(op_def.DEFAULT_PATH.read_text(), "ascend910_93"))
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "op_host" / "op_info", tree / "op_host" / "op_info")
+    assert main(["gen", "--op-def", str(toml), "--root", str(tree)]) == 0
+    assert not (tree / "op_host/op_info/aic-ascend910_93-ops-info.json").exists()
+    assert 'AddConfig("ascend910_93")' not in (tree / "op_host/rms_norm_backward_def.cpp").read_text()
+    presets = json.loads((tree / "CMakePresets.json").read_text())
+    assert [p["name"] for p in presets["configurePresets"]] == ["cpu", "ascend910b"]
+
+
+def _registration(tmp_path: Path, root: Path, op) -> dict:
+    """Compile the generated registration + proto against the test doubles and read back what it registers."""
+    glue = tmp_path / "glue.cpp"
+    lines = ['#include "register/op_def_registry.h"']
+    for fn, ctx in ((op.host["tiling_func"], "TilingContext"), (op.host["infer_shape"], "InferShapeContext"),
+                    (op.host["infer_dtype"], "InferDataTypeContext")):
+        ns, name = fn.split("::")
+        lines.append(f"namespace {ns} {{ ge::graphStatus {name}(gert::{ctx} *) {{ return 0; }} }}")
+    glue.write_text("\n".join(lines) + "\n")
+    exe = tmp_path / "dump"
+    stub = HERE / "stub_cann"
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-I", str(stub), "-I", str(root / "op_host"),
+                    str(root / "op_host" / f"{op.file}_def.cpp"), str(glue), str(stub / "dump_registration.cpp"),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    return json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
+
+
+@pytest.mark.parametrize("which", ["repository", "toy"])
+def test_generated_registration_compiles_and_declares_op_def(tmp_path, which):
+    op, root = (op_def.load(), ROOT) if which == "repository" else (op_def.load(TOY), TOY_SNAPSHOTS)
+    got = _registration(tmp_path, root, op)
+    (reg,) = got["ops"]
+    assert reg["type"] == op.type and reg["socs"] == list(op.socs)
+    assert reg["tiling"] and reg["infer_shape"] and reg["infer_dtype"]
+    columns = generate.columns(op)
+    for kind, tensors in (("inputs", op.inputs), ("outputs", op.outputs)):
+        assert [p["name"] for p in reg[kind]] == [t.name for t in tensors]
+        for p, t in zip(reg[kind], tensors):
+            assert p["required"] and p["auto_contiguous"]
+            assert p["dtypes"] == [t.dtypes[i].ge for i, _ in columns]
+            assert p["formats"] == p["unknown_shape_formats"] == [f"FORMAT_{fmt}" for _, fmt in columns]
+    (proto,) = got["protos"]
+    assert proto["type"] == op.type
+    assert [(p["name"], p["types"]) for p in proto["inputs"]] == [
+        (t.name, list(dict.fromkeys(d.ge for d in t.dtypes))) for t in op.inputs]
+    assert [p["name"] for p in proto["outputs"]] == [t.name for t in op.outputs]
