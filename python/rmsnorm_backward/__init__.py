@@ -1,7 +1,7 @@
 """RmsNormBackward: an Ascend C custom operator with a CPU twin of the Ascend C API.
 
 Re-exported lazily (importing the package needs neither torch nor the compiled extension):
-golden, compare, simulate, run_kernel.
+golden, compare, simulate, run_kernel; rms_norm and RMSNorm need torch (rmsnorm_backward.torch).
 """
 import importlib
 import sys
@@ -12,6 +12,8 @@ _EXPORTS = {
     "compare": "rmsnorm_backward.precision",
     "simulate": "rmsnorm_backward.simulate",
     "run_kernel": "rmsnorm_backward.twin",
+    "rms_norm": "rmsnorm_backward.torch",
+    "RMSNorm": "rmsnorm_backward.torch",
 }
 __all__ = sorted(_EXPORTS)
 
