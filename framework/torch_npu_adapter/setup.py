@@ -16,6 +16,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 def refuse(reason: str):
@@ -41,11 +42,13 @@ def main():
     ext = NpuExtension(
         name="rmsnorm_backward_npu_adapter",
         sources=sorted(glob.glob(os.path.join(HERE, "csrc", "*.cpp"))),
-        include_dirs=[os.path.join(HERE, "csrc"), os.path.join(cann, "include")],
+        # op_host/op_api: the aclnn header generated from op_def (`rmsnorm-backward gen`).
+        include_dirs=[os.path.join(HERE, "csrc"), os.path.join(REPO, "op_host", "op_api"),
+                      os.path.join(cann, "include")],
         library_dirs=[os.path.join(cann, "lib64")],
         libraries=["ascendcl", "nnopbase"],
-        # Bare identifiers, stringified in the source: quotes would not survive ninja's shell.
-        define_macros=[("RMSNB_OP_TYPE", op.type), ("RMSNB_VENDOR", op.vendor)],
+        # A bare identifier, stringified in the source: quotes would not survive ninja's shell.
+        define_macros=[("RMSNB_VENDOR", op.vendor)],
     )
     setup(
         name="rmsnorm-backward-npu-adapter",

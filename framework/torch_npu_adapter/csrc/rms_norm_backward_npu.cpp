@@ -11,28 +11,25 @@
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
+#include "aclnn_rms_norm_backward.h"  // generated from op_def (op_host/op_api): the entry points' types
 #include "opapi_library.h"
 #include "torch_npu/csrc/core/npu/NPUStream.h"
 #include "torch_npu/csrc/framework/OpCommand.h"
 
-// The op type and the package's vendor directory come from op_def/rms_norm_backward.toml through
-// setup.py, as bare identifiers.
-#if !defined(RMSNB_OP_TYPE) || !defined(RMSNB_VENDOR)
-#error "build with setup.py: it defines RMSNB_OP_TYPE and RMSNB_VENDOR from op_def"
+// The package's vendor directory comes from op_def/rms_norm_backward.toml through setup.py.
+#ifndef RMSNB_VENDOR
+#error "build with setup.py: it defines RMSNB_VENDOR from op_def"
 #endif
 #define RMSNB_STR2(s) #s
 #define RMSNB_STR(s) RMSNB_STR2(s)
-#define RMSNB_ACLNN_NAME "aclnn" RMSNB_STR(RMSNB_OP_TYPE)
+#define RMSNB_ACLNN_NAME RMSNB_STR(aclnnRmsNormBackward)
 
 namespace rmsnorm_backward_npu {
 namespace {
 
-// The generated aclnn interface of a custom operator: inputs, outputs, then workspace and executor.
-using GetWorkspaceSizeFn = aclnnStatus (*)(const aclTensor *dy, const aclTensor *x, const aclTensor *rstd,
-                                           const aclTensor *gamma, const aclTensor *dx, const aclTensor *dgamma,
-                                           uint64_t *workspace_size, aclOpExecutor **executor);
-using RunFn = aclnnStatus (*)(void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
-                              aclrtStream stream);
+// Looked up at run time in the installed package, so only their types are taken from the header.
+using GetWorkspaceSizeFn = decltype(&aclnnRmsNormBackwardGetWorkspaceSize);
+using RunFn = decltype(&aclnnRmsNormBackward);
 
 const OpApi &Api()
 {
