@@ -1,8 +1,78 @@
-// Python bindings of the plain tiling (compute_tiling and friends).
-// Placeholder created by the RUNTIME engineer so the extension links: the KERNEL engineer fills it.
+// Python binding of the plain tiling (op_host/tiling): compute_tiling(...) -> dict. The same C++ runs
+// in CANN's TilingFunc, so Python sees the operator's validation rules and tiling choices unchanged.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
-void BindTiling(pybind11::module_ &m)
+#include <string>
+#include <vector>
+
+#include "tiling/rms_norm_backward_tiling.h"
+
+namespace py = pybind11;
+
+namespace {
+
+py::dict Fields(const RmsNormBackwardTilingData &t)
 {
-    (void)m;
+    py::dict d;
+    d["rows"] = t.rows;
+    d["cols"] = t.cols;
+    d["dtype"] = t.dtype;
+    d["row_stride"] = t.row_stride;
+    d["groups"] = t.groups;
+    d["tile_rows"] = t.tile_rows;
+    d["chunk_cols"] = t.chunk_cols;
+    d["resident_cols"] = t.resident_cols;
+    d["gamma_resident_cols"] = t.gamma_resident_cols;
+    d["row_buffers"] = t.row_buffers;
+    d["partial_stride"] = t.partial_stride;
+    d["reduce_chunk"] = t.reduce_chunk;
+    d["inv_cols"] = t.inv_cols;
+    return d;
+}
+
+py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_shape, std::vector<int64_t> rstd_shape,
+                       std::vector<int64_t> gamma_shape, std::string dy_dtype, std::string x_dtype,
+                       std::string rstd_dtype, std::string gamma_dtype, std::string soc, uint32_t block_dim)
+{
+    rmsnorm_backward::TilingInput in;
+    in.dy_shape = std::move(dy_shape);
+    in.x_shape = std::move(x_shape);
+    in.rstd_shape = std::move(rstd_shape);
+    in.gamma_shape = std::move(gamma_shape);
+    in.dy_dtype = std::move(dy_dtype);
+    in.x_dtype = std::move(x_dtype);
+    in.rstd_dtype = std::move(rstd_dtype);
+    in.gamma_dtype = std::move(gamma_dtype);
+    in.soc = std::move(soc);
+    in.block_dim_cap = block_dim;
+    rmsnorm_backward::TilingResult out;
+    std::string error;
+    if (!rmsnorm_backward::ComputeTiling(in, out, error)) {
+        py::object invalid = py::module_::import("rmsnorm_backward.errors").attr("InvalidInputError");
+        PyErr_SetString(invalid.ptr(), error.c_str());
+        throw py::error_already_set();
+    }
+    py::dict d;
+    d["tiling"] = py::bytes(reinterpret_cast<const char *>(&out.data), sizeof(out.data));
+    d["block_dim"] = out.block_dim;
+    d["tiling_key"] = out.tiling_key;
+    d["path"] = rmsnorm_backward::TilingPathName(out.tiling_key);
+    d["workspace_bytes"] = out.workspace_bytes;
+    d["user_workspace_bytes"] = out.user_workspace_bytes;
+    d["min_bytes"] = out.min_bytes;
+    d["fields"] = Fields(out.data);
+    return d;
+}
+
+}  // namespace
+
+void BindTiling(py::module_ &m)
+{
+    m.def("compute_tiling", &ComputeTiling, py::arg("dy_shape"), py::arg("x_shape"), py::arg("rstd_shape"),
+          py::arg("gamma_shape"), py::arg("dy_dtype"), py::arg("x_dtype"), py::arg("rstd_dtype"),
+          py::arg("gamma_dtype"), py::arg("soc") = "Ascend910B2", py::arg("block_dim") = 0,
+          "Validates the inputs of RmsNormBackward and computes its tiling (op_host/tiling): a dict with the "
+          "tiling bytes, block_dim, tiling_key, path, workspace_bytes, min_bytes and the tiling fields. block_dim "
+          "caps the cores (0: as many as useful). Bad inputs raise InvalidInputError naming the tensor and rule.");
 }

@@ -1,0 +1,245 @@
+// Validation and tiling of RmsNormBackward (see rms_norm_backward_tiling.h). The UB budgets below are
+// the buffers the kernel classes allocate, buffer by buffer (their headers carry the same table).
+#include "rms_norm_backward_tiling.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "../soc_table.h"
+
+namespace rmsnorm_backward {
+namespace {
+
+constexpr int64_t kMaxRank = 8;
+constexpr uint32_t kSmallColsMaxStride = 128;  // small-cols path: rows of at most 128 UB elements
+constexpr uint32_t kMaxTileRows = 248;         // multiple of 8 below the 255-repeat limit (one repeat per row)
+constexpr uint32_t kRstdBatch = 64;            // long rows: rstd values fetched per copy
+constexpr uint32_t kReduceChunk = 4096;        // fp32 elements per step of the dgamma reduction
+// dgamma row groups: each group beyond one costs about cols * (4 + 4 + sizeof(T)) GM bytes (its fp32
+// partial written, read back by the reduction, and gamma read again). Allow that overhead up to 2 % of
+// the minimum traffic, so reading dy and x once keeps the whole launch within 1.02 x the minimum, and
+// never more groups than the largest core count of the supported SoCs. The count depends on the shape
+// only: the same input gives the same partials, hence the same dgamma bits, for every block dim.
+constexpr double kGroupTrafficShare = 0.02;
+constexpr uint32_t kMaxGroups = 48;
+
+uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+uint64_t Ub(uint64_t bytes) { return RoundUp(bytes, kUbBlockBytes); }  // a UB buffer's real size
+
+std::string ShapeText(const std::vector<int64_t> &s)
+{
+    std::ostringstream out;
+    out << "[";
+    for (size_t i = 0; i < s.size(); ++i) {
+        out << (i ? ", " : "") << s[i];
+    }
+    out << "]";
+    return out.str();
+}
+
+bool DtypeCode(const std::string &name, RmsNormBackwardDtype &code, uint32_t &size)
+{
+    if (name == "float32") { code = RmsNormBackwardDtype::kFloat32; size = 4; return true; }
+    if (name == "float16") { code = RmsNormBackwardDtype::kFloat16; size = 2; return true; }
+    if (name == "bfloat16") { code = RmsNormBackwardDtype::kBfloat16; size = 2; return true; }
+    return false;
+}
+
+std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
+{
+    const auto &xs = in.x_shape, &gs = in.gamma_shape, &rs = in.rstd_shape;
+    if (xs.empty() || int64_t(xs.size()) > kMaxRank) {
+        return "x must have rank 1 to 8 (got rank " + std::to_string(xs.size()) + ").";
+    }
+    if (gs.empty() || int64_t(gs.size()) > kMaxRank) {
+        return "gamma must have rank 1 to 8 (got rank " + std::to_string(gs.size()) + ").";
+    }
+    for (int64_t d : xs) {
+        if (d < 0) return "x must have no negative dims (got " + ShapeText(xs) + ").";
+    }
+    if (in.dy_shape != xs) {
+        return "dy must have the shape of x (dy " + ShapeText(in.dy_shape) + ", x " + ShapeText(xs) + ").";
+    }
+    if (gs.size() >= xs.size()) {
+        return "gamma must have fewer dims than x, being its trailing dims (gamma " + ShapeText(gs) + ", x " +
+               ShapeText(xs) + ").";
+    }
+    const size_t k = gs.size(), lead = xs.size() - k;
+    if (!std::equal(gs.begin(), gs.end(), xs.begin() + lead)) {
+        return "gamma must equal the trailing " + std::to_string(k) + " dims of x (gamma " + ShapeText(gs) +
+               ", x " + ShapeText(xs) + ").";
+    }
+    std::vector<int64_t> rstd_a(xs.begin(), xs.begin() + lead), rstd_b = rstd_a;
+    rstd_a.insert(rstd_a.end(), k, 1);
+    if (rs != rstd_a && rs != rstd_b) {
+        return "rstd must hold one value per row of x, shaped " + ShapeText(rstd_a) + " or " + ShapeText(rstd_b) +
+               " (got " + ShapeText(rs) + ").";
+    }
+    RmsNormBackwardDtype code;
+    uint32_t size;
+    if (!DtypeCode(in.x_dtype, code, size)) {
+        return "x must be float16, float32 or bfloat16 (got " + in.x_dtype + ").";
+    }
+    if (in.dy_dtype != in.x_dtype) return "dy must have the dtype of x (dy " + in.dy_dtype + ", x " + in.x_dtype + ").";
+    if (in.gamma_dtype != in.x_dtype) {
+        return "gamma must have the dtype of x (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
+    }
+    if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
+    if (FindSoc(in.soc.c_str()) == nullptr) {
+        std::string names;
+        for (const SocInfo &s : kSocTable) names += std::string(names.empty() ? "" : ", ") + s.name;
+        return "soc must be one of " + names + " (got " + in.soc + ").";
+    }
+    cols = 1;
+    for (int64_t d : gs) cols *= uint64_t(d);
+    if (cols == 0 || cols > (1u << 30)) {
+        return "gamma must have 1 to 2^30 elements (got " + std::to_string(cols) + ").";
+    }
+    rows = 1;
+    for (size_t i = 0; i < lead; ++i) {
+        if (xs[i] != 0 && rows > (uint64_t(1) << 40) / uint64_t(xs[i])) {
+            return "x must have at most 2^40 rows (got shape " + ShapeText(xs) + ").";
+        }
+        rows *= uint64_t(xs[i]);
+    }
+    return "";
+}
+
+// Small cols: R packed rows of S elements; 16-bit adds the two widened copies (dy, x).
+//   queues dy, x, dx: 2 x R*S*s each; rstd: 2 x R*4; fp32 work: gamma, dgamma, rstd and mean broadcast,
+//   g, (dy, x widened): R*S*4 each; row sums: 2 x R*4.
+uint64_t SmallColsUb(uint32_t R, uint32_t S, uint32_t s)
+{
+    const uint32_t work = s == 4 ? 5 : 7;
+    return 3 * 2 * Ub(uint64_t(R) * S * s) + 2 * Ub(R * 4) + work * Ub(uint64_t(R) * S * 4) + 2 * Ub(R * 4);
+}
+
+uint64_t ReduceWorkUb(uint32_t n) { return Ub(RoundUp((n + 63) / 64, 8) * 4) + kUbBlockBytes; }
+
+// Rows in UB: R whole rows per tile. queues dy, x, dx: 2 x R*S*s; rstd: 2 x R*4; gamma (dtype) S*s;
+// fp32 rows (see rows_f32); ReduceSum work and result.
+uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
+{
+    const uint32_t rows_f32 = s == 4 ? 2 : 5;  // dgamma, g; 16-bit adds gamma, dy and x widened
+    return 3 * 2 * Ub(uint64_t(R) * S * s) + 2 * Ub(R * 4) + Ub(uint64_t(S) * s) + rows_f32 * Ub(uint64_t(S) * 4) +
+           ReduceWorkUb(S);
+}
+
+// Long rows: resident dy, x (row_buffers x XR*s each), gamma (GR*s) and dgamma (GR*4); fp32 work
+// chunks a, xh, g, sum (4 x C*4); dx out 2 x C*s; rstd batch; ReduceSum work; streaming queues for
+// the cols not resident: dy, x (2 x C*s each) and, beyond GR, gamma (2 x C*s) and the dgamma partial
+// in and out (2 x C*4 each).
+uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols)
+{
+    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 4 * Ub(C * 4) + 2 * Ub(C * s) +
+                  Ub(kRstdBatch * 4) + ReduceWorkUb(C);
+    if (XR < cols) ub += 2 * 2 * Ub(C * s);
+    if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
+    return ub;
+}
+
+void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
+{
+    const uint32_t elems32 = kUbBlockBytes / s;
+    for (uint32_t rb : {2u, 1u}) {  // the whole row resident, double buffered if it fits
+        for (uint32_t C : {2048u, 1024u, 512u}) {
+            const uint64_t S = RoundUp(cols, elems32);
+            if (LongRowsUb(S, S, C, rb, s, cols) <= ub) {
+                t.chunk_cols = C;
+                t.resident_cols = uint32_t(cols);
+                t.gamma_resident_cols = uint32_t(cols);
+                t.row_buffers = rb;
+                return;
+            }
+        }
+    }
+    // Too long to keep whole: gamma and the dgamma accumulator stay first (each resident col saves
+    // re-reading gamma twice and a read-modify-write of the partial per row), then dy and x.
+    const uint32_t C = 1024;
+    const uint64_t whole = RoundUp(cols, elems32);
+    uint64_t GR = cols;
+    if (LongRowsUb(0, whole, C, 1, s, cols) > ub) {
+        GR = (ub - LongRowsUb(0, 0, C, 1, s, cols)) / (s + 4) / C * C;
+    }
+    const uint64_t used = LongRowsUb(0, GR == cols ? whole : GR, C, 1, s, cols);
+    const uint64_t XR = ub > used ? (ub - used) / (2 * s) / C * C : 0;
+    t.chunk_cols = C;
+    t.row_buffers = 1;
+    t.resident_cols = uint32_t(std::min<uint64_t>(XR, cols));
+    t.gamma_resident_cols = uint32_t(GR);
+}
+
+}  // namespace
+
+const char *TilingPathName(uint32_t tiling_key)
+{
+    switch (tiling_key / kTilingKeyPathStep) {
+        case 1: return "rows_in_ub";
+        case 2: return "long_rows";
+        case 3: return "small_cols";
+        default: return "unknown";
+    }
+}
+
+bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
+{
+    uint64_t rows = 0, cols = 0;
+    error = Validate(in, rows, cols);
+    if (!error.empty()) return false;
+    const SocInfo &soc = *FindSoc(in.soc.c_str());
+    if (in.block_dim_cap > soc.vector_cores) {
+        error = "block_dim must be at most the " + std::to_string(soc.vector_cores) + " vector cores of " + soc.name +
+                " (got " + std::to_string(in.block_dim_cap) + ").";
+        return false;
+    }
+    RmsNormBackwardDtype dtype;
+    uint32_t s;
+    DtypeCode(in.x_dtype, dtype, s);
+    const uint64_t ub = soc.UbUsableBytes();
+
+    RmsNormBackwardTilingData t{};
+    t.rows = rows;
+    t.cols = uint32_t(cols);
+    t.dtype = uint32_t(dtype);
+    t.row_stride = uint32_t(RoundUp(cols, kUbBlockBytes / s));
+    t.inv_cols = float(1.0 / double(cols));
+    t.tile_rows = 1;
+    t.chunk_cols = t.row_stride;
+    t.resident_cols = t.cols;
+    t.gamma_resident_cols = t.cols;
+    t.row_buffers = 1;
+
+    out.min_bytes = rows * cols * 3 * s + rows * 4 + cols * s + cols * 4;
+    const double extra = kGroupTrafficShare * double(out.min_bytes) + double(cols * s);
+    uint64_t groups = uint64_t(extra / double(cols * (8 + s)));
+    groups = std::max<uint64_t>(1, std::min<uint64_t>({groups, rows, kMaxGroups}));
+    t.groups = uint32_t(groups);
+    t.partial_stride = uint32_t(RoundUp(cols, 8));
+    t.reduce_chunk = kReduceChunk;
+
+    uint32_t path = 2;
+    if (t.row_stride <= kSmallColsMaxStride) {
+        path = 3;
+        uint32_t R = kMaxTileRows;
+        while (R > 8 && SmallColsUb(R, t.row_stride, s) > ub) R -= 8;
+        t.tile_rows = R;
+    } else {
+        uint32_t R = 0;
+        while (R < kMaxTileRows && RowsInUbUb(R + 1, t.row_stride, s) <= ub) ++R;
+        if (R >= 2) {
+            path = 1;
+            t.tile_rows = R;
+        } else {
+            TileLongRows(t, cols, s, ub);
+        }
+    }
+    out.data = t;
+    out.tiling_key = path * kTilingKeyPathStep + uint32_t(dtype);
+    out.block_dim = std::min<uint32_t>(t.groups, soc.vector_cores);
+    if (in.block_dim_cap != 0) out.block_dim = std::min(out.block_dim, in.block_dim_cap);
+    out.user_workspace_bytes = t.groups > 1 ? uint64_t(t.groups) * t.partial_stride * 4 : 0;
+    out.workspace_bytes = soc.sys_workspace_bytes + out.user_workspace_bytes;
+    return true;
+}
+
+}  // namespace rmsnorm_backward

@@ -1,0 +1,36 @@
+// The plain tiling of RmsNormBackward: no CANN header, so the CANN TilingFunc
+// (op_host/rms_norm_backward_tiling.cpp) and the CPU twin (twin/src/bind_tiling.cpp) call the same code.
+// It validates the inputs and picks the kernel path, its tile sizes, the dgamma row groups, the block
+// dim and the workspace.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../op_kernel/rms_norm_backward_tiling_data.h"
+
+namespace rmsnorm_backward {
+
+struct TilingInput {
+    std::vector<int64_t> dy_shape, x_shape, rstd_shape, gamma_shape;
+    std::string dy_dtype, x_dtype, rstd_dtype, gamma_dtype;  // NumPy names: float16, float32, bfloat16, ...
+    std::string soc = "Ascend910B2";                          // SoC version (op_host/soc_table.h)
+    uint32_t block_dim_cap = 0;                               // 0: as many cores as useful
+};
+
+struct TilingResult {
+    RmsNormBackwardTilingData data{};
+    uint32_t block_dim = 0;
+    uint32_t tiling_key = 0;
+    uint64_t user_workspace_bytes = 0;
+    uint64_t workspace_bytes = 0;  // system part (soc_table) + user part
+    uint64_t min_bytes = 0;        // GM traffic floor: each input read once, each output written once
+};
+
+// The name of a tiling key ("rows_in_ub", "long_rows", "small_cols"), for stats and messages.
+const char *TilingPathName(uint32_t tiling_key);
+
+// Fills `out` and returns true, or returns false with one sentence naming the tensor and the rule.
+bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error);
+
+}  // namespace rmsnorm_backward

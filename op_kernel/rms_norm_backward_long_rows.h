@@ -1,0 +1,327 @@
+// Long rows: one row at a time. The row's dy and x stay in UB in their own dtype (double buffered
+// when two rows fit) and are widened to fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the
+// row mean and adds dy*xhat into dgamma, pass 2 writes dx. So each byte of dy and x is read from GM
+// once. Rows too long for UB keep their leading resident_cols of dy and x and the leading
+// gamma_resident_cols of gamma and the dgamma accumulator; the rest is streamed per chunk (dy, x and
+// gamma read in both passes, the group's dgamma partial read-modified-written in GM per row).
+//
+// UB budget (XR = resident_cols, GR = gamma_resident_cols, C = chunk_cols, s = sizeof(T), rb = row
+// buffers); checked by the tiling (LongRowsUb):
+//   buffer                     elements       bytes
+//   dy, x rows                 rb x XR each   2 * rb * XR*s
+//   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
+//   a, xhat, g, sum (fp32)     C each         16 * C
+//   dx queue                   2 x C          2 * C*s
+//   rstd batch                 64             256
+//   ReduceSum work + sum       C/64 + 8       ReduceWorkBytes(C) + 32
+//   streamed dy, x (XR < cols) 2 x C each     4 * C*s
+//   streamed gamma, dgamma partial in/out (GR < cols)  2 x C each   2 * C*s + 16 * C
+#pragma once
+#include "rms_norm_backward_common.h"
+
+namespace rms_norm_backward_impl {
+
+template <typename T>
+class RmsNormBackwardLongRows {
+public:
+    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
+                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    {
+        t_ = tiling;
+        pipe_ = pipe;
+        dgammaAddr_ = dgamma;
+        workspace_ = workspace;
+        dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy), t_.rows * t_.cols);
+        xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(x), t_.rows * t_.cols);
+        dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dx), t_.rows * t_.cols);
+        rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstd), t_.rows);
+        gammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gamma), t_.cols);
+        const uint32_t C = t_.chunk_cols;
+        if (t_.resident_cols > 0) {
+            pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
+            pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
+        }
+        if (t_.gamma_resident_cols > 0) {
+            pipe_->InitBuffer(gammaBuf_, t_.gamma_resident_cols * sizeof(T));
+            pipe_->InitBuffer(dgammaBuf_, t_.gamma_resident_cols * sizeof(float));
+        }
+        pipe_->InitBuffer(aBuf_, C * sizeof(float));
+        pipe_->InitBuffer(xhatBuf_, C * sizeof(float));
+        pipe_->InitBuffer(gBuf_, C * sizeof(float));
+        pipe_->InitBuffer(sumBuf_, C * sizeof(float));
+        pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
+        pipe_->InitBuffer(rstdBuf_, kRstdBatch * sizeof(float));
+        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(C));
+        pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
+        if (t_.resident_cols < t_.cols) {
+            pipe_->InitBuffer(dyChunkQue_, 2, C * sizeof(T));
+            pipe_->InitBuffer(xChunkQue_, 2, C * sizeof(T));
+        }
+        if (t_.gamma_resident_cols < t_.cols) {
+            pipe_->InitBuffer(gammaChunkQue_, 2, C * sizeof(T));
+            pipe_->InitBuffer(partialInQue_, 2, C * sizeof(float));
+            pipe_->InitBuffer(partialOutQue_, 2, C * sizeof(float));
+        }
+    }
+
+    __aicore__ inline void Process()
+    {
+        if (t_.gamma_resident_cols > 0) {
+            CopyInPad(gammaBuf_.Get<T>(), gammaGm_, t_.gamma_resident_cols);
+            WaitFor<HardEvent::MTE2_V>(pipe_);
+        }
+        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
+            const RowGroup group = GroupRows(t_, g);
+            partialGm_.SetGlobalBuffer(PartialDgamma(t_, dgammaAddr_, workspace_, g), t_.cols);
+            if (t_.gamma_resident_cols > 0) {
+                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
+            }
+            rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
+            if (group.begin < group.end) {
+                CopyInRow(group.begin);
+            } else {
+                ZeroStreamedPartial();
+            }
+            for (uint64_t row = group.begin; row < group.end; ++row) {
+                const bool prefetch = t_.row_buffers > 1 && row + 1 < group.end;
+                if (prefetch) {
+                    CopyInRow(row + 1);
+                }
+                Compute(row, group, row == group.begin);
+                if (!prefetch && row + 1 < group.end) {
+                    CopyInRow(row + 1);
+                }
+            }
+            if (t_.gamma_resident_cols > 0) {
+                WaitFor<HardEvent::V_MTE3>(pipe_);
+                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
+                WaitFor<HardEvent::MTE3_V>(pipe_);
+            }
+        }
+    }
+
+private:
+    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
+    static constexpr uint32_t kRstdBatch = 64;
+
+    // The chunk's inputs: views of the resident data, or streamed copies to free after use.
+    struct Chunk {
+        uint32_t begin;
+        uint32_t count;
+        LocalTensor<T> dy, x, gamma;
+        bool dyStreamed, gammaStreamed;
+    };
+
+    __aicore__ inline void CopyInRow(uint64_t row)
+    {
+        if (t_.resident_cols == 0) {
+            return;
+        }
+        LocalTensor<T> dyRow = dyRowQue_.AllocTensor<T>();
+        LocalTensor<T> xRow = xRowQue_.AllocTensor<T>();
+        CopyInPad(dyRow, dyGm_[row * t_.cols], t_.resident_cols);
+        CopyInPad(xRow, xGm_[row * t_.cols], t_.resident_cols);
+        dyRowQue_.EnQue(dyRow);
+        xRowQue_.EnQue(xRow);
+    }
+
+    // rstd is fetched 64 rows at a time (never past the group) and read by the scalar unit.
+    __aicore__ inline float Rstd(uint64_t row, const RowGroup &group)
+    {
+        LocalTensor<float> batch = rstdBuf_.Get<float>();
+        if (row >= rstdBatchEnd_) {
+            if (rstdBatchEnd_ > group.begin) {
+                WaitFor<HardEvent::S_MTE2>(pipe_);
+            }
+            const uint64_t left = group.end - row;
+            const uint32_t n = left < kRstdBatch ? uint32_t(left) : kRstdBatch;
+            CopyInPad(batch, rstdGm_[row], n);
+            WaitFor<HardEvent::MTE2_S>(pipe_);
+            rstdBatchBegin_ = row;
+            rstdBatchEnd_ = row + n;
+        }
+        return batch.GetValue(uint32_t(row - rstdBatchBegin_));
+    }
+
+    __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint64_t row, uint32_t k)
+    {
+        Chunk c;
+        c.begin = k * t_.chunk_cols;
+        c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
+        c.dyStreamed = c.begin >= t_.resident_cols;
+        c.gammaStreamed = c.begin >= t_.gamma_resident_cols;
+        if (c.dyStreamed) {
+            LocalTensor<T> dy = dyChunkQue_.AllocTensor<T>();
+            LocalTensor<T> x = xChunkQue_.AllocTensor<T>();
+            CopyInPad(dy, dyGm_[row * t_.cols + c.begin], c.count);
+            CopyInPad(x, xGm_[row * t_.cols + c.begin], c.count);
+            dyChunkQue_.EnQue(dy);
+            xChunkQue_.EnQue(x);
+            c.dy = dyChunkQue_.DeQue<T>();
+            c.x = xChunkQue_.DeQue<T>();
+        } else {
+            c.dy = dyRow[c.begin];
+            c.x = xRow[c.begin];
+        }
+        if (c.gammaStreamed) {
+            LocalTensor<T> gamma = gammaChunkQue_.AllocTensor<T>();
+            CopyInPad(gamma, gammaGm_[c.begin], c.count);
+            gammaChunkQue_.EnQue(gamma);
+            c.gamma = gammaChunkQue_.DeQue<T>();
+        } else {
+            c.gamma = gammaBuf_.Get<T>()[c.begin];
+        }
+        return c;
+    }
+
+    __aicore__ inline void FreeChunk(const Chunk &c)
+    {
+        if (c.dyStreamed) {
+            dyChunkQue_.FreeTensor(c.dy);
+            xChunkQue_.FreeTensor(c.x);
+        }
+        if (c.gammaStreamed) {
+            gammaChunkQue_.FreeTensor(c.gamma);
+        }
+    }
+
+    // xhat = x*rstd and g = dy*gamma in fp32; returns dy in fp32 (a widened copy, or the input itself).
+    __aicore__ inline LocalTensor<float> XhatAndG(const Chunk &c, float rstd)
+    {
+        const LocalTensor<float> xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
+        if constexpr (IsFloat()) {
+            Muls(xhat, c.x, rstd, c.count);
+            Mul(g, c.dy, c.gamma, c.count);
+            return c.dy;
+        } else {
+            const LocalTensor<float> dy = aBuf_.Get<float>();
+            Widen(dy, c.dy, c.count);
+            Widen(xhat, c.x, c.count);
+            Widen(g, c.gamma, c.count);
+            Muls(xhat, xhat, rstd, c.count);
+            Mul(g, dy, g, c.count);
+            return dy;
+        }
+    }
+
+    __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow)
+    {
+        LocalTensor<T> dyRow, xRow;
+        if (t_.resident_cols > 0) {
+            dyRow = dyRowQue_.DeQue<T>();
+            xRow = xRowQue_.DeQue<T>();
+        }
+        const float rstd = Rstd(row, group);
+        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
+        const LocalTensor<float> sum = sumBuf_.Get<float>();
+        // Pass 1: dgamma += dy*xhat; sum += g*xhat, lane-wise over the chunks, then across lanes.
+        for (uint32_t k = 0; k < chunks; ++k) {
+            const Chunk c = LoadChunk(dyRow, xRow, row, k);
+            const LocalTensor<float> dy = XhatAndG(c, rstd);
+            Mul(a, dy, xhat, c.count);
+            AddDgamma(c, a, firstRow);
+            if (k == 0) {
+                Mul(sum, g, xhat, c.count);
+            } else {
+                Mul(a, g, xhat, c.count);
+                Add(sum, sum, a, c.count);
+            }
+            FreeChunk(c);
+        }
+        const float mean = RowSum(sum, t_.cols < t_.chunk_cols ? t_.cols : t_.chunk_cols) * t_.inv_cols;
+        // Pass 2: dx = rstd * (g - xhat*mean), rounded to the dtype.
+        for (uint32_t k = 0; k < chunks; ++k) {
+            const Chunk c = LoadChunk(dyRow, xRow, row, k);
+            XhatAndG(c, rstd);
+            Muls(xhat, xhat, mean, c.count);
+            Sub(g, g, xhat, c.count);
+            LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
+            if constexpr (IsFloat()) {
+                Muls(dxT, g, rstd, c.count);
+            } else {
+                Muls(g, g, rstd, c.count);
+                Narrow(dxT, g, c.count);
+            }
+            dxQue_.EnQue(dxT);
+            FreeChunk(c);
+            CopyOut(row * t_.cols + c.begin, c.count);
+        }
+        if (t_.resident_cols > 0) {
+            dyRowQue_.FreeTensor(dyRow);
+            xRowQue_.FreeTensor(xRow);
+        }
+    }
+
+    // dgamma += dy*xhat: in UB for the resident cols; beyond them in the group's GM partial, which the
+    // group's first row writes and later rows read back (after this core's earlier writes landed).
+    __aicore__ inline void AddDgamma(const Chunk &c, const LocalTensor<float> &dyXhat, bool firstRow)
+    {
+        if (!c.gammaStreamed) {
+            const LocalTensor<float> dgamma = dgammaBuf_.Get<float>()[c.begin];
+            Add(dgamma, dgamma, dyXhat, c.count);
+            return;
+        }
+        LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+        if (firstRow) {
+            Muls(out, dyXhat, 1.0f, c.count);
+        } else {
+            WaitFor<HardEvent::MTE3_MTE2>(pipe_);
+            LocalTensor<float> in = partialInQue_.AllocTensor<float>();
+            CopyInPad(in, partialGm_[c.begin], c.count);
+            partialInQue_.EnQue(in);
+            in = partialInQue_.DeQue<float>();
+            Add(out, in, dyXhat, c.count);
+            partialInQue_.FreeTensor(in);
+        }
+        partialOutQue_.EnQue(out);
+        out = partialOutQue_.DeQue<float>();
+        CopyOutPad(partialGm_[c.begin], out, c.count);
+        partialOutQue_.FreeTensor(out);
+    }
+
+    // A group without rows still owes zeros for the streamed part of its partial.
+    __aicore__ inline void ZeroStreamedPartial()
+    {
+        for (uint32_t begin = t_.gamma_resident_cols; begin < t_.cols; begin += t_.chunk_cols) {
+            const uint32_t n = t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols;
+            LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+            Duplicate(out, 0.0f, n);
+            partialOutQue_.EnQue(out);
+            out = partialOutQue_.DeQue<float>();
+            CopyOutPad(partialGm_[begin], out, n);
+            partialOutQue_.FreeTensor(out);
+        }
+    }
+
+    __aicore__ inline float RowSum(const LocalTensor<float> &values, uint32_t count)
+    {
+        const LocalTensor<float> total = rowSumBuf_.Get<float>();
+        ReduceSum(total, values, workBuf_.Get<float>(), count);
+        WaitFor<HardEvent::V_S>(pipe_);
+        const float value = total.GetValue(0);
+        WaitFor<HardEvent::S_V>(pipe_);
+        return value;
+    }
+
+    __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
+    {
+        LocalTensor<T> dxT = dxQue_.DeQue<T>();
+        CopyOutPad(dxGm_[offset], dxT, count);
+        dxQue_.FreeTensor(dxT);
+    }
+
+    RmsNormBackwardTilingData t_;
+    TPipe *pipe_ = nullptr;
+    GM_ADDR dgammaAddr_ = nullptr;
+    GM_ADDR workspace_ = nullptr;
+    GlobalTensor<T> dyGm_, xGm_, dxGm_, gammaGm_;
+    GlobalTensor<float> rstdGm_, partialGm_;
+    uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
+    TQue<QuePosition::VECIN, 2> dyRowQue_, xRowQue_;  // depth 2: the next row is queued early
+    TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;
+    TQue<QuePosition::VECOUT, 1> dxQue_, partialOutQue_;
+    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, xhatBuf_, gBuf_, sumBuf_, rstdBuf_, workBuf_, rowSumBuf_;
+};
+
+}  // namespace rms_norm_backward_impl

@@ -1,0 +1,190 @@
+// Rows that fit the Unified Buffer: tiles of R whole rows, copied in with one DataCopyPad per tensor
+// and double buffered (the next tile's copy-in is issued before this tile's compute), computed row by
+// row in fp32, dx rounded and copied out per tile.
+//
+// UB budget (S = row_stride elements, R = tile_rows, s = sizeof(T)); checked by the tiling (RowsInUbUb):
+//   buffer              elements     bytes
+//   dy, x, dx queues    2 x R*S      6 * R*S*s
+//   rstd queue          2 x R        2 * R*4
+//   gamma (dtype)       S            S*s
+//   dgamma, g (fp32)    2 x S        8 * S
+//   gamma, dy, xhat     3 x S        12 * S        (16-bit only: fp32 rows use the queue rows)
+//   ReduceSum work+sum  S/64 + 8     ReduceWorkBytes(S) + 32
+#pragma once
+#include "rms_norm_backward_common.h"
+
+namespace rms_norm_backward_impl {
+
+template <typename T>
+class RmsNormBackwardRowsInUb {
+public:
+    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
+                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    {
+        t_ = tiling;
+        pipe_ = pipe;
+        dgammaAddr_ = dgamma;
+        workspace_ = workspace;
+        dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy), t_.rows * t_.cols);
+        xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(x), t_.rows * t_.cols);
+        dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dx), t_.rows * t_.cols);
+        rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstd), t_.rows);
+        gammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gamma), t_.cols);
+        const uint32_t tileBytes = t_.tile_rows * t_.row_stride * sizeof(T);
+        pipe_->InitBuffer(dyQue_, 2, tileBytes);
+        pipe_->InitBuffer(xQue_, 2, tileBytes);
+        pipe_->InitBuffer(rstdQue_, 2, t_.tile_rows * sizeof(float));
+        pipe_->InitBuffer(dxQue_, 2, tileBytes);
+        pipe_->InitBuffer(gammaBuf_, t_.row_stride * sizeof(T));
+        pipe_->InitBuffer(dgammaBuf_, t_.row_stride * sizeof(float));
+        pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float));
+        if constexpr (!IsFloat()) {
+            pipe_->InitBuffer(gammaF32Buf_, t_.row_stride * sizeof(float));
+            pipe_->InitBuffer(dyF32Buf_, t_.row_stride * sizeof(float));
+            pipe_->InitBuffer(xhatBuf_, t_.row_stride * sizeof(float));
+        }
+        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.cols));
+        pipe_->InitBuffer(sumBuf_, kBlockBytes);
+    }
+
+    __aicore__ inline void Process()
+    {
+        LoadGamma();
+        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
+            const RowGroup group = GroupRows(t_, g);
+            Duplicate(dgamma_, 0.0f, t_.cols);
+            // Tiles start at the group's first row, so the partial sums are the same on any core.
+            if (group.begin < group.end) {
+                CopyIn(group.begin, TileRows(group, group.begin));
+            }
+            for (uint64_t row = group.begin; row < group.end; row += t_.tile_rows) {
+                const uint32_t n = TileRows(group, row);
+                const uint64_t next = row + t_.tile_rows;
+                WaitFor<HardEvent::MTE2_S>(pipe_);  // this tile's rstd is read by the scalar unit
+                if (next < group.end) {
+                    CopyIn(next, TileRows(group, next));
+                }
+                Compute(n);
+                CopyOut(row, n);
+            }
+            WaitFor<HardEvent::V_MTE3>(pipe_);
+            CopyOutPad(PartialGm(g), dgamma_, t_.cols);
+            WaitFor<HardEvent::MTE3_V>(pipe_);
+        }
+    }
+
+private:
+    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
+
+    __aicore__ inline uint32_t TileRows(const RowGroup &group, uint64_t row) const
+    {
+        const uint64_t left = group.end - row;
+        return left < t_.tile_rows ? uint32_t(left) : t_.tile_rows;
+    }
+
+    __aicore__ inline GlobalTensor<float> PartialGm(uint32_t g)
+    {
+        GlobalTensor<float> partial;
+        partial.SetGlobalBuffer(PartialDgamma(t_, dgammaAddr_, workspace_, g), t_.cols);
+        return partial;
+    }
+
+    __aicore__ inline void LoadGamma()
+    {
+        LocalTensor<T> gammaT = gammaBuf_.Get<T>();
+        CopyInPad(gammaT, gammaGm_, t_.cols);
+        WaitFor<HardEvent::MTE2_V>(pipe_);
+        dgamma_ = dgammaBuf_.Get<float>();
+        g_ = gBuf_.Get<float>();
+        if constexpr (IsFloat()) {
+            gamma_ = gammaT;
+        } else {
+            gamma_ = gammaF32Buf_.Get<float>();
+            Widen(gamma_, gammaT, t_.cols);
+        }
+    }
+
+    __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
+    {
+        LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
+        LocalTensor<T> xT = xQue_.AllocTensor<T>();
+        LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
+        CopyInRows(dyT, dyGm_[row * t_.cols], n, t_.cols);
+        CopyInRows(xT, xGm_[row * t_.cols], n, t_.cols);
+        CopyInPad(rstd, rstdGm_[row], n);
+        dyQue_.EnQue(dyT);
+        xQue_.EnQue(xT);
+        rstdQue_.EnQue(rstd);
+    }
+
+    // Per row: xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)).
+    __aicore__ inline void Compute(uint32_t n)
+    {
+        LocalTensor<T> dyT = dyQue_.DeQue<T>();
+        LocalTensor<T> xT = xQue_.DeQue<T>();
+        LocalTensor<float> rstd = rstdQue_.DeQue<float>();
+        LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
+        const uint32_t cols = t_.cols;
+        for (uint32_t r = 0; r < n; ++r) {
+            const float rstdRow = rstd.GetValue(r);
+            LocalTensor<float> dy, xhat;
+            if constexpr (IsFloat()) {
+                dy = dyT[r * t_.row_stride];
+                xhat = xT[r * t_.row_stride];
+            } else {
+                dy = dyF32Buf_.Get<float>();
+                xhat = xhatBuf_.Get<float>();
+                Widen(dy, dyT[r * t_.row_stride], cols);
+                Widen(xhat, xT[r * t_.row_stride], cols);
+            }
+            Muls(xhat, xhat, rstdRow, cols);
+            Mul(g_, dy, gamma_, cols);
+            Mul(dy, dy, xhat, cols);
+            Add(dgamma_, dgamma_, dy, cols);
+            Mul(dy, g_, xhat, cols);
+            const float mean = RowSum(dy) * t_.inv_cols;
+            Muls(xhat, xhat, mean, cols);
+            Sub(g_, g_, xhat, cols);
+            if constexpr (IsFloat()) {
+                Muls(dxT[r * t_.row_stride], g_, rstdRow, cols);
+            } else {
+                Muls(g_, g_, rstdRow, cols);
+                Narrow(dxT[r * t_.row_stride], g_, cols);
+            }
+        }
+        dxQue_.EnQue(dxT);
+        dyQue_.FreeTensor(dyT);
+        xQue_.FreeTensor(xT);
+        rstdQue_.FreeTensor(rstd);
+    }
+
+    __aicore__ inline float RowSum(const LocalTensor<float> &values)
+    {
+        LocalTensor<float> sum = sumBuf_.Get<float>();
+        ReduceSum(sum, values, workBuf_.Get<float>(), t_.cols);
+        WaitFor<HardEvent::V_S>(pipe_);
+        const float total = sum.GetValue(0);
+        WaitFor<HardEvent::S_V>(pipe_);  // the next ReduceSum overwrites what the scalar unit read
+        return total;
+    }
+
+    __aicore__ inline void CopyOut(uint64_t row, uint32_t n)
+    {
+        LocalTensor<T> dxT = dxQue_.DeQue<T>();
+        CopyOutRows(dxGm_[row * t_.cols], dxT, n, t_.cols);
+        dxQue_.FreeTensor(dxT);
+    }
+
+    RmsNormBackwardTilingData t_;
+    TPipe *pipe_ = nullptr;
+    GM_ADDR dgammaAddr_ = nullptr;
+    GM_ADDR workspace_ = nullptr;
+    GlobalTensor<T> dyGm_, xGm_, dxGm_, gammaGm_;
+    GlobalTensor<float> rstdGm_;
+    TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile is queued early
+    TQue<QuePosition::VECOUT, 1> dxQue_;
+    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, gBuf_, gammaF32Buf_, dyF32Buf_, xhatBuf_, workBuf_, sumBuf_;
+    LocalTensor<float> gamma_, dgamma_, g_;
+};
+
+}  // namespace rms_norm_backward_impl

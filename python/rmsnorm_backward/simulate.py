@@ -1,0 +1,86 @@
+"""RmsNormBackward on the CPU twin: the real kernel source (op_kernel/) with the real tiling.
+
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc="Ascend910B2")
+
+Inputs are NumPy arrays: dy, x and gamma float16, float32 or ml_dtypes.bfloat16 (one dtype), rstd
+float32. The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs):
+a bad input raises InvalidInputError with its sentence. dx has x's shape and dtype, dgamma gamma's
+shape in float32. stats holds the launch: block_dim, tiling_key (its name), path, groups,
+gm_read_bytes, gm_write_bytes, min_bytes (each input read once, each output written once),
+traffic_ratio, per-core counters (cores) and their sums (total).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from .errors import InvalidInputError
+
+KERNEL_NAME = "rms_norm_backward"
+_ROOT = Path(__file__).resolve().parents[2]
+KERNEL_SOURCE = _ROOT / "op_kernel" / "rms_norm_backward.cpp"
+
+
+def _as_input(name: str, value) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.hasobject:
+        raise InvalidInputError(f"{name} must be a numeric NumPy array (got dtype {array.dtype}).")
+    if not (array.flags.c_contiguous and array.flags.writeable):
+        array = np.ascontiguousarray(array).copy()
+    return array
+
+
+def tiling_for(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None) -> dict:
+    """The C++ tiling's verdict on these arrays: its dict, or InvalidInputError with its sentence."""
+    from . import _twin
+
+    if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer))
+                                  or block_dim < 1):
+        raise InvalidInputError(f"block_dim must be a positive integer or None (got {block_dim!r}).")
+    arrays = {"dy": dy, "x": x, "rstd": rstd, "gamma": gamma}
+    kwargs = {f"{n}_shape": list(a.shape) for n, a in arrays.items()}
+    kwargs.update({f"{n}_dtype": a.dtype.name for n, a in arrays.items()})
+    return _twin.compute_tiling(**kwargs, soc=soc, block_dim=int(block_dim or 0))
+
+
+def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None):
+    """Runs the kernel on the twin; returns (dx, dgamma, stats). See the module docstring."""
+    from .twin import run_kernel
+
+    dy, x, rstd, gamma = (_as_input(n, a) for n, a in zip(("dy", "x", "rstd", "gamma"), (dy, x, rstd, gamma)))
+    tiling = tiling_for(dy, x, rstd, gamma, soc=soc, block_dim=block_dim)
+    fields = tiling["fields"]
+    dx = np.empty(x.shape, dtype=x.dtype)
+    dgamma = np.empty(gamma.shape, dtype=np.float32)
+    workspace = np.zeros(tiling["workspace_bytes"], dtype=np.uint8)
+    tiling_bytes = np.frombuffer(tiling["tiling"], dtype=np.uint8).copy()
+
+    def gm(a: np.ndarray):  # rows = 0: nothing to read or write there, a null GM_ADDR as on the NPU
+        return a if a.size else None
+
+    args = {"dy": gm(dy), "x": gm(x), "rstd": gm(rstd), "gamma": gamma, "dx": gm(dx), "dgamma": dgamma,
+            "workspace": workspace, "tiling": tiling_bytes}
+    launch = run_kernel(KERNEL_SOURCE, KERNEL_NAME, args, block_dim=tiling["block_dim"], soc=soc,
+                        tiling_key=tiling["tiling_key"], include_dirs=[KERNEL_SOURCE.parent, _ROOT / "op_host"])
+    total = launch.total
+    moved = total["gm_read_bytes"] + total["gm_write_bytes"]
+    stats = {
+        "block_dim": launch.block_dim,
+        "tiling_key": f"{tiling['path']}_{x.dtype.name}",
+        "tiling_key_value": tiling["tiling_key"],
+        "path": tiling["path"],
+        "groups": fields["groups"],
+        "rows": fields["rows"],
+        "cols": fields["cols"],
+        "gm_read_bytes": total["gm_read_bytes"],
+        "gm_write_bytes": total["gm_write_bytes"],
+        "min_bytes": tiling["min_bytes"],
+        "traffic_ratio": moved / tiling["min_bytes"],
+        "workspace_bytes": tiling["workspace_bytes"],
+        "tiling": fields,
+        "cores": launch.cores,
+        "total": total,
+    }
+    return dx, dgamma, stats
