@@ -1,0 +1,64 @@
+"""CMakePresets.json: the cpu preset builds the twin extension; an NPU preset without CANN stops at
+configure time with one sentence naming what is missing and where it looked."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rmsnorm_backward import backends, op_def
+
+ROOT = op_def.REPO_ROOT
+CANN_HERE = any((Path(p) / "include/acl/acl.h").is_file() for p in backends.cann_candidates())
+
+
+def configure(preset: str, build_dir: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(["cmake", "--preset", preset, "-S", str(ROOT), "-B", str(build_dir)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.skipif(CANN_HERE, reason="CANN is installed here: the NPU presets configure")
+@pytest.mark.parametrize("soc", op_def.load().socs)
+@pytest.mark.parametrize("home", [None, "/nonexistent/cann"])
+def test_npu_preset_without_cann_fails_with_a_clear_sentence(tmp_path, soc, home):
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_HOME_PATH"}
+    if home:
+        env["ASCEND_HOME_PATH"] = home
+    proc = configure(soc, tmp_path / "b", env)
+    assert proc.returncode != 0
+    err = one_line(proc.stderr)
+    assert f"The {soc} preset needs the CANN toolkit, but no include/acl/acl.h was found in" in err
+    for looked in ([home] if home else []) + list(backends.CANN_DEFAULT_PATHS):
+        assert looked in err
+    assert "pybind11" not in err  # the CANN check comes first
+
+
+def test_npu_presets_carry_canns_cache_variables():
+    presets = {p["name"]: p for p in json.loads((ROOT / "CMakePresets.json").read_text())["configurePresets"]}
+    op = op_def.load()
+    for soc in op.socs:
+        cache = presets[soc]["cacheVariables"]
+        assert cache["ASCEND_COMPUTE_UNIT"] == soc and cache["vendor_name"] == op.vendor
+        assert {"ASCEND_CANN_PACKAGE_PATH", "ENABLE_SOURCE_PACKAGE", "ENABLE_BINARY_PACKAGE"} <= set(cache)
+        assert presets[soc]["binaryDir"] == "${sourceDir}/build_out"
+    assert "ASCEND_COMPUTE_UNIT" not in presets["cpu"]["cacheVariables"]
+
+
+def test_cpu_preset_builds_the_twin_extension(tmp_path):
+    build = tmp_path / "b"
+    proc = configure("cpu", build, dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (module,) = build.glob("_twin*.so")
+    names = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(build)!r}); import _twin; "
+                            "print(' '.join(row['name'] for row in _twin.soc_table()))"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert "Ascend910B2" in names and "Ascend910_93" in names
