@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "soc_table.h"
+#include "twin/timeline.h"
 
 namespace py = pybind11;
 
@@ -34,12 +35,38 @@ py::list SocTable()
     return out;
 }
 
+// The performance model's own constants (twin/timeline.h), one dict per SoC, and their sources.
+py::list ModelTable()
+{
+    py::list out;
+    for (const twin::ModelConstants &row : twin::kModelTable) {
+        py::dict d;
+        d["soc"] = row.soc;
+        for (const twin::ModelField &f : twin::kModelFields) {
+            d[f.name] = row.*f.member;
+        }
+        out.append(d);
+    }
+    return out;
+}
+
+py::dict ModelSources()
+{
+    py::dict d;
+    for (const twin::ModelField &f : twin::kModelFields) {
+        d[f.name] = f.source;
+    }
+    return d;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_twin, m)
 {
     m.doc() = "CPU twin of the Ascend C API: SoC table, kernel loader, tiling";
     m.def("soc_table", &SocTable, "The supported SoCs (op_host/soc_table.h), one dict each.");
+    m.def("model_table", &ModelTable, "The performance model's constants per SoC (twin/timeline.h).");
+    m.def("model_sources", &ModelSources, "Where each performance model constant comes from.");
     m.attr("ub_block_bytes") = rmsnorm_backward::kUbBlockBytes;
     m.attr("repeat_bytes") = rmsnorm_backward::kRepeatBytes;
     m.attr("max_repeat") = rmsnorm_backward::kMaxRepeat;

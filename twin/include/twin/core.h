@@ -51,6 +51,16 @@ struct Counters {
     uint64_t active_lanes = 0;      // lanes enabled by the mask, summed over repeats
     uint64_t pipe_barriers = 0;     // PipeBarrier and SetFlag/WaitFlag pairs
     uint64_t sync_alls = 0;
+    // The performance timeline (timeline.h); busy times and the makespan are stored at kernel exit.
+    uint64_t lane_slots = 0;        // lanes the repeats could have enabled: repeats x lanes per repeat
+    uint64_t hbm_bytes = 0;         // GM bytes to or from HBM: first touches and all writes
+    uint64_t l2_bytes = 0;          // GM bytes read again while still in L2
+    uint64_t model_cycles = 0;      // when the core's last pipe finishes (modelled cycles)
+    uint64_t busy_s_cycles = 0;     // per pipe: modelled cycles it was busy
+    uint64_t busy_v_cycles = 0;
+    uint64_t busy_mte2_cycles = 0;
+    uint64_t busy_mte3_cycles = 0;
+    uint64_t busy_hbm_cycles = 0;   // this core's share of HBM bandwidth in use
 };
 
 // One GM buffer handed to the kernel by the launcher: accesses outside it are errors.
@@ -149,7 +159,9 @@ inline void OnCopyIn(uint64_t bytes, const void *gm = nullptr, uint32_t blocks =
     Counters &c = core.counters;
     c.copy_in_instrs++;
     c.gm_read_bytes += bytes;
-    core.timeline.Copy(tl::MTE2, bytes, gm, blocks, gm_pitch);
+    const L2Model::Split split = core.timeline.Copy(tl::MTE2, bytes, gm, blocks, gm_pitch);
+    c.hbm_bytes += split.hbm;
+    c.l2_bytes += split.l2;
 }
 inline void OnCopyOut(uint64_t bytes, const void *gm = nullptr, uint32_t blocks = 1, uint64_t gm_pitch = 0)
 {
@@ -157,16 +169,18 @@ inline void OnCopyOut(uint64_t bytes, const void *gm = nullptr, uint32_t blocks 
     Counters &c = core.counters;
     c.copy_out_instrs++;
     c.gm_write_bytes += bytes;
-    core.timeline.Copy(tl::MTE3, bytes, gm, blocks, gm_pitch);
+    c.hbm_bytes += core.timeline.Copy(tl::MTE3, bytes, gm, blocks, gm_pitch).hbm;
 }
-// One vector instruction: `repeats` repeats with `lanes` mask-enabled lanes in all.
-inline void OnVector(uint64_t repeats, uint64_t lanes)
+// One vector instruction: `repeats` repeats with `lanes` mask-enabled lanes in all, out of
+// `lane_slots` = repeats x lanes per repeat (0: 64 per repeat, the fp32 width).
+inline void OnVector(uint64_t repeats, uint64_t lanes, uint64_t lane_slots = 0)
 {
     CoreState &core = Core();
     Counters &c = core.counters;
     c.vector_instrs++;
     c.vector_repeats += repeats;
     c.active_lanes += lanes;
+    c.lane_slots += lane_slots != 0 ? lane_slots : repeats * (kRepeatBytes / sizeof(float));
     core.timeline.Vector(repeats);
 }
 // GlobalTensor::GetValue / SetValue: the scalar unit waits for GM.
@@ -174,7 +188,10 @@ inline void OnScalarGm() { Core().timeline.ScalarGm(); }
 
 // The synchronisation the kernel writes, for the timeline's dependencies. A queue buffer passes
 // from its producer pipe (VECIN: MTE2, VECOUT: V) to its consumer pipe (VECIN: V, VECOUT: MTE3).
-inline void OnAllocTensor(const void *buffer, Pipe producer) { Core().timeline.Alloc(buffer, int(producer)); }
+inline void OnAllocTensor(const void *queue, const void *buffer, uint32_t buffers, Pipe producer)
+{
+    Core().timeline.Alloc(queue, buffer, buffers, int(producer));
+}
 inline void OnEnQue(const void *buffer, Pipe producer) { Core().timeline.EnQue(buffer, int(producer)); }
 inline void OnDeQue(const void *buffer, Pipe consumer) { Core().timeline.DeQue(buffer, int(consumer)); }
 inline void OnFreeTensor(const void *buffer, Pipe consumer) { Core().timeline.Free(buffer, int(consumer)); }
@@ -184,6 +201,19 @@ inline void OnBarrierAll() { Core().timeline.BarrierAll(); }
 // SyncAll: before the launch barrier (this core's pipes drain) and after it (the slowest core's time).
 inline void OnSyncAllArrive() { Core().timeline.SyncArrive(); }
 inline void OnSyncAllLeave() { Core().timeline.SyncLeave(); }
+
+// Kernel exit: the timeline's busy times and makespan into the counters (the launcher calls it).
+inline void StoreTimeline(CoreState &core)
+{
+    Counters &c = core.counters;
+    const CoreTimeline &t = core.timeline;
+    c.model_cycles = uint64_t(t.End() + 0.5);
+    c.busy_s_cycles = uint64_t(t.Busy(tl::S) + 0.5);
+    c.busy_v_cycles = uint64_t(t.Busy(tl::V) + 0.5);
+    c.busy_mte2_cycles = uint64_t(t.Busy(tl::MTE2) + 0.5);
+    c.busy_mte3_cycles = uint64_t(t.Busy(tl::MTE3) + 0.5);
+    c.busy_hbm_cycles = uint64_t(t.ChannelBusy() + 0.5);
+}
 
 }  // namespace twin
 

@@ -32,6 +32,7 @@ struct LaunchState {
     std::vector<GmRegion> regions;
     std::mutex atomic_mutex;  // held by one core's atomic read-add-write of GM
     std::atomic<bool> aborted{false};
+    LaunchTimeline timeline;  // what the cores' performance timelines share (timeline.h)
 
     // All cores of the launch wait here (SyncAll). On the NPU a core that returns from the kernel
     // while others wait leaves them hanging; here the waiters fail instead, and a core that
@@ -143,7 +144,9 @@ inline void CheckGm(const char *call, const void *p, uint64_t bytes)
 // The twin::Counters fields, in order, for the loader (LaunchStats in Python).
 #define TWIN_COUNTER_FIELDS(X)                                                                  \
     X(gm_read_bytes) X(gm_write_bytes) X(gm_scalar_reads) X(gm_scalar_writes) X(copy_in_instrs) \
-    X(copy_out_instrs) X(vector_instrs) X(vector_repeats) X(active_lanes) X(pipe_barriers) X(sync_alls)
+    X(copy_out_instrs) X(vector_instrs) X(vector_repeats) X(active_lanes) X(pipe_barriers) X(sync_alls)   \
+    X(lane_slots) X(hbm_bytes) X(l2_bytes) X(model_cycles) X(busy_s_cycles) X(busy_v_cycles) X(busy_mte2_cycles) \
+    X(busy_mte3_cycles) X(busy_hbm_cycles)
 #define TWIN_COUNTER_NAME(field) #field,
 inline const char *const kCounterNames[] = {TWIN_COUNTER_FIELDS(TWIN_COUNTER_NAME)};
 #undef TWIN_COUNTER_NAME
@@ -180,6 +183,7 @@ void RunCore(void (*entry)(Params...), const TwinLaunchArgs &args, LaunchState &
 {
     CoreState core(*launch.soc, idx, launch.block_num);
     core.launch = &launch;
+    core.timeline.Attach(&launch.timeline);
     g_core = &core;
     bool failed = true;
     try {
@@ -201,6 +205,7 @@ void RunCore(void (*entry)(Params...), const TwinLaunchArgs &args, LaunchState &
         launch.CoreReturned(idx);
     }
     if (args.counters != nullptr) {
+        StoreTimeline(core);
         StoreCounters(core.counters, args.counters + uint64_t(idx) * kNumCounters);
     }
     g_core = nullptr;
@@ -243,6 +248,7 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
     launch.block_num = args.block_dim;
     launch.tiling_key = args.tiling_key;
     launch.seed = args.seed;
+    launch.timeline.Init(*soc);
     for (uint32_t i = 0; i < args.num_gm; ++i) {
         launch.regions.push_back({static_cast<uint8_t *>(args.gm[i].data), args.gm[i].bytes, args.gm[i].name});
     }

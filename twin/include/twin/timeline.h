@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -204,6 +206,60 @@ private:
     std::vector<double> sync_max_;
 };
 
+// One core's share of HBM bandwidth over time: the intervals in which it is in use. MTE2 and MTE3
+// transfers take turns in it; a transfer fills the free gaps from when it is ready on, so copies
+// recorded in program order but overlapping in time share the bandwidth instead of queueing.
+class HbmChannel {
+public:
+    // Uses `cycles` of the channel from `ready` on; returns when the last of them is used.
+    double Place(double ready, double cycles)
+    {
+        busy_ += cycles;
+        double t = ready;
+        while (cycles > kEpsilon) {
+            auto it = used_.upper_bound(t);
+            if (it != used_.begin() && std::prev(it)->second > t) {
+                t = std::prev(it)->second;  // inside a used interval: skip to its end
+                continue;
+            }
+            const double take = it == used_.end() ? cycles : std::min(cycles, it->first - t);
+            Insert(t, t + take);
+            cycles -= take;
+            t += take;
+        }
+        return t;
+    }
+    // Nothing will be placed before `horizon` any more.
+    void Forget(double horizon)
+    {
+        while (!used_.empty() && used_.begin()->second <= horizon) {
+            used_.erase(used_.begin());
+        }
+    }
+    double Busy() const { return busy_; }
+
+private:
+    void Insert(double lo, double hi)
+    {
+        auto next = used_.lower_bound(lo);
+        if (next != used_.begin() && std::prev(next)->second >= lo) {
+            --next;
+            lo = next->first;
+            hi = std::max(hi, next->second);
+            next = used_.erase(next);
+        }
+        while (next != used_.end() && next->first <= hi) {
+            hi = std::max(hi, next->second);
+            next = used_.erase(next);
+        }
+        used_.emplace(lo, hi);
+    }
+
+    static constexpr double kEpsilon = 1e-6;  // cycles: rounding, not time
+    std::map<double, double> used_;  // start -> end, disjoint
+    double busy_ = 0;
+};
+
 // The pipes of one core. Pipes run concurrently; each runs its instructions in program order. The
 // scalar unit (S) issues every instruction in program order, so nothing starts before its issue.
 class CoreTimeline {
@@ -225,14 +281,16 @@ public:
         if (gm != nullptr && launch_ != nullptr && blocks > 0) {
             split = launch_->l2.Touch(gm, blocks, bytes / blocks, pitch, start, pipe == tl::MTE3);
         }
-        double xfer = start + m_.copy_issue_cycles;
+        const double ready = start + m_.copy_issue_cycles;
+        const double link_time = double(split.hbm) / std::min(hbm_share_, link_[pipe]);
+        double end = ready + link_time;
         if (split.hbm > 0) {
-            xfer = std::max(xfer, channel_free_);
-            channel_free_ = xfer + double(split.hbm) / hbm_share_;
-            channel_busy_ += double(split.hbm) / hbm_share_;
+            channel_.Forget(std::min(free_[tl::MTE2], free_[tl::MTE3]));
+            end = std::max(end, channel_.Place(ready, double(split.hbm) / hbm_share_));
         }
-        const double end = xfer + double(split.hbm) / std::min(hbm_share_, link_[pipe]) + double(split.l2) / l2_rate_;
-        Finish(pipe, start, end);
+        end += double(split.l2) / l2_rate_;
+        free_[pipe] = end;
+        busy_[pipe] += m_.copy_issue_cycles + link_time + double(split.l2) / l2_rate_;
         return split;
     }
     void Vector(uint64_t repeats)
@@ -248,11 +306,31 @@ public:
         busy_[tl::S] += m_.scalar_gm_cycles;
     }
 
-    // Queue buffers hand over between a producer and a consumer pipe (for VECIN: MTE2 then V).
-    void Alloc(const void *buffer, int producer) { Wait(producer, slots_[buffer].freed); }
+    // Queue buffers hand over between a producer and a consumer pipe (for VECIN: MTE2 then V). The
+    // hardware hands out a queue's `buffers` in turn (that is what makes InitBuffer(que, 2, len)
+    // double buffering), so the n-th AllocTensor waits for the FreeTensor of the (n - buffers)-th.
+    void Alloc(const void *queue, const void *buffer, uint32_t buffers, int producer)
+    {
+        QueueRing &q = queues_[queue];
+        if (q.freed.size() != buffers) {
+            q.freed.assign(std::max<uint32_t>(buffers, 1), 0.0);
+            q.next = 0;
+        }
+        SlotTimes &slot = slots_[buffer];
+        slot.ring = &q;
+        slot.turn = q.next++ % q.freed.size();
+        Wait(producer, q.freed[slot.turn]);
+    }
     void EnQue(const void *buffer, int producer) { slots_[buffer].ready = SetTime(producer); }
     void DeQue(const void *buffer, int consumer) { Wait(consumer, slots_[buffer].ready); }
-    void Free(const void *buffer, int consumer) { slots_[buffer].freed = SetTime(consumer); }
+    void Free(const void *buffer, int consumer)
+    {
+        SlotTimes &slot = slots_[buffer];
+        const double t = SetTime(consumer);
+        if (slot.ring != nullptr) {
+            slot.ring->freed[slot.turn] = t;
+        }
+    }
 
     void SetFlag(int from, int to, int id) { flags_[from][to][id & 7].push_back(SetTime(from)); }
     void WaitFlag(int from, int to, int id)
@@ -288,12 +366,17 @@ public:
 
     double End() const { return *std::max_element(free_, free_ + tl::kPipes); }
     double Busy(int pipe) const { return busy_[pipe]; }
-    double ChannelBusy() const { return channel_busy_; }
+    double ChannelBusy() const { return channel_.Busy(); }
 
 private:
+    struct QueueRing {
+        std::vector<double> freed;  // per buffer turn: when its last FreeTensor let it go
+        uint64_t next = 0;
+    };
     struct SlotTimes {
-        double ready = 0;  // EnQue: the producer finished filling it
-        double freed = 0;  // FreeTensor: the consumer finished with it
+        double ready = 0;           // EnQue: the producer finished filling it
+        QueueRing *ring = nullptr;  // the queue and turn of its current AllocTensor
+        size_t turn = 0;
     };
 
     double Issue()
@@ -329,8 +412,9 @@ private:
     double link_[tl::kPipes] = {1, 1, 1, 1};
     double free_[tl::kPipes] = {};  // when each pipe finishes its last instruction; S: the issue point
     double busy_[tl::kPipes] = {};
-    double channel_free_ = 0, channel_busy_ = 0;
+    HbmChannel channel_;
     uint64_t sync_gen_ = 0;
+    std::unordered_map<const void *, QueueRing> queues_;  // nodes are stable: SlotTimes points at them
     std::unordered_map<const void *, SlotTimes> slots_;
     std::deque<double> flags_[tl::kPipes][tl::kPipes][8];
 };
