@@ -1,19 +1,344 @@
-// Reductions (declarations; definitions follow in the next commit).
+// Sum reductions of the twin: ReduceSum (count and repeat forms), WholeReduceSum (one sum per
+// repeat; ReduceRepeat<SUM> in newer CANN) and BlockReduceSum (one sum per 32-byte block;
+// ReduceDataBlock<SUM>). A2 supports half and float.
+//
+// Summation order, from the public Ascend C documentation (ReduceSum "关键特性说明",
+// ReduceDataBlock "关键特性说明"): within a repeat (and within a block) elements are added by a
+// binary tree of neighbours: (e0+e1), (e2+e3), ... then those pairs pairwise, and so on; a lane
+// the mask switches off takes no part (its partner passes up unchanged). On Atlas A2/A3 the count
+// form of ReduceSum adds the per-repeat sums in order ("方式一"), the repeat form adds them by the
+// same binary tree, 64/128 repeat sums per level ("方式二"). Every addition rounds to T (half sums
+// are rounded to half at each step). The twin reproduces these orders bit for bit.
+// A result is defined only if every lane summed into it is (a poisoned lane reaching it makes it
+// undefined, and copying it to GM is then an error).
 #pragma once
 #include "vector.h"
+
+namespace twin {
+
+template <typename T>
+inline float RoundTo(float x)
+{
+    if constexpr (std::is_same_v<T, half>) return HalfBitsToFloat(FloatToHalfRne(x));
+    else return x;
+}
+
+// Binary-tree sum of the present values of v[0..n) (n a power of two); clobbers v and present.
+template <typename T>
+float TreeSum(float *v, uint8_t *present, uint32_t n, bool &any)
+{
+    bool full = true;
+    for (uint32_t i = 0; i < n; ++i) full = full && present[i];
+    if (full) {  // the common case, without the per-lane presence tests
+        for (uint32_t w = n; w > 1; w /= 2) {
+            for (uint32_t i = 0; i < w / 2; ++i) v[i] = RoundTo<T>(v[2 * i] + v[2 * i + 1]);
+        }
+        any = n > 0;
+        return v[0];
+    }
+    for (uint32_t w = n; w > 1; w /= 2) {
+        for (uint32_t i = 0; i < w / 2; ++i) {
+            const bool a = present[2 * i], b = present[2 * i + 1];
+            v[i] = a && b ? RoundTo<T>(v[2 * i] + v[2 * i + 1]) : a ? v[2 * i] : v[2 * i + 1];
+            present[i] = a || b;
+        }
+    }
+    any = present[0];
+    return v[0];
+}
+
+inline bool LanesAllOn(const uint64_t m[2], uint32_t l0, uint32_t n)
+{
+    for (uint32_t l = l0; l < l0 + n;) {
+        const uint32_t bit = l % 64, k = std::min<uint32_t>(64 - bit, l0 + n - l);
+        const uint64_t want = k == 64 ? ~0ull : ((1ull << k) - 1) << bit;
+        if ((m[l / 64] & want) != want) return false;
+        l += k;
+    }
+    return true;
+}
+
+// Tree sum of the lanes [l0, l0 + n) of repeat r of `src` selected by mask bits m; `defined`
+// becomes false if any of them is undefined.
+template <typename T>
+float LaneTree(const VecOperand &src, uint32_t r, uint32_t l0, uint32_t n, const uint64_t m[2], bool &any, bool &defined)
+{
+    float v[128];
+    uint8_t present[128];
+    const CoreState &core = Core();
+    if (src.blk == 1 && LanesAllOn(m, l0, n)) {
+        // contiguous lanes: one definedness test for all of them
+        const uint64_t at = src.LaneByte(r, l0);
+        const T *x = reinterpret_cast<const T *>(core.ub.data() + at);
+        for (uint32_t i = 0; i < n; ++i) {
+            v[i] = float(x[i]);
+            present[i] = 1;
+        }
+        defined = defined && core.AllDefined(static_cast<uint32_t>(at), n * sizeof(T));
+        return TreeSum<T>(v, present, n, any);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t l = l0 + i;
+        present[i] = (m[l / 64] >> (l % 64)) & 1;
+        if (!present[i]) continue;
+        const uint64_t at = src.LaneByte(r, l);
+        T x;
+        std::memcpy(&x, core.ub.data() + at, sizeof(T));
+        v[i] = float(x);
+        defined = defined && core.AllDefined(static_cast<uint32_t>(at), sizeof(T));
+    }
+    return TreeSum<T>(v, present, n, any);
+}
+
+inline void WriteResult(uint32_t at, const void *value, uint32_t bytes, bool defined)
+{
+    CoreState &core = Core();
+    std::memcpy(core.ub.data() + at, value, bytes);
+    std::memset(core.shadow.data() + at, defined ? 1 : 0, bytes);
+}
+
+template <typename T>
+void CheckReduceType(const char *call)
+{
+    TWIN_CHECK(kFloatType<T>, call, "A2 supports half and float for this reduction (got ", TypeName<T>(), ")");
+}
+
+// Overlap of a reduction: repeat r writes dst bytes [dst0 + r*step, + len). A repeat may overwrite
+// its own sources (it reads them first), but no later repeat may read what an earlier one wrote.
+inline void CheckReduceOverlap(const char *call, uint64_t dst0, uint64_t step, uint32_t len, const VecOperand &src,
+                               const LanePlan &p)
+{
+    uint64_t s0, s1;
+    Footprint(src, p, s0, s1);
+    const uint64_t d1 = dst0 + (p.repeats ? (p.repeats - 1) * step : 0) + len;
+    if (d1 <= s0 || s1 <= dst0) return;
+    std::vector<uint16_t> writer(Core().ub.size() / 2, 0xFFFF);
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+        for (uint64_t b = dst0 + r * step; b < dst0 + r * step + len; b += 2) writer[b / 2] = std::min<uint16_t>(writer[b / 2], r);
+    }
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+        uint64_t m[2];
+        p.RepeatMask(r, m);
+        for (uint32_t l = 0; l < p.lanes; ++l) {
+            if (!((m[l / 64] >> (l % 64)) & 1)) continue;
+            const uint32_t w = writer[src.LaneByte(r, l) / 2];
+            TWIN_CHECK(w == 0xFFFF || w >= r, call, "repeat ", r, " reads src that repeat ", w,
+                       " already overwrote with its result: across repeats dst must not overlap a later repeat's "
+                       "source (address overlap rule)");
+        }
+    }
+}
+
+// One sum per repeat: dst[r * dstRepStride] (element units).
+template <typename T>
+void WholeSum(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, const LanePlan &p,
+              int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride)
+{
+    dst.Check(call);
+    src.Check(call);
+    CheckReduceType<T>(call);
+    CheckStride(call, "dstRepStride", uint64_t(dstRepStride), 16);
+    CheckStride(call, "srcBlkStride", uint64_t(srcBlkStride), 16);
+    CheckStride(call, "srcRepStride", uint64_t(srcRepStride), 16);
+    const VecOperand s = Operand("src", src, uint32_t(srcBlkStride), uint32_t(srcRepStride));
+    CheckPlacement(call, s, p);
+    const uint32_t d0 = dst.ByteOffset();
+    TWIN_CHECK(d0 % sizeof(T) == 0, call, "dst must be ", sizeof(T), "-byte aligned (byte offset ", d0, ")");
+    const uint64_t step = uint64_t(dstRepStride) * sizeof(T);
+    const uint64_t need = p.repeats ? (p.repeats - 1) * step + sizeof(T) : 0;
+    TWIN_CHECK(need <= dst.BytesToBufferEnd(), call, "dst must hold one result every dstRepStride elements inside its buffer (needs ",
+               need, " bytes, the buffer has ", dst.BytesToBufferEnd(), ")");
+    CheckReduceOverlap(call, d0, step, sizeof(T), s, p);
+    if (p.ActiveLanes() == 0) return;
+    const VecOperand ops[2] = {Operand("dst", dst), s};
+    VectorPipeAccess(call, ops);
+    OnVector(p.repeats, p.ActiveLanes());
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+        uint64_t m[2];
+        p.RepeatMask(r, m);
+        bool any = false, defined = true;
+        const T sum = T(LaneTree<T>(s, r, 0, p.lanes, m, any, defined));
+        if (any) WriteResult(static_cast<uint32_t>(d0 + r * step), &sum, sizeof(T), defined);
+    }
+}
+
+// One sum per 32-byte block: dst[r * dstRepStride * 8 + b]; a block without active lanes is left as it was.
+template <typename T>
+void BlockSum(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, const LanePlan &p,
+              int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride)
+{
+    dst.Check(call);
+    src.Check(call);
+    CheckReduceType<T>(call);
+    CheckStride(call, "dstRepStride", uint64_t(dstRepStride), 16);
+    CheckStride(call, "srcBlkStride", uint64_t(srcBlkStride), 16);
+    CheckStride(call, "srcRepStride", uint64_t(srcRepStride), 16);
+    const VecOperand s = Operand("src", src, uint32_t(srcBlkStride), uint32_t(srcRepStride));
+    CheckPlacement(call, s, p);
+    const uint32_t d0 = dst.ByteOffset();
+    const uint32_t align = sizeof(T) * 8;
+    TWIN_CHECK(d0 % align == 0, call, "dst must be ", align, "-byte aligned for ", TypeName<T>(), " (byte offset ", d0, ")");
+    const uint64_t step = uint64_t(dstRepStride) * 8 * sizeof(T);
+    const uint64_t need = p.repeats ? (p.repeats - 1) * step + 8 * sizeof(T) : 0;
+    TWIN_CHECK(need <= dst.BytesToBufferEnd(), call, "dst must hold 8 results per repeat inside its buffer (needs ", need,
+               " bytes, the buffer has ", dst.BytesToBufferEnd(), ")");
+    CheckReduceOverlap(call, d0, step, 8 * sizeof(T), s, p);
+    if (p.ActiveLanes() == 0) return;
+    const VecOperand ops[2] = {Operand("dst", dst), s};
+    VectorPipeAccess(call, ops);
+    OnVector(p.repeats, p.ActiveLanes());
+    const uint32_t per_block = kUbBlockBytes / sizeof(T);
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+        uint64_t m[2];
+        p.RepeatMask(r, m);
+        for (uint32_t b = 0; b < 8; ++b) {
+            bool any = false, defined = true;
+            const T sum = T(LaneTree<T>(s, r, b * per_block, per_block, m, any, defined));
+            if (any) WriteResult(static_cast<uint32_t>(d0 + r * step + b * sizeof(T)), &sum, sizeof(T), defined);
+        }
+    }
+}
+
+// Binary tree over a list of values (repeat sums), `lanes` per level as one repeat would.
+template <typename T>
+float TreeOfList(std::vector<float> vals, uint32_t lanes)
+{
+    float v[128];
+    uint8_t present[128];
+    while (vals.size() > 1) {
+        std::vector<float> next;
+        for (size_t at = 0; at < vals.size(); at += lanes) {
+            for (uint32_t i = 0; i < lanes; ++i) {
+                present[i] = at + i < vals.size();
+                v[i] = present[i] ? vals[at + i] : 0.0f;
+            }
+            bool any = false;
+            next.push_back(TreeSum<T>(v, present, lanes, any));
+        }
+        vals.swap(next);
+    }
+    return vals.empty() ? 0.0f : vals[0];
+}
+
+// ReduceSum: the sum of all selected lanes into dst[0]. in_order: the count form (repeat sums
+// added one after another); otherwise the repeat form (repeat sums written to work, then a tree).
+template <typename T>
+void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+            const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride, bool in_order)
+{
+    dst.Check(call);
+    src.Check(call);
+    work.Check(call);
+    CheckReduceType<T>(call);
+    CheckStride(call, "srcRepStride", uint64_t(srcRepStride), 16);
+    const VecOperand s = Operand("src", src, 1, uint32_t(srcRepStride));
+    CheckPlacement(call, s, p);
+    TWIN_CHECK(dst.ByteOffset() % sizeof(T) == 0, call, "dst must be ", sizeof(T), "-byte aligned (byte offset ",
+               dst.ByteOffset(), ")");
+    TWIN_CHECK(dst.BytesToBufferEnd() >= sizeof(T), call, "dst must have room for the result inside its buffer");
+    TWIN_CHECK(work.ByteOffset() % kUbBlockBytes == 0, call, "workLocal must start 32-byte aligned in UB (byte offset ",
+               work.ByteOffset(), ")");
+    const uint32_t per_block = kUbBlockBytes / sizeof(T);
+    const uint64_t work_bytes = in_order ? 0 : uint64_t((p.repeats + per_block - 1) / per_block) * kUbBlockBytes;
+    TWIN_CHECK(work_bytes <= work.BytesToBufferEnd(), call, "workLocal must hold the ", p.repeats,
+               " repeat sums rounded up to a whole block (needs ", work_bytes, " bytes, the buffer has ",
+               work.BytesToBufferEnd(), ")");
+    if (p.ActiveLanes() == 0) return;
+    const VecOperand ops[3] = {Operand("dst", dst), s, Operand("workLocal", work)};
+    VectorPipeAccess(call, ops);
+    if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);
+    OnVector(p.repeats, p.ActiveLanes());
+    bool defined = true;
+    std::vector<float> sums;
+    std::vector<uint8_t> sum_defined;
+    float acc = 0.0f;
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+        uint64_t m[2];
+        p.RepeatMask(r, m);
+        bool any = false, repeat_defined = true;
+        const float sum = LaneTree<T>(s, r, 0, p.lanes, m, any, repeat_defined);
+        if (!any) continue;
+        acc = sums.empty() ? sum : RoundTo<T>(acc + sum);
+        sums.push_back(sum);
+        sum_defined.push_back(repeat_defined);
+        defined = defined && repeat_defined;
+    }
+    if (!in_order) {  // the repeat form keeps the repeat sums in workLocal, then sums them by tree
+        for (size_t i = 0; i < sums.size(); ++i) {
+            const T v = T(sums[i]);
+            WriteResult(static_cast<uint32_t>(work.ByteOffset() + i * sizeof(T)), &v, sizeof(T), sum_defined[i]);
+        }
+        acc = TreeOfList<T>(sums, p.lanes);
+    }
+    const T result = T(acc);
+    WriteResult(dst.ByteOffset(), &result, sizeof(T), defined);
+}
+
+}  // namespace twin
 
 namespace AscendC {
 
 template <typename T, bool isSetMask = true>
+void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<T> &workLocal, const int32_t count)
+{
+    twin::SumAll("ReduceSum", dst, src, workLocal, twin::CountFormPlan("ReduceSum", twin::Lanes<T>(), count, isSetMask), 8,
+                 true);
+    if (isSetMask) twin::RestoreDefaultMask();
+}
+
+template <typename T, bool isSetMask = true>
+void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<T> &workLocal, const int32_t mask,
+               const int32_t repeatTime, const int32_t srcRepStride)
+{
+    uint64_t bits[2];
+    if (isSetMask) twin::ContinuousMaskBits("ReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
+    twin::SumAll("ReduceSum", dst, src, workLocal,
+                 twin::RepeatPlan("ReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask, INT32_MAX), srcRepStride, false);
+}
+
+template <typename T, bool isSetMask = true>
 void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<T> &workLocal,
-               const int32_t count);
+               const uint64_t mask[], const int32_t repeatTime, const int32_t srcRepStride)
+{
+    twin::SumAll("ReduceSum", dst, src, workLocal,
+                 twin::RepeatPlan("ReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask, INT32_MAX), srcRepStride, false);
+}
+
 template <typename T, bool isSetMask = true>
-void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t mask,
-                    const int32_t repeatTimes, const int32_t dstRepStride, const int32_t srcBlkStride,
-                    const int32_t srcRepStride);
+void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t mask, const int32_t repeatTime,
+                    const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
+{
+    uint64_t bits[2];
+    if (isSetMask) twin::ContinuousMaskBits("WholeReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
+    twin::WholeSum("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride);
+}
+
 template <typename T, bool isSetMask = true>
-void BlockReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t repeatTimes,
-                    const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,
-                    const int32_t srcRepStride);
+void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[], const int32_t repeatTime,
+                    const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
+{
+    twin::WholeSum("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride);
+}
+
+// Note the argument order of the older API: repeatTime before mask.
+template <typename T, bool isSetMask = true>
+void BlockReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t repeatTime, const int32_t mask,
+                    const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
+{
+    uint64_t bits[2];
+    if (isSetMask) twin::ContinuousMaskBits("BlockReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
+    twin::BlockSum("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride);
+}
+
+template <typename T, bool isSetMask = true>
+void BlockReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t repeatTime, const uint64_t mask[],
+                    const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
+{
+    twin::BlockSum("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride);
+}
 
 }  // namespace AscendC

@@ -129,7 +129,7 @@ inline float Bf16BitsToFloat(uint16_t b) { return BitsFloat(uint32_t(b) << 16); 
 // The shared shape of half and bfloat16_t: Traits supply the two conversions.
 template <typename Traits>
 struct Float16Base {
-    uint16_t bits = 0;
+    uint16_t bits;  // no initialiser: trivial like float, so tensors of it can be memcpy'd
 
     Float16Base() = default;
     Float16Base(float f) : bits(Traits::FromFloat(f)) {}  // NOLINT: implicit, as in kernels
@@ -200,3 +200,4 @@ struct Bf16Traits {
 using half = twin::Float16Base<twin::HalfTraits>;
 using bfloat16_t = twin::Float16Base<twin::Bf16Traits>;
 static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "16-bit storage");
+static_assert(std::is_trivial_v<half> && std::is_trivial_v<bfloat16_t>, "plain 16-bit data");

@@ -233,8 +233,10 @@ void ForEachBlock(const VecOperand &o, const LanePlan &p, uint32_t r, Fn &&fn)
 // The address-overlap rules between the destination and one source. Within one repeat the two
 // overlap 100% or not at all; across repeats no later repeat may read what an earlier one wrote,
 // except the documented accumulation (dst on src1 with dstRepStride or src1RepStride 0).
+// Cast between types of different sizes cannot overlap 100%; there (partial_ok) a repeat may
+// overlap itself, since it reads all its sources before it writes.
 inline void CheckOverlap(const char *call, const VecOperand &dst, const VecOperand &src, const LanePlan &p,
-                         bool accumulation_allowed = false)
+                         bool accumulation_allowed = false, bool partial_ok = false)
 {
     uint64_t d0, d1, s0, s1;
     Footprint(dst, p, d0, d1);
@@ -262,7 +264,7 @@ inline void CheckOverlap(const char *call, const VecOperand &dst, const VecOpera
             TWIN_CHECK(w == r, call, "the ", src.role, " operand of repeat ", r, " reads what the ", dst.role,
                        " operand of repeat ", w,
                        " wrote: across repeats source and destination must not overlap (address overlap rule)");
-            TWIN_CHECK(same_lanes, call, "the ", dst.role, " and ", src.role,
+            TWIN_CHECK(same_lanes || partial_ok, call, "the ", dst.role, " and ", src.role,
                        " operands overlap partially within repeat ", r,
                        ": within one repeat they must overlap 100% or not at all (address overlap rule)");
         });
@@ -314,10 +316,11 @@ void VectorPipeAccess(const char *call, const VecOperand (&ops)[N])
 // overlap rules of all operands (ops[0] is the destination), then the pipe and counter hooks.
 // Returns false when no lane runs (count, repeatTime or mask 0): the instruction is a NOP on A2.
 template <size_t N>
-bool Issue(const char *call, const VecOperand (&ops)[N], const LanePlan &p, int accumulating_src = -1)
+bool Issue(const char *call, const VecOperand (&ops)[N], const LanePlan &p, int accumulating_src = -1,
+           bool partial_ok = false)
 {
     for (const VecOperand &o : ops) CheckPlacement(call, o, p);
-    for (size_t i = 1; i < N; ++i) CheckOverlap(call, ops[0], ops[i], p, int(i) == accumulating_src);
+    for (size_t i = 1; i < N; ++i) CheckOverlap(call, ops[0], ops[i], p, int(i) == accumulating_src, partial_ok);
     const uint64_t lanes = p.ActiveLanes();
     if (lanes == 0) return false;
     VectorPipeAccess(call, ops);

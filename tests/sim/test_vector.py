@@ -1,0 +1,182 @@
+"""Vector instructions of the twin (twin/include/twin/vector.h) against NumPy: every binary, scalar
+and unary instruction in its count form, its repeat forms (continuous mask, bit mask, the mask
+registers in Normal and Counter mode) with random strides, Duplicate and Brcb; then one test per
+enforced rule, each with the broken call and the fixed one."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from rmsnorm_backward.errors import TwinRuleError
+from vector_driver import (BINARY, REPEAT, SCALAR, UNARY, active_lanes, element_index, launch, mask_from_bits,
+                           op_code)
+
+ARITH = [np.float16, np.float32, np.int16, np.int32]
+FLOATS = [np.float16, np.float32]
+FILL = [np.float16, ml_dtypes.bfloat16, np.float32, np.int16, np.int32]
+SIZES = [1, 77, 1000, 4099]
+
+
+def random(rng, n, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, n, endpoint=True).astype(dtype)
+    return (rng.standard_normal(n) * 4).astype(np.float32).astype(dtype)
+
+
+def reference(name, a, b):
+    """The element operation as NumPy computes it in the same dtype (16-bit floats round once)."""
+    with np.errstate(all="ignore"):
+        return {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum,
+                "Min": np.minimum, "Adds": np.add, "Muls": np.multiply, "Maxs": np.maximum,
+                "Mins": np.minimum}[name](a, b).astype(a.dtype)
+
+
+def assert_bits_equal(actual, expected):
+    """Equal bit for bit, except that any NaN matches any NaN."""
+    assert actual.dtype == expected.dtype
+    if actual.dtype.kind == "f" or actual.dtype == ml_dtypes.bfloat16:
+        a32, e32 = actual.astype(np.float32), expected.astype(np.float32)
+        both_nan = np.isnan(a32) & np.isnan(e32)
+        mismatch = ~both_nan & (actual.view(np.uint16 if actual.itemsize == 2 else np.uint32)
+                                != expected.view(np.uint16 if expected.itemsize == 2 else np.uint32))
+    else:
+        mismatch = actual != expected
+    assert not mismatch.any(), f"{mismatch.sum()} lanes differ, first at {np.flatnonzero(mismatch)[:5]}"
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name,dtype", [(name, dtype) for name in BINARY for dtype in ARITH
+                                        if name != "Div" or dtype in FLOATS])  # A2 has no integer Div
+def test_binary_count_form(rng, name, dtype, n):
+    a, b = random(rng, n, dtype), random(rng, n, dtype)
+    if name == "Div":
+        b[b == 0] = 1
+    d = random(rng, n + 40, dtype)  # lanes past n keep their values
+    out = launch(op_code("kBinaryCount", name), dtype, a, b, d, count=n)
+    assert_bits_equal(out[:n], reference(name, a, b))
+    assert_bits_equal(out[n:n + 40], d[n:])
+
+
+def repeat_case(rng, dtype, form):
+    """Random repeat, strides and mask of one repeat-form call; returns (kwargs, lanes that run)."""
+    lanes = REPEAT // np.dtype(dtype).itemsize
+    repeat = int(rng.integers(1, 9))
+    strides = tuple(int(s) for s in rng.integers(1, 4, 3)) + tuple(int(s) for s in rng.integers(8, 14, 3))
+    kw = dict(repeat=repeat, strides=strides)
+    if form == "mask_len":
+        kw["mask_len"] = int(rng.integers(1, lanes + 1))
+        r, l = active_lanes(lanes, repeat, mask_len=kw["mask_len"])
+    elif form in ("mask_bits", "register_normal"):
+        kw["mask_bits"] = mask_from_bits(rng, lanes)
+        r, l = active_lanes(lanes, repeat, mask_bits=kw["mask_bits"])
+    else:  # register_counter: the first `count` lanes, repeat after repeat
+        kw["count"] = int(rng.integers(1, lanes * repeat + 1))
+        r, l = active_lanes(lanes, repeat, count=kw["count"])
+    return kw, r, l
+
+
+FORMS = {"mask_len": "kBinaryMaskLen", "mask_bits": "kBinaryMaskBits", "register_normal": "kBinaryRegNormal",
+         "register_counter": "kBinaryRegCounter"}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+@pytest.mark.parametrize("dtype", ARITH)
+@pytest.mark.parametrize("name", ["Add", "Sub", "Mul", "Max", "Min"])
+def test_binary_repeat_forms(rng, name, dtype, form):
+    kw, r, l = repeat_case(rng, dtype, form)
+    size = np.dtype(dtype).itemsize
+    blk, rep = kw["strides"][:3], kw["strides"][3:]
+    n = 8 * 14 * REPEAT // size + 64
+    a, b, d = random(rng, n, dtype), random(rng, n, dtype), random(rng, n, dtype)
+    out = launch(op_code(FORMS[form], name), dtype, a, b, d, **kw)
+    di, ai, bi = (element_index(r, l, blk[k], rep[k], size) for k in range(3))
+    expected = d.copy()
+    expected[di] = reference(name, a[ai], b[bi])
+    assert_bits_equal(out[:n], expected)
+
+
+def test_accumulation_onto_src1_with_zero_repeat_stride(rng):
+    """The documented exception to the overlap rule: dst on src1, both repeat strides 0, so every
+    repeat adds into the same lanes, in repeat order."""
+    a, d = random(rng, 64 * 6, np.float32), random(rng, 64, np.float32)
+    out = launch(op_code("kBinaryMaskLen", "Add"), np.float32, a, None, d, mask_len=64, repeat=6,
+                 strides=(1, 1, 1, 0, 8, 0), alias=2)
+    expected = d.copy()
+    for r in range(6):
+        expected = a[64 * r:64 * (r + 1)] + expected
+    assert_bits_equal(out, expected)
+
+
+@pytest.mark.parametrize("n", [5, 300])
+@pytest.mark.parametrize("dtype", ARITH)
+@pytest.mark.parametrize("name", SCALAR)
+def test_scalar_ops(rng, name, dtype, n):
+    a, d = random(rng, n, dtype), random(rng, n, dtype)
+    s = random(rng, 1, dtype)[0]
+    out = launch(op_code("kScalarCount", name), dtype, a, None, d, count=n, scalar=s)
+    assert_bits_equal(out[:n], reference(name, a, np.full(n, s, dtype)))
+    kw, r, l = repeat_case(rng, dtype, "mask_bits")
+    size = np.dtype(dtype).itemsize
+    m = 8 * 14 * REPEAT // size + 64
+    a, d = random(rng, m, dtype), random(rng, m, dtype)
+    kw["strides"] = kw["strides"][:2] + (1,) + kw["strides"][3:5] + (8,)
+    out = launch(op_code("kScalarMaskBits", name), dtype, a, None, d, scalar=s, **kw)
+    di, ai = element_index(r, l, kw["strides"][0], kw["strides"][3], size), \
+        element_index(r, l, kw["strides"][1], kw["strides"][4], size)
+    expected = d.copy()
+    expected[di] = reference(name, a[ai], np.full(len(ai), s, dtype))
+    assert_bits_equal(out[:m], expected)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops(rng, name, dtype):
+    n = 333
+    a = random(rng, n, dtype)
+    if name in ("Ln", "Sqrt"):
+        a = np.abs(a)
+    out = launch(op_code("kUnaryCount", name), dtype, a, None, np.zeros(n, dtype), count=n)
+    with np.errstate(all="ignore"):
+        ref = {"Exp": np.exp, "Ln": np.log, "Sqrt": np.sqrt, "Abs": np.abs,
+               "Reciprocal": lambda x: 1 / x}[name](a.astype(np.float32)).astype(dtype)
+    if name in ("Exp", "Ln"):  # libm and NumPy may differ in the last bit; the hardware's are approximations too
+        np.testing.assert_allclose(out[:n].astype(np.float32), ref.astype(np.float32), rtol=2e-3 if dtype == np.float16 else 1e-6)
+    else:
+        assert_bits_equal(out[:n], ref)
+
+
+@pytest.mark.parametrize("n", [1, 130, 2049])
+@pytest.mark.parametrize("dtype", FILL)
+def test_duplicate(rng, dtype, n):
+    s = random(rng, 1, dtype)[0]
+    d = random(rng, n + 20, dtype)
+    out = launch(op_code("kDupCount"), dtype, np.zeros(16, dtype), None, d, count=n, scalar=s)
+    assert_bits_equal(out[:n], np.full(n, s, dtype))
+    assert_bits_equal(out[n:n + 20], d[n:])
+    lanes = REPEAT // np.dtype(dtype).itemsize
+    mask_len, repeat, blk, rep = int(rng.integers(1, lanes + 1)), 3, 2, 17
+    d = random(rng, 3 * 17 * 32 // np.dtype(dtype).itemsize + lanes * 2, dtype)
+    out = launch(op_code("kDupMaskLen"), dtype, np.zeros(16, dtype), None, d, mask_len=mask_len, repeat=repeat,
+                 strides=(blk, 1, 1, rep, 8, 8), scalar=s)
+    r, l = active_lanes(lanes, repeat, mask_len=mask_len)
+    expected = d.copy()
+    expected[element_index(r, l, blk, rep, np.dtype(dtype).itemsize)] = s
+    assert_bits_equal(out[:len(d)], expected)
+
+
+@pytest.mark.parametrize("blk,rep", [(1, 8), (0, 8), (2, 20)])
+@pytest.mark.parametrize("dtype", FILL)
+def test_brcb(rng, dtype, blk, rep):
+    """Repeat i broadcasts src[8i + j] into block j; a block stride of 0 counts as 1."""
+    repeat, size = 5, np.dtype(dtype).itemsize
+    a = random(rng, 8 * repeat, dtype)
+    d = random(rng, (repeat * rep + 8 * max(blk, 1)) * 32 // size, dtype)
+    out = launch(op_code("kBrcb"), dtype, a, None, d, repeat=repeat, strides=(blk, 1, 1, rep, 8, 8))
+    expected = d.copy()
+    per_block = 32 // size
+    for i in range(repeat):
+        for j in range(8):
+            start = (i * rep + j * max(blk, 1)) * per_block
+            expected[start:start + per_block] = a[8 * i + j]
+    assert_bits_equal(out[:len(d)], expected)
