@@ -65,15 +65,23 @@ def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Te
 def check_forward(x: torch.Tensor, gamma: torch.Tensor) -> None:
     """Will the backward of rms_norm(x, gamma) be accepted? Checked before the forward runs.
 
-    The backward runs the operator in the widest dtype of x and gamma (dy's may widen it further), on
-    dy shaped like x and rstd shaped x.shape[:-k] + (1,) * k, k = gamma.ndim.
+    The backward runs the operator on dy shaped like x, rstd shaped x.shape[:-k] + (1,) * k
+    (k = gamma.ndim), all in the wider dtype of x and gamma.
     """
     check_devices(x=x, gamma=gamma)
     x_shape, gamma_shape = _shape(x), _shape(gamma)
     if x_shape is None or gamma_shape is None:
         return
     k = min(len(gamma_shape), len(x_shape))
-    rstd_shape = x_shape[:len(x_shape) - k] + (1,) * k
-    dtype = torch.promote_types(x.dtype, gamma.dtype)
-    _tiling_rules({"dy": x_shape, "x": x_shape, "rstd": rstd_shape, "gamma": gamma_shape},
-                  {"dy": dtype, "x": dtype, "rstd": torch.float32, "gamma": dtype})
+    shapes = {"dy": x_shape, "x": x_shape, "rstd": x_shape[:len(x_shape) - k] + (1,) * k, "gamma": gamma_shape}
+
+    def rules(x_dtype, gamma_dtype):
+        _tiling_rules(shapes, {"dy": x_dtype, "x": x_dtype, "rstd": torch.float32, "gamma": gamma_dtype})
+
+    rules(x.dtype, x.dtype)  # shapes and x's dtype
+    wide = torch.promote_types(x.dtype, gamma.dtype)
+    try:
+        rules(wide, wide)
+    except InvalidInputError:
+        rules(x.dtype, gamma.dtype)  # x's dtype passed, so gamma's is at fault: let the message name it
+        raise
