@@ -1,14 +1,15 @@
 """The `rmsnorm-backward` command: golden (precision check on the best backend), gen (code
-generation from op_def), doctor (what is installed, which backends work)."""
+generation from op_def), doctor (what is installed, which backends work), bench (modelled
+performance per shape, see PERFORMANCE.md)."""
 from __future__ import annotations
 
 import sys
 
 from ..errors import InvalidInputError
 from ._common import CliError, Parser
-from . import doctor, gen, golden
+from . import bench, doctor, gen, golden
 
-COMMANDS = {"golden": golden, "gen": gen, "doctor": doctor}
+COMMANDS = {"golden": golden, "gen": gen, "doctor": doctor, "bench": bench}
 
 
 def build_parser() -> Parser:

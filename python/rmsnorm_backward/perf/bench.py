@@ -1,0 +1,124 @@
+"""Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
+the roofline and the anchor model. Every figure here is modelled (no NPU is involved)."""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from ..op_def import dtype_of
+from .constants import Model
+from .model import anchor, measured, roofline_us
+from .suites import Case
+
+# Values do not change what the twin counts; a random block of this many rows, repeated, keeps the
+# inputs of the largest shapes cheap to make.
+RANDOM_ROWS = 64
+
+
+def make_inputs(case: Case, rng: np.random.Generator):
+    """dy, x (case.shape), rstd (case.shape[:-1]) and gamma (cols) with random values."""
+    dt = dtype_of(case.dtype).numpy()
+
+    def tiled(scale: float) -> np.ndarray:
+        block = (rng.standard_normal((min(case.rows, RANDOM_ROWS), case.cols), dtype=np.float32) * scale).astype(dt)
+        reps = -(-case.rows // block.shape[0])
+        return np.tile(block, (reps, 1))[: case.rows].reshape(case.shape)
+
+    rstd = rng.uniform(0.5, 2.0, case.shape[:-1]).astype(np.float32)
+    gamma = rng.standard_normal(case.cols, dtype=np.float32).astype(dt)
+    return tiled(1.0), tiled(1.0), rstd, gamma
+
+
+def run_case(case: Case, model: Model, rng: np.random.Generator) -> dict:
+    """One shape x dtype through the kernel on the twin: a row of the benchmark table."""
+    from rmsnorm_backward.simulate import simulate
+
+    dy, x, rstd, gamma = make_inputs(case, rng)
+    start = time.perf_counter()
+    _, _, stats = simulate(dy, x, rstd, gamma, soc=model.soc["name"])
+    twin_seconds = time.perf_counter() - start
+    ours = measured(stats["cores"], model)
+    floor = stats["min_bytes"]
+    roof = roofline_us(floor, model)
+    elements = case.rows * case.cols
+    theirs = anchor(case.rows, case.cols, case.dtype, ours.v_cycles / max(elements, 1), model)
+    return {
+        "shape": list(case.shape),
+        "dtype": case.dtype,
+        "rows": case.rows,
+        "cols": case.cols,
+        "path": stats["path"],
+        "block_dim": stats["block_dim"],
+        "modelled_us": ours.modelled_us,
+        "roofline_us": roof,
+        "min_bytes": floor,
+        "hbm_bytes": ours.hbm_bytes,
+        "l2_bytes": ours.l2_bytes,
+        "link_bytes": ours.link_bytes,
+        "hbm_ratio": ours.hbm_bytes / floor,
+        "link_ratio": ours.link_bytes / floor,
+        "roofline_pct": 100.0 * roof / ours.modelled_us,
+        "x_roofline": ours.modelled_us / roof,
+        "core_balance": ours.balance,
+        "lane_utilisation": ours.lane_utilisation,
+        "bottleneck": ours.bottleneck,
+        "anchor": asdict(theirs),
+        "anchor_us": theirs.modelled_us,
+        "speedup": theirs.modelled_us / ours.modelled_us,
+        "twin_seconds": twin_seconds,
+    }
+
+
+COLUMNS = (  # header, width, row -> text
+    ("shape", 22, lambda r: "x".join(map(str, r["shape"]))),
+    ("dtype", 5, lambda r: r["dtype"]),
+    ("model us", 10, lambda r: f"{r['modelled_us']:.1f}"),
+    ("HBM/min", 8, lambda r: f"{r['hbm_ratio']:.3f}"),
+    ("link/min", 8, lambda r: f"{r['link_ratio']:.3f}"),
+    ("%roof", 6, lambda r: f"{r['roofline_pct']:.1f}"),
+    ("balance", 7, lambda r: f"{r['core_balance']:.2f}"),
+    ("lanes", 5, lambda r: f"{r['lane_utilisation']:.2f}"),
+    ("bound", 12, lambda r: r["bottleneck"]),
+    ("anchor us", 10, lambda r: f"{r['anchor_us']:.1f}"),
+    ("speed-up", 8, lambda r: f"{r['speedup']:.2f}"),
+)
+
+
+def format_table(rows: list[dict]) -> str:
+    """The benchmark rows as a fixed-width text table (all figures modelled)."""
+    line = lambda cells: "  ".join(str(c).rjust(w) for c, (_, w, _) in zip(cells, COLUMNS))  # noqa: E731
+    out = [line(h for h, _, _ in COLUMNS)]
+    out += [line(f(r) for _, _, f in COLUMNS) for r in rows]
+    return "\n".join(out)
+
+
+def numpy_f32_backward(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: np.ndarray):
+    """RmsNorm backward in NumPy float32 (the twin's speed reference, not a golden)."""
+    r = rstd.reshape(-1, 1)
+    xh = x * r
+    g = dy * gamma
+    mean = np.mean(g * xh, axis=1, keepdims=True, dtype=np.float32)
+    return r * (g - xh * mean), np.sum(dy * xh, axis=0, dtype=np.float32)
+
+
+def twin_speed(rows: int = 4096, cols: int = 4096, rng=None, soc: str = "Ascend910B2") -> dict:
+    """Wall-clock seconds of the twin (the kernel through simulate) and of NumPy float32 on the same
+    fp32 inputs, best of two runs each."""
+    from rmsnorm_backward.simulate import simulate
+
+    rng = rng or np.random.default_rng()
+    dy, x, rstd, gamma = make_inputs(Case((rows, cols), "fp32"), rng)
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(2):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    twin = best(lambda: simulate(dy, x, rstd, gamma, soc=soc))
+    ref = best(lambda: numpy_f32_backward(dy, x, rstd, gamma))
+    return {"shape": [rows, cols], "twin_seconds": twin, "numpy_seconds": ref, "ratio": twin / ref}
