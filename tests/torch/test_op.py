@@ -96,3 +96,16 @@ def test_the_numpy_bridge_shares_memory(rng, dtype):
     assert a.ctypes.data == t.data_ptr() and a.dtype.name == dtype
     back = from_numpy(a)
     assert back.data_ptr() == t.data_ptr() and torch.equal(back, t)
+
+
+def test_npu_kernel_is_registered_and_says_how_to_build_the_adapter(monkeypatch):
+    from rmsnorm_backward.torch import _npu
+
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(op.default.name(), "PrivateUse1")
+    monkeypatch.setattr(_npu, "ADAPTER", "rmsnorm_backward_npu_adapter_not_built")
+    _npu.adapter.cache_clear()
+    try:
+        with pytest.raises(InvalidInputError, match="pip install --no-build-isolation framework/torch_npu_adapter"):
+            _npu.adapter()
+    finally:
+        _npu.adapter.cache_clear()
