@@ -1,5 +1,6 @@
-// Demo kernel for `./build.sh run` (not the operator): a small, ordinary Ascend C kernel that the
-// CPU twin runs. Per tile of x and y (fp32): z = (x + y) * 0.5, and the sum of z's tile into sums.
+// Demo kernel (not the operator): a small, ordinary Ascend C kernel that the CPU twin runs, for
+// `./build.sh run` and benchmarks/twin_speed.py. Per tile of x and y (fp32): copy in, a few vector
+// ops, a reduction, copy out: z = (x * y + x) * 0.5 and sums[tile] = sum of z over the tile.
 // Tiles are dealt to the cores round-robin; two buffers per queue overlap copy and compute.
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -52,7 +53,8 @@ private:
         LocalTensor<float> y = inY_.DeQue<float>();
         LocalTensor<float> z = outZ_.AllocTensor<float>();
         LocalTensor<float> sum = outSum_.AllocTensor<float>();
-        Add(z, x, y, tileLen_);
+        Mul(z, x, y, tileLen_);
+        Add(z, z, x, tileLen_);
         Muls(z, z, 0.5f, tileLen_);
         ReduceSum(sum, z, work_.Get<float>(), tileLen_);
         outZ_.EnQue(z);

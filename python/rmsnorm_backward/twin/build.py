@@ -22,9 +22,11 @@ from rmsnorm_backward.errors import InvalidInputError, KernelCompileError
 
 CXX = "g++"
 # The project's kernel flags (TEAM_BRIEF); never -ffast-math: NaN/Inf must propagate as IEEE does.
+# The dynamic vectoriser cost model lets -O2 vectorise the twin's lane loops (GCC 12's default
+# at -O2 leaves any loop needing an alias check scalar: 2x slower); IEEE results are unchanged.
 # Hidden visibility keeps each object's twin state its own; -z defs turns a missing definition
 # into a compile error instead of a failed dlopen.
-CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-ffp-contract=off",
+CXXFLAGS = ("-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-shared", "-pthread", "-ffp-contract=off",
             "-fvisibility=hidden", "-Wl,-z,defs")
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl")
 SKIPPED_DIRS = {"build", "node_modules", "__pycache__"}

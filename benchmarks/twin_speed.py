@@ -1,0 +1,90 @@
+"""How fast the CPU twin runs a kernel, as a ratio to NumPy float32 doing the same math (goal <= 2x).
+
+The kernel is the demo kernel twin/demo/scaled_sum.cpp: per tile, copy x and y in, z = (x * y + x)
+* 0.5, sum z, copy z and the sum out. NumPy does the same math on the whole arrays. The twin's time
+is one run_kernel call (compiled beforehand): GM buffers set up, all cores run, outputs copied back.
+Not a test: it prints the numbers (or --json) and exits 0 whatever the ratio.
+
+    .venv/bin/python benchmarks/twin_speed.py [--elements N] [--tile-len N] [--block-dim N] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from rmsnorm_backward.twin import compile_kernel, run_kernel
+
+KERNEL = Path(__file__).resolve().parents[1] / "twin" / "demo" / "scaled_sum.cpp"
+GOAL = 2.0
+
+
+def numpy_version(x, y, tile_len):
+    z = x * y
+    z += x
+    z *= np.float32(0.5)
+    return z, z.reshape(-1, tile_len).sum(axis=1, dtype=np.float32)
+
+
+def best_of(fn, repeats, label):
+    times = []
+    for _ in tqdm(range(repeats), desc=label, leave=False, file=sys.stderr):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--elements", type=int, default=16 * 2**20, help="fp32 elements (default 16M)")
+    parser.add_argument("--tile-len", type=int, default=4096, help="fp32 elements per tile, a multiple of 64")
+    parser.add_argument("--block-dim", type=int, default=8, help="simulated AI cores")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each side; the best counts")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    opts = parser.parse_args(argv)
+    if opts.tile_len % 64 or opts.elements % opts.tile_len:
+        parser.error("--tile-len must be a multiple of 64 that divides --elements")
+
+    rng = np.random.default_rng()
+    x = rng.standard_normal(opts.elements, dtype=np.float32)
+    y = rng.standard_normal(opts.elements, dtype=np.float32)
+    z = np.zeros_like(x)
+    tiles = opts.elements // opts.tile_len
+    sums = np.zeros(tiles, np.float32)
+    tiling = np.array([tiles, opts.tile_len], np.uint32)
+    args = {"x": x, "y": y, "z": z, "sums": sums, "tiling": tiling}
+
+    compile_kernel(KERNEL, "scaled_sum")
+    twin_s = best_of(lambda: run_kernel(KERNEL, "scaled_sum", args, block_dim=opts.block_dim), opts.repeats, "twin")
+    numpy_s = best_of(lambda: numpy_version(x, y, opts.tile_len), opts.repeats, "numpy")
+    want_z, want_sums = numpy_version(x, y, opts.tile_len)
+    result = {
+        "elements": opts.elements,
+        "tile_len": opts.tile_len,
+        "block_dim": opts.block_dim,
+        "twin_seconds": twin_s,
+        "numpy_seconds": numpy_s,
+        "ratio": twin_s / numpy_s,
+        "goal_ratio": GOAL,
+        "z_matches_numpy": bool(np.array_equal(z, want_z)),
+        "sums_max_abs_error": float(np.max(np.abs(sums - want_sums))),
+    }
+    if opts.json:
+        print(json.dumps(result))
+    else:
+        print(f"twin: {twin_s * 1e3:.1f} ms on {opts.block_dim} cores, NumPy float32: {numpy_s * 1e3:.1f} ms "
+              f"for {opts.elements} elements in tiles of {opts.tile_len}")
+        verdict = "within" if result["ratio"] <= GOAL else "above"
+        print(f"ratio twin / NumPy = {result['ratio']:.2f} ({verdict} the goal of {GOAL:.0f}x); "
+              f"z matches NumPy: {result['z_matches_numpy']}, sums max abs error vs NumPy {result['sums_max_abs_error']:.1e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
