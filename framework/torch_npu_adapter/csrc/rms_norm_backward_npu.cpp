@@ -92,6 +92,8 @@ std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, cons
     at::Tensor dgamma = at::empty(gamma.sizes(), gamma.options().dtype(at::kFloat));
 
     const OpApi &api = Api();
+    // Every dtype checked before any aclTensor exists, so a bad one leaks none.
+    AclDtype(dy, "dy"), AclDtype(x, "x"), AclDtype(rstd, "rstd"), AclDtype(gamma, "gamma");
     aclTensor *args[] = {AclTensor(dy, "dy"), AclTensor(x, "x"), AclTensor(rstd, "rstd"),
                          AclTensor(gamma, "gamma"), AclTensor(dx, "dx"), AclTensor(dgamma, "dgamma")};
     uint64_t workspace_size = 0;
