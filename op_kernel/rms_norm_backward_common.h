@@ -32,15 +32,43 @@ __aicore__ inline RowGroup GroupRows(const RmsNormBackwardTilingData &t, uint32_
     return {t.rows * g / t.groups, t.rows * (g + 1) / t.groups};
 }
 
-// Where group g's fp32 partial goes: straight into dgamma when there is one group (no reduction).
-__aicore__ inline __gm__ float *PartialDgamma(const RmsNormBackwardTilingData &t, GM_ADDR dgamma, GM_ADDR workspace,
-                                              uint32_t g)
+__aicore__ inline uint32_t TileRows(const RowGroup &group, uint64_t row, uint32_t tileRows)
 {
-    if (t.groups == 1) {
-        return reinterpret_cast<__gm__ float *>(dgamma);
-    }
-    return reinterpret_cast<__gm__ float *>(GetUserWorkspace(workspace)) + uint64_t(g) * t.partial_stride;
+    const uint64_t left = group.end - row;
+    return left < tileRows ? uint32_t(left) : tileRows;
 }
+
+// The operator's tensors in GM, as every path sees them.
+template <typename T>
+struct OperatorGm {
+    GlobalTensor<T> dy, x, dx, gamma;
+    GlobalTensor<float> rstd;
+    GM_ADDR dgamma = nullptr;
+    GM_ADDR workspace = nullptr;
+
+    __aicore__ inline void Init(GM_ADDR dyAddr, GM_ADDR xAddr, GM_ADDR rstdAddr, GM_ADDR gammaAddr, GM_ADDR dxAddr,
+                                GM_ADDR dgammaAddr, GM_ADDR workspaceAddr, const RmsNormBackwardTilingData &t)
+    {
+        dy.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dyAddr), t.rows * t.cols);
+        x.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(xAddr), t.rows * t.cols);
+        dx.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dxAddr), t.rows * t.cols);
+        rstd.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstdAddr), t.rows);
+        gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gammaAddr), t.cols);
+        dgamma = dgammaAddr;
+        workspace = workspaceAddr;
+    }
+
+    // Group g's fp32 partial of dgamma: straight into dgamma when there is one group (no reduction).
+    __aicore__ inline GlobalTensor<float> Partial(const RmsNormBackwardTilingData &t, uint32_t g) const
+    {
+        __gm__ float *base = t.groups == 1 ? reinterpret_cast<__gm__ float *>(dgamma)
+                                           : reinterpret_cast<__gm__ float *>(GetUserWorkspace(workspace)) +
+                                                 uint64_t(g) * t.partial_stride;
+        GlobalTensor<float> partial;
+        partial.SetGlobalBuffer(base, t.cols);
+        return partial;
+    }
+};
 
 // 16-bit data is widened to fp32 for all arithmetic (bf16 has no vector arithmetic on A2) and dx is
 // rounded once on the way out, to nearest even.

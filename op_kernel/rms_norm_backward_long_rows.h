@@ -29,13 +29,7 @@ public:
     {
         t_ = tiling;
         pipe_ = pipe;
-        dgammaAddr_ = dgamma;
-        workspace_ = workspace;
-        dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy), t_.rows * t_.cols);
-        xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(x), t_.rows * t_.cols);
-        dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dx), t_.rows * t_.cols);
-        rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstd), t_.rows);
-        gammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gamma), t_.cols);
+        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
         const uint32_t C = t_.chunk_cols;
         if (t_.resident_cols > 0) {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
@@ -67,12 +61,12 @@ public:
     __aicore__ inline void Process()
     {
         if (t_.gamma_resident_cols > 0) {
-            CopyInPad(gammaBuf_.Get<T>(), gammaGm_, t_.gamma_resident_cols);
+            CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.gamma_resident_cols);
             WaitFor<HardEvent::MTE2_V>(pipe_);
         }
         for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
             const RowGroup group = GroupRows(t_, g);
-            partialGm_.SetGlobalBuffer(PartialDgamma(t_, dgammaAddr_, workspace_, g), t_.cols);
+            partialGm_ = gm_.Partial(t_, g);
             if (t_.gamma_resident_cols > 0) {
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
@@ -119,8 +113,8 @@ private:
         }
         LocalTensor<T> dyRow = dyRowQue_.AllocTensor<T>();
         LocalTensor<T> xRow = xRowQue_.AllocTensor<T>();
-        CopyInPad(dyRow, dyGm_[row * t_.cols], t_.resident_cols);
-        CopyInPad(xRow, xGm_[row * t_.cols], t_.resident_cols);
+        CopyInPad(dyRow, gm_.dy[row * t_.cols], t_.resident_cols);
+        CopyInPad(xRow, gm_.x[row * t_.cols], t_.resident_cols);
         dyRowQue_.EnQue(dyRow);
         xRowQue_.EnQue(xRow);
     }
@@ -135,7 +129,7 @@ private:
             }
             const uint64_t left = group.end - row;
             const uint32_t n = left < kRstdBatch ? uint32_t(left) : kRstdBatch;
-            CopyInPad(batch, rstdGm_[row], n);
+            CopyInPad(batch, gm_.rstd[row], n);
             WaitFor<HardEvent::MTE2_S>(pipe_);
             rstdBatchBegin_ = row;
             rstdBatchEnd_ = row + n;
@@ -153,8 +147,8 @@ private:
         if (c.dyStreamed) {
             LocalTensor<T> dy = dyChunkQue_.AllocTensor<T>();
             LocalTensor<T> x = xChunkQue_.AllocTensor<T>();
-            CopyInPad(dy, dyGm_[row * t_.cols + c.begin], c.count);
-            CopyInPad(x, xGm_[row * t_.cols + c.begin], c.count);
+            CopyInPad(dy, gm_.dy[row * t_.cols + c.begin], c.count);
+            CopyInPad(x, gm_.x[row * t_.cols + c.begin], c.count);
             dyChunkQue_.EnQue(dy);
             xChunkQue_.EnQue(x);
             c.dy = dyChunkQue_.DeQue<T>();
@@ -165,7 +159,7 @@ private:
         }
         if (c.gammaStreamed) {
             LocalTensor<T> gamma = gammaChunkQue_.AllocTensor<T>();
-            CopyInPad(gamma, gammaGm_[c.begin], c.count);
+            CopyInPad(gamma, gm_.gamma[c.begin], c.count);
             gammaChunkQue_.EnQue(gamma);
             c.gamma = gammaChunkQue_.DeQue<T>();
         } else {
@@ -307,16 +301,14 @@ private:
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
         LocalTensor<T> dxT = dxQue_.DeQue<T>();
-        CopyOutPad(dxGm_[offset], dxT, count);
+        CopyOutPad(gm_.dx[offset], dxT, count);
         dxQue_.FreeTensor(dxT);
     }
 
     RmsNormBackwardTilingData t_;
     TPipe *pipe_ = nullptr;
-    GM_ADDR dgammaAddr_ = nullptr;
-    GM_ADDR workspace_ = nullptr;
-    GlobalTensor<T> dyGm_, xGm_, dxGm_, gammaGm_;
-    GlobalTensor<float> rstdGm_, partialGm_;
+    OperatorGm<T> gm_;
+    GlobalTensor<float> partialGm_;
     uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
     TQue<QuePosition::VECIN, 2> dyRowQue_, xRowQue_;  // depth 2: the next row is queued early
     TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;

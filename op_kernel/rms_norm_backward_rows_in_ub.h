@@ -23,13 +23,7 @@ public:
     {
         t_ = tiling;
         pipe_ = pipe;
-        dgammaAddr_ = dgamma;
-        workspace_ = workspace;
-        dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy), t_.rows * t_.cols);
-        xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(x), t_.rows * t_.cols);
-        dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dx), t_.rows * t_.cols);
-        rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstd), t_.rows);
-        gammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gamma), t_.cols);
+        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
         const uint32_t tileBytes = t_.tile_rows * t_.row_stride * sizeof(T);
         pipe_->InitBuffer(dyQue_, 2, tileBytes);
         pipe_->InitBuffer(xQue_, 2, tileBytes);
@@ -55,20 +49,20 @@ public:
             Duplicate(dgamma_, 0.0f, t_.cols);
             // Tiles start at the group's first row, so the partial sums are the same on any core.
             if (group.begin < group.end) {
-                CopyIn(group.begin, TileRows(group, group.begin));
+                CopyIn(group.begin, TileRows(group, group.begin, t_.tile_rows));
             }
             for (uint64_t row = group.begin; row < group.end; row += t_.tile_rows) {
-                const uint32_t n = TileRows(group, row);
+                const uint32_t n = TileRows(group, row, t_.tile_rows);
                 const uint64_t next = row + t_.tile_rows;
                 WaitFor<HardEvent::MTE2_S>(pipe_);  // this tile's rstd is read by the scalar unit
                 if (next < group.end) {
-                    CopyIn(next, TileRows(group, next));
+                    CopyIn(next, TileRows(group, next, t_.tile_rows));
                 }
                 Compute(n);
                 CopyOut(row, n);
             }
             WaitFor<HardEvent::V_MTE3>(pipe_);
-            CopyOutPad(PartialGm(g), dgamma_, t_.cols);
+            CopyOutPad(gm_.Partial(t_, g), dgamma_, t_.cols);
             WaitFor<HardEvent::MTE3_V>(pipe_);
         }
     }
@@ -76,23 +70,10 @@ public:
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
 
-    __aicore__ inline uint32_t TileRows(const RowGroup &group, uint64_t row) const
-    {
-        const uint64_t left = group.end - row;
-        return left < t_.tile_rows ? uint32_t(left) : t_.tile_rows;
-    }
-
-    __aicore__ inline GlobalTensor<float> PartialGm(uint32_t g)
-    {
-        GlobalTensor<float> partial;
-        partial.SetGlobalBuffer(PartialDgamma(t_, dgammaAddr_, workspace_, g), t_.cols);
-        return partial;
-    }
-
     __aicore__ inline void LoadGamma()
     {
         LocalTensor<T> gammaT = gammaBuf_.Get<T>();
-        CopyInPad(gammaT, gammaGm_, t_.cols);
+        CopyInPad(gammaT, gm_.gamma, t_.cols);
         WaitFor<HardEvent::MTE2_V>(pipe_);
         dgamma_ = dgammaBuf_.Get<float>();
         g_ = gBuf_.Get<float>();
@@ -109,9 +90,9 @@ private:
         LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
         LocalTensor<T> xT = xQue_.AllocTensor<T>();
         LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
-        CopyInRows(dyT, dyGm_[row * t_.cols], n, t_.cols);
-        CopyInRows(xT, xGm_[row * t_.cols], n, t_.cols);
-        CopyInPad(rstd, rstdGm_[row], n);
+        CopyInRows(dyT, gm_.dy[row * t_.cols], n, t_.cols);
+        CopyInRows(xT, gm_.x[row * t_.cols], n, t_.cols);
+        CopyInPad(rstd, gm_.rstd[row], n);
         dyQue_.EnQue(dyT);
         xQue_.EnQue(xT);
         rstdQue_.EnQue(rstd);
@@ -171,16 +152,13 @@ private:
     __aicore__ inline void CopyOut(uint64_t row, uint32_t n)
     {
         LocalTensor<T> dxT = dxQue_.DeQue<T>();
-        CopyOutRows(dxGm_[row * t_.cols], dxT, n, t_.cols);
+        CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);
         dxQue_.FreeTensor(dxT);
     }
 
     RmsNormBackwardTilingData t_;
     TPipe *pipe_ = nullptr;
-    GM_ADDR dgammaAddr_ = nullptr;
-    GM_ADDR workspace_ = nullptr;
-    GlobalTensor<T> dyGm_, xGm_, dxGm_, gammaGm_;
-    GlobalTensor<float> rstdGm_;
+    OperatorGm<T> gm_;
     TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile is queued early
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, gBuf_, gammaF32Buf_, dyF32Buf_, xhatBuf_, workBuf_, sumBuf_;

@@ -2,7 +2,7 @@
 // row_stride elements), so every vector instruction covers R*S lanes of many rows instead of one short
 // row. Per-row scalars (rstd, the row mean) are spread over their row's lanes with Brcb; row sums
 // come from WholeReduceSum, one repeat per row. dgamma accumulates lane-wise in an R x S tile and is
-// folded to one row, in row order, at the end of each group.
+// folded to one row, in a fixed pairwise order, at the end of each group.
 //
 // UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T)); checked by the
 // tiling (SmallColsUb):
@@ -25,13 +25,7 @@ public:
     {
         t_ = tiling;
         pipe_ = pipe;
-        dgammaAddr_ = dgamma;
-        workspace_ = workspace;
-        dyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy), t_.rows * t_.cols);
-        xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(x), t_.rows * t_.cols);
-        dxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dx), t_.rows * t_.cols);
-        rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstd), t_.rows);
-        gammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gamma), t_.cols);
+        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
         const uint32_t lanes = t_.tile_rows * t_.row_stride;
         pipe_->InitBuffer(dyQue_, 2, lanes * sizeof(T));
         pipe_->InitBuffer(xQue_, 2, lanes * sizeof(T));
@@ -58,36 +52,31 @@ public:
             const RowGroup group = GroupRows(t_, g);
             Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
             if (group.begin < group.end) {
-                CopyIn(group.begin, TileRows(group, group.begin));
+                CopyIn(group.begin, TileRows(group, group.begin, t_.tile_rows));
             }
             for (uint64_t row = group.begin; row < group.end; row += t_.tile_rows) {
                 const uint64_t next = row + t_.tile_rows;
                 if (next < group.end) {
-                    CopyIn(next, TileRows(group, next));
+                    CopyIn(next, TileRows(group, next, t_.tile_rows));
                 }
-                Compute(TileRows(group, row));
-                CopyOut(row, TileRows(group, row));
+                Compute(TileRows(group, row, t_.tile_rows));
+                CopyOut(row, TileRows(group, row, t_.tile_rows));
             }
-            // Fold the tile's rows in row order: the same sum on every core and every run.
-            for (uint32_t r = 1; r < t_.tile_rows; ++r) {
-                Add(dgamma, dgamma, dgamma[r * t_.row_stride], t_.row_stride);
+            // Fold the tile's rows pairwise, the upper rows onto the lower ones, in log2(R) steps:
+            // a fixed order, so the same sum on every core and every run.
+            for (uint32_t rows = t_.tile_rows; rows > 1;) {
+                const uint32_t half = rows / 2;
+                Add(dgamma, dgamma, dgamma[(rows - half) * t_.row_stride], half * t_.row_stride);
+                rows -= half;
             }
-            GlobalTensor<float> partial;
-            partial.SetGlobalBuffer(PartialDgamma(t_, dgammaAddr_, workspace_, g), t_.cols);
             WaitFor<HardEvent::V_MTE3>(pipe_);
-            CopyOutPad(partial, dgamma, t_.cols);
+            CopyOutPad(gm_.Partial(t_, g), dgamma, t_.cols);
             WaitFor<HardEvent::MTE3_V>(pipe_);
         }
     }
 
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-
-    __aicore__ inline uint32_t TileRows(const RowGroup &group, uint64_t row) const
-    {
-        const uint64_t left = group.end - row;
-        return left < t_.tile_rows ? uint32_t(left) : t_.tile_rows;
-    }
 
     // Rows land S elements apart with their padding lanes zeroed, so whole-row sums see only zeros there.
     __aicore__ inline void CopyInPacked(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t rows)
@@ -103,16 +92,18 @@ private:
         const LocalTensor<float> gammaWide = gammaBuf_.Get<float>();
         const LocalTensor<float> row = gBuf_.Get<float>();
         if constexpr (IsFloat()) {
-            CopyInPacked(row, gammaGm_, 1);
+            CopyInPacked(row, gm_.gamma, 1);
             WaitFor<HardEvent::MTE2_V>(pipe_);
         } else {
             const LocalTensor<T> gammaT = meanWideBuf_.Get<T>();
-            CopyInPacked(gammaT, gammaGm_, 1);
+            CopyInPacked(gammaT, gm_.gamma, 1);
             WaitFor<HardEvent::MTE2_V>(pipe_);
             Widen(row, gammaT, t_.row_stride);
         }
-        for (uint32_t r = 0; r < t_.tile_rows; ++r) {
-            Muls(gammaWide[r * t_.row_stride], row, 1.0f, t_.row_stride);
+        Muls(gammaWide, row, 1.0f, t_.row_stride);
+        for (uint32_t rows = 1; rows < t_.tile_rows; rows *= 2) {  // doubling copies
+            const uint32_t copy = rows < t_.tile_rows - rows ? rows : t_.tile_rows - rows;
+            Muls(gammaWide[rows * t_.row_stride], gammaWide, 1.0f, copy * t_.row_stride);
         }
     }
 
@@ -121,9 +112,9 @@ private:
         LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
         LocalTensor<T> xT = xQue_.AllocTensor<T>();
         LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
-        CopyInPacked(dyT, dyGm_[row * t_.cols], n);
-        CopyInPacked(xT, xGm_[row * t_.cols], n);
-        CopyInPad(rstd, rstdGm_[row], n);
+        CopyInPacked(dyT, gm_.dy[row * t_.cols], n);
+        CopyInPacked(xT, gm_.x[row * t_.cols], n);
+        CopyInPad(rstd, gm_.rstd[row], n);
         dyQue_.EnQue(dyT);
         xQue_.EnQue(xT);
         rstdQue_.EnQue(rstd);
@@ -202,16 +193,13 @@ private:
     __aicore__ inline void CopyOut(uint64_t row, uint32_t n)
     {
         LocalTensor<T> dxT = dxQue_.DeQue<T>();
-        CopyOutRows(dxGm_[row * t_.cols], dxT, n, t_.cols);
+        CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);
         dxQue_.FreeTensor(dxT);
     }
 
     RmsNormBackwardTilingData t_;
     TPipe *pipe_ = nullptr;
-    GM_ADDR dgammaAddr_ = nullptr;
-    GM_ADDR workspace_ = nullptr;
-    GlobalTensor<T> dyGm_, xGm_, dxGm_, gammaGm_;
-    GlobalTensor<float> rstdGm_;
+    OperatorGm<T> gm_;
     TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile is queued early
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, rstdWideBuf_, meanWideBuf_, gBuf_, dyF32Buf_, xhatBuf_, sumBuf_,

@@ -186,7 +186,10 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     uint64_t rows = 0, cols = 0;
     error = Validate(in, rows, cols);
     if (!error.empty()) return false;
-    const SocInfo &soc = *FindSoc(in.soc.c_str());
+    SocInfo soc = *FindSoc(in.soc.c_str());
+    if (in.platform_cores != 0) soc.vector_cores = in.platform_cores;
+    if (in.platform_ub_bytes != 0) soc.ub_bytes = uint32_t(in.platform_ub_bytes);
+    if (in.platform_sys_workspace_bytes != 0) soc.sys_workspace_bytes = in.platform_sys_workspace_bytes;
     if (in.block_dim_cap > soc.vector_cores) {
         error = "block_dim must be at most the " + std::to_string(soc.vector_cores) + " vector cores of " + soc.name +
                 " (got " + std::to_string(in.block_dim_cap) + ").";

@@ -16,6 +16,10 @@ struct TilingInput {
     std::string dy_dtype, x_dtype, rstd_dtype, gamma_dtype;  // NumPy names: float16, float32, bfloat16, ...
     std::string soc = "Ascend910B2";                          // SoC version (op_host/soc_table.h)
     uint32_t block_dim_cap = 0;                               // 0: as many cores as useful
+    // What the running platform reports (CANN's TilingFunc); 0 = the soc_table value.
+    uint32_t platform_cores = 0;
+    uint64_t platform_ub_bytes = 0;
+    uint64_t platform_sys_workspace_bytes = 0;
 };
 
 struct TilingResult {

@@ -1,0 +1,122 @@
+// CANN glue of RmsNormBackward (built only with CANN): TilingFunc, InferShape and InferDataType,
+// registered by the generated op_host/rms_norm_backward_def.cpp. The TilingFunc only translates
+// between CANN's contexts and the plain tiling (op_host/tiling), which does all the work and is the
+// same code the CPU twin runs.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+#include "op_proto/rms_norm_backward_proto.h"
+#include "tiling/rms_norm_backward_tiling.h"
+
+namespace {
+
+enum InputIndex : size_t { kDy = 0, kX = 1, kRstd = 2, kGamma = 3 };
+enum OutputIndex : size_t { kDx = 0, kDgamma = 1 };
+
+std::vector<int64_t> Dims(const gert::StorageShape *shape)
+{
+    std::vector<int64_t> dims;
+    if (shape != nullptr) {
+        const gert::Shape &s = shape->GetStorageShape();
+        for (size_t i = 0; i < s.GetDimNum(); ++i) {
+            dims.push_back(s.GetDim(i));
+        }
+    }
+    return dims;
+}
+
+// NumPy-style names, the vocabulary of the plain tiling's validation.
+std::string DtypeName(const gert::CompileTimeTensorDesc *desc)
+{
+    if (desc == nullptr) return "missing";
+    switch (desc->GetDataType()) {
+        case ge::DT_FLOAT: return "float32";
+        case ge::DT_FLOAT16: return "float16";
+        case ge::DT_BF16: return "bfloat16";
+        case ge::DT_DOUBLE: return "float64";
+        case ge::DT_INT32: return "int32";
+        case ge::DT_INT64: return "int64";
+        default: return "dtype " + std::to_string(int(desc->GetDataType()));
+    }
+}
+
+// The soc_table row for the running SoC family; core count and UB come from the platform itself.
+const char *SocName(platform_ascendc::SocVersion version)
+{
+    return version == platform_ascendc::SocVersion::ASCEND910_93 ? "Ascend910_93" : "Ascend910B2";
+}
+
+}  // namespace
+
+namespace optiling {
+
+ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
+{
+    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint64_t ubBytes = 0;
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubBytes);
+
+    rmsnorm_backward::TilingInput in;
+    in.dy_shape = Dims(context->GetInputShape(kDy));
+    in.x_shape = Dims(context->GetInputShape(kX));
+    in.rstd_shape = Dims(context->GetInputShape(kRstd));
+    in.gamma_shape = Dims(context->GetInputShape(kGamma));
+    in.dy_dtype = DtypeName(context->GetInputDesc(kDy));
+    in.x_dtype = DtypeName(context->GetInputDesc(kX));
+    in.rstd_dtype = DtypeName(context->GetInputDesc(kRstd));
+    in.gamma_dtype = DtypeName(context->GetInputDesc(kGamma));
+    in.soc = SocName(platform.GetSocVersion());
+    in.platform_cores = platform.GetCoreNumAiv();
+    in.platform_ub_bytes = ubBytes;
+    in.platform_sys_workspace_bytes = platform.GetLibApiWorkSpaceSize();
+
+    rmsnorm_backward::TilingResult out;
+    std::string error;
+    if (!rmsnorm_backward::ComputeTiling(in, out, error)) {
+        std::fprintf(stderr, "RmsNormBackward (%s): %s\n", context->GetNodeName(), error.c_str());
+        return ge::GRAPH_FAILED;
+    }
+    gert::TilingData *raw = context->GetRawTilingData();
+    if (raw == nullptr || raw->GetCapacity() < sizeof(out.data)) {
+        return ge::GRAPH_FAILED;
+    }
+    std::memcpy(raw->GetData(), &out.data, sizeof(out.data));
+    raw->SetDataSize(sizeof(out.data));
+    context->SetBlockDim(out.block_dim);
+    context->SetTilingKey(out.tiling_key);
+    size_t *workspaces = context->GetWorkspaceSizes(1);
+    workspaces[0] = out.workspace_bytes;
+    return ge::GRAPH_SUCCESS;
+}
+
+}  // namespace optiling
+
+namespace ge {
+
+ge::graphStatus RmsNormBackwardInferShape(gert::InferShapeContext *context)
+{
+    const gert::Shape *x = context->GetInputShape(kX);
+    const gert::Shape *gamma = context->GetInputShape(kGamma);
+    gert::Shape *dx = context->GetOutputShape(kDx);
+    gert::Shape *dgamma = context->GetOutputShape(kDgamma);
+    if (x == nullptr || gamma == nullptr || dx == nullptr || dgamma == nullptr) {
+        return ge::GRAPH_FAILED;
+    }
+    *dx = *x;
+    *dgamma = *gamma;
+    return ge::GRAPH_SUCCESS;
+}
+
+ge::graphStatus RmsNormBackwardInferDataType(gert::InferDataTypeContext *context)
+{
+    context->SetOutputDataType(kDx, context->GetInputDataType(kX));
+    context->SetOutputDataType(kDgamma, ge::DT_FLOAT);
+    return ge::GRAPH_SUCCESS;
+}
+
+}  // namespace ge

@@ -1,0 +1,56 @@
+"""The plain tiling's choices: the path per shape, row groups fixed by the shape alone, the block dim."""
+import pytest
+
+from rmsnorm_backward import _twin
+
+
+def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0):
+    shape = [rows, cols]
+    return _twin.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
+                                dy_dtype=dtype, x_dtype=dtype, rstd_dtype="float32", gamma_dtype=dtype,
+                                soc=soc, block_dim=block_dim)
+
+
+@pytest.mark.parametrize("dtype,cols,path", [
+    ("float16", 1, "small_cols"), ("float16", 128, "small_cols"), ("float32", 128, "small_cols"),
+    ("float16", 129, "rows_in_ub"), ("float32", 2000, "rows_in_ub"), ("float16", 3000, "rows_in_ub"),
+    ("float16", 6080, "long_rows"), ("bfloat16", 16384, "long_rows"), ("float32", 8192, "long_rows"),
+    ("float32", 1000000, "long_rows"),
+])
+def test_path_by_width(dtype, cols, path):
+    assert tiling(64, cols, dtype)["path"] == path
+
+
+@pytest.mark.parametrize("dtype,cols", [("float16", 16384), ("bfloat16", 16384), ("float32", 8192)])
+def test_long_rows_up_to_the_goal_stay_resident(dtype, cols):
+    fields = tiling(4096, cols, dtype)["fields"]
+    assert fields["resident_cols"] == cols and fields["gamma_resident_cols"] == cols
+
+
+def test_rows_beyond_ub_keep_gamma_resident_first():
+    fields = tiling(100, 16384, "float32")["fields"]
+    assert fields["gamma_resident_cols"] == 16384
+    assert 0 < fields["resident_cols"] < 16384 and fields["resident_cols"] % fields["chunk_cols"] == 0
+
+
+@pytest.mark.parametrize("rows,cols,dtype", [(4096, 4096, "float16"), (1 << 20, 64, "float16"),
+                                             (3000, 700, "float32"), (48, 16384, "bfloat16")])
+def test_groups_and_tiling_do_not_depend_on_block_dim_or_soc(rows, cols, dtype):
+    reference = tiling(rows, cols, dtype)
+    for soc, cap in (("Ascend910B2", 1), ("Ascend910B2", 7), ("Ascend910B3", 0), ("Ascend910_93", 20)):
+        other = tiling(rows, cols, dtype, soc=soc, block_dim=cap)
+        assert other["tiling"] == reference["tiling"]
+        assert other["block_dim"] == min(reference["fields"]["groups"], cap or (40 if soc == "Ascend910B3" else 48))
+
+
+@pytest.mark.parametrize("rows,cols,dtype,groups", [
+    (48, 4096, "float16", 1), (4096, 4096, "float16", 48), (1 << 20, 32, "float16", 48), (1, 10, "float32", 1),
+    (0, 10, "float32", 1),
+])
+def test_group_count_follows_the_traffic_budget(rows, cols, dtype, groups):
+    result = tiling(rows, cols, dtype)
+    assert result["fields"]["groups"] == groups
+    s = 2 if dtype != "float32" else 4
+    extra = groups * cols * (8 + s) - cols * s if groups > 1 else 0
+    assert extra <= 0.02 * result["min_bytes"]
+    assert result["user_workspace_bytes"] == (groups * result["fields"]["partial_stride"] * 4 if groups > 1 else 0)
