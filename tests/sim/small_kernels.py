@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 
 import ml_dtypes
 import numpy as np
 
 from rmsnorm_backward.twin import run_kernel
+from rmsnorm_backward.twin.build import cache_dir
 
 # A kernel written for an element type T gets it from run(..., dtype=...) as -D DTYPE=<Ascend C type>.
 PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n#ifdef DTYPE\nusing T = DTYPE;\n#endif\n'
@@ -22,10 +24,19 @@ CTYPES = {
 }
 
 
-def run(tmp_path, body: str, name: str, args, *, dtype=None, defines=None, **kw):
-    """Writes PRELUDE + body to a file under tmp_path and launches its entry `name`."""
-    path = tmp_path / f"{name}_{hashlib.sha1(body.encode()).hexdigest()[:10]}.cpp"
-    path.write_text(PRELUDE + body)
+def run(body: str, name: str, args, *, dtype=None, defines=None, **kw):
+    """Writes PRELUDE + body to a file named by its content and launches its entry `name`.
+
+    The file's directory is part of run_kernel's cache key, so it stays the same for every test.
+    """
+    text = PRELUDE + body
+    directory = cache_dir() / "test_kernels"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}_{hashlib.sha256(text.encode()).hexdigest()[:16]}.cpp"
+    if not path.is_file():
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(text)
+        os.replace(partial, path)
     defines = dict(defines or {})
     if dtype is not None:
         defines["DTYPE"] = CTYPES[np.dtype(dtype)]

@@ -4,16 +4,16 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import TwinRuleError
-from small_kernels import params, random_array, run
+from small_kernels import CTYPES, params, random_array, run
 
 FLOATS = [np.float16, ml_dtypes.bfloat16, np.float32]
+DTYPES = [np.dtype(t) for t in CTYPES]  # the kernel's dtype codes: indices into this list
 
 # GM -> UB -> UB -> GM with the count form, one tile of TILE elements per step, on every core.
-COUNT_KERNEL = """
-extern "C" __global__ __aicore__ void count_copy(GM_ADDR x, GM_ADDR y, GM_ADDR p)
+CountCopy = """
+template <typename T>
+void CountCopy(GM_ADDR x, GM_ADDR y, GM_ADDR, GM_ADDR, const GlobalTensor<int32_t> &pg)
 {
-    GlobalTensor<int32_t> pg;
-    pg.SetGlobalBuffer((__gm__ int32_t *)p, 2);
     const int32_t tiles = pg.GetValue(0), tile = pg.GetValue(1);
     GlobalTensor<T> xg, yg;
     xg.SetGlobalBuffer((__gm__ T *)x + GetBlockIdx() * tiles * tile, tiles * tile);
@@ -41,25 +41,23 @@ extern "C" __global__ __aicore__ void count_copy(GM_ADDR x, GM_ADDR y, GM_ADDR p
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [np.int32])
-def test_count_form_round_trip_is_bit_exact(tmp_path, dtype):
+def test_count_form_round_trip_is_bit_exact(dtype):
     rng = np.random.default_rng()
     cores, tiles, tile = 4, 3, 512
     x = random_array(rng, cores * tiles * tile, dtype)
     y = np.zeros_like(x)
-    stats = run(tmp_path, COUNT_KERNEL, "count_copy", [x, y, params(tiles, tile)], block_dim=cores,
-                dtype=dtype)
+    stats = launch(CountCopy, dtype, [x, y], [tiles, tile], block_dim=cores)
     np.testing.assert_array_equal(y.view(np.uint8), x.view(np.uint8))
     assert stats.total["gm_read_bytes"] == x.nbytes and stats.total["gm_write_bytes"] == x.nbytes
-    assert stats.total["gm_scalar_reads"] == cores * 2
+    assert stats.total["gm_scalar_reads"] == cores * 4  # the case, dtype, tiles and tile parameters
     assert stats.total["copy_in_instrs"] == cores * tiles and stats.total["copy_out_instrs"] == cores * tiles
 
 
 # DataCopyParams form: gather blocks from GM with a stride, copy UB -> UB, scatter to GM with another.
-STRIDED_KERNEL = """
-extern "C" __global__ __aicore__ void strided(GM_ADDR x, GM_ADDR y, GM_ADDR p)
+Strided = """
+template <typename T>
+void Strided(GM_ADDR x, GM_ADDR y, GM_ADDR, GM_ADDR, const GlobalTensor<int32_t> &pg)
 {
-    GlobalTensor<int32_t> pg;
-    pg.SetGlobalBuffer((__gm__ int32_t *)p, 5);
     const uint16_t count = pg.GetValue(0), len = pg.GetValue(1), gmIn = pg.GetValue(2), ub = pg.GetValue(3),
                    gmOut = pg.GetValue(4);
     GlobalTensor<T> xg, yg;
@@ -87,7 +85,7 @@ extern "C" __global__ __aicore__ void strided(GM_ADDR x, GM_ADDR y, GM_ADDR p)
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("count,len_,gm_in,ub,gm_out", [(1, 4, 0, 0, 0), (5, 2, 3, 1, 2), (7, 1, 1, 3, 0)])
-def test_params_form_strides_are_gaps_in_32_byte_blocks(tmp_path, dtype, count, len_, gm_in, ub, gm_out):
+def test_params_form_strides_are_gaps_in_32_byte_blocks(dtype, count, len_, gm_in, ub, gm_out):
     rng = np.random.default_rng()
     blk = 32 // np.dtype(dtype).itemsize
     x = random_array(rng, count * (len_ + gm_in) * blk, dtype)
@@ -95,17 +93,15 @@ def test_params_form_strides_are_gaps_in_32_byte_blocks(tmp_path, dtype, count, 
     expected = y.copy()
     for i in range(count):
         expected[i * (len_ + gm_out) * blk:][:len_ * blk] = x[i * (len_ + gm_in) * blk:][:len_ * blk]
-    run(tmp_path, STRIDED_KERNEL, "strided", [x, y, params(count, len_, gm_in, ub, gm_out)],
-        dtype=dtype)
+    launch(Strided, dtype, [x, y], [count, len_, gm_in, ub, gm_out])
     np.testing.assert_array_equal(y.view(np.uint8), expected.view(np.uint8))
 
 
 # DataCopyPad GM -> UB, then the padded rows (row32 blocks each, dstStride blocks apart) out to GM.
-PAD_IN_KERNEL = """
-extern "C" __global__ __aicore__ void pad_in(GM_ADDR x, GM_ADDR y, GM_ADDR pad, GM_ADDR p)
+PadIn = """
+template <typename T>
+void PadIn(GM_ADDR x, GM_ADDR y, GM_ADDR pad, GM_ADDR, const GlobalTensor<int32_t> &pg)
 {
-    GlobalTensor<int32_t> pg;
-    pg.SetGlobalBuffer((__gm__ int32_t *)p, 8);
     const uint16_t count = pg.GetValue(0);
     const uint32_t len = pg.GetValue(1), srcStride = pg.GetValue(2), dstStride = pg.GetValue(3);
     const bool isPad = pg.GetValue(4) != 0;
@@ -129,7 +125,7 @@ extern "C" __global__ __aicore__ void pad_in(GM_ADDR x, GM_ADDR y, GM_ADDR pad, 
 """
 
 
-def pad_in_case(tmp_path, dtype, count, n, src_gap, dst_gap, is_pad, left, right):
+def pad_in_case(dtype, count, n, src_gap, dst_gap, is_pad, left, right):
     """Runs PAD_IN_KERNEL on fresh data; returns (x blocks as rows of n, pad value, y rows)."""
     rng = np.random.default_rng()
     size = np.dtype(dtype).itemsize
@@ -138,17 +134,15 @@ def pad_in_case(tmp_path, dtype, count, n, src_gap, dst_gap, is_pad, left, right
     x = random_array(rng, count * (n + src_gap), dtype)
     pad = random_array(rng, 1, dtype)
     y = np.zeros(count * row32 * 32 // size, dtype)
-    run(tmp_path, PAD_IN_KERNEL, "pad_in",
-        [x, y, pad, params(count, n * size, src_gap * size, dst_gap, int(is_pad), left, right, row32)],
-        dtype=dtype)
+    launch(PadIn, dtype, [x, y, pad], [count, n * size, src_gap * size, dst_gap, int(is_pad), left, right, row32])
     blocks = x.reshape(count, n + src_gap)[:, :n]
     return blocks, pad[0], y.reshape(count, -1)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("left,right", [(1, 2), (0, 3), (2, 0)])
-def test_pad_in_fills_padding_and_dummy_with_padding_value(tmp_path, dtype, left, right):
-    blocks, pad, rows = pad_in_case(tmp_path, dtype, count=3, n=13, src_gap=5, dst_gap=1, is_pad=True,
+def test_pad_in_fills_padding_and_dummy_with_padding_value(dtype, left, right):
+    blocks, pad, rows = pad_in_case(dtype, count=3, n=13, src_gap=5, dst_gap=1, is_pad=True,
                                     left=left, right=right)
     n = blocks.shape[1]
     np.testing.assert_array_equal(rows[:, left:left + n].view(np.uint8), blocks.view(np.uint8).reshape(3, -1))
@@ -159,29 +153,28 @@ def test_pad_in_fills_padding_and_dummy_with_padding_value(tmp_path, dtype, left
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("is_pad", [False, True])
-def test_pad_in_without_padding_repeats_first_element_as_dummy(tmp_path, dtype, is_pad):
+def test_pad_in_without_padding_repeats_first_element_as_dummy(dtype, is_pad):
     # The documentation: with leftPadding = rightPadding = 0 the dummy elements repeat the block's first
     # element. It does not make isPad matter here; ASCENDC_API_NOTES.md said isPad fills them with
     # paddingValue, and the documentation wins (isPad=True still repeats the first element).
-    blocks, _, rows = pad_in_case(tmp_path, dtype, count=4, n=5, src_gap=3, dst_gap=2, is_pad=is_pad,
+    blocks, _, rows = pad_in_case(dtype, count=4, n=5, src_gap=3, dst_gap=2, is_pad=is_pad,
                                   left=0, right=0)
     expected = np.concatenate([blocks, np.repeat(blocks[:, :1], rows.shape[1] - 5, axis=1)], axis=1)
     np.testing.assert_array_equal(rows.view(np.uint8), expected.view(np.uint8))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_pad_in_random_padding_is_poison(tmp_path, dtype):
+def test_pad_in_random_padding_is_poison(dtype):
     # isPad false with padding: padding and dummy are random on the NPU, so copying them out is an error.
     with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: copies UB bytes that nothing wrote to GM"):
-        pad_in_case(tmp_path, dtype, count=2, n=7, src_gap=0, dst_gap=0, is_pad=False, left=0, right=1)
+        pad_in_case(dtype, count=2, n=7, src_gap=0, dst_gap=0, is_pad=False, left=0, right=1)
 
 
 # UB -> GM: exactly len bytes per block, UB blocks srcStride 32-byte blocks apart, GM gaps in bytes.
-PAD_OUT_KERNEL = """
-extern "C" __global__ __aicore__ void pad_out(GM_ADDR x, GM_ADDR y, GM_ADDR p)
+PadOut = """
+template <typename T>
+void PadOut(GM_ADDR x, GM_ADDR y, GM_ADDR, GM_ADDR, const GlobalTensor<int32_t> &pg)
 {
-    GlobalTensor<int32_t> pg;
-    pg.SetGlobalBuffer((__gm__ int32_t *)p, 5);
     const uint16_t count = pg.GetValue(0);
     const uint32_t len = pg.GetValue(1), srcStride = pg.GetValue(2), dstStride = pg.GetValue(3), ub = pg.GetValue(4);
     GlobalTensor<T> xg, yg;
@@ -202,7 +195,7 @@ extern "C" __global__ __aicore__ void pad_out(GM_ADDR x, GM_ADDR y, GM_ADDR p)
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("count,n,src_gap,dst_gap", [(1, 3, 0, 0), (6, 21, 1, 3), (3, 16, 2, 0)])
-def test_pad_out_writes_exactly_block_len_bytes(tmp_path, dtype, count, n, src_gap, dst_gap):
+def test_pad_out_writes_exactly_block_len_bytes(dtype, count, n, src_gap, dst_gap):
     rng = np.random.default_rng()
     size = np.dtype(dtype).itemsize
     ub_row = -(-n * size // 32) * 32 + src_gap * 32
@@ -211,14 +204,14 @@ def test_pad_out_writes_exactly_block_len_bytes(tmp_path, dtype, count, n, src_g
     expected = y.copy()
     for i in range(count):
         expected[i * (n + dst_gap):][:n] = x[i * ub_row // size:][:n]
-    run(tmp_path, PAD_OUT_KERNEL, "pad_out", [x, y, params(count, n * size, src_gap, dst_gap * size, x.nbytes)],
-        dtype=dtype)
+    launch(PadOut, dtype, [x, y], [count, n * size, src_gap, dst_gap * size, x.nbytes])
     np.testing.assert_array_equal(y.view(np.uint8), expected.view(np.uint8))
 
 
 # y += a; y += b under SetAtomicAdd<T>, then an ordinary copy of a to z after SetAtomicNone.
-ATOMIC_KERNEL = """
-extern "C" __global__ __aicore__ void atomic_add(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR z)
+AtomicAdd = """
+template <typename T>
+void AtomicAdd(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR z, const GlobalTensor<int32_t> &)
 {
     constexpr int32_t n = 256 / sizeof(T);
     GlobalTensor<T> ag, bg, yg, zg;
@@ -249,13 +242,42 @@ extern "C" __global__ __aicore__ void atomic_add(GM_ADDR a, GM_ADDR b, GM_ADDR y
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [np.int8, np.int16, np.int32])
-def test_atomic_add_adds_in_the_data_type(tmp_path, dtype):
+def test_atomic_add_adds_in_the_data_type(dtype):
     rng = np.random.default_rng()
     n = 256 // np.dtype(dtype).itemsize
     a, b, y0 = (random_array(rng, n, dtype) for _ in range(3))
     y, z = y0.copy(), random_array(rng, n, dtype)
-    run(tmp_path, ATOMIC_KERNEL, "atomic_add", [a, b, y, z], dtype=dtype)
+    launch(AtomicAdd, dtype, [a, b, y, z], [])
     with np.errstate(over="ignore"):
         expected = (y0 + a) + b  # NumPy rounds each 16-bit sum once from fp32, as the twin; ints wrap
     np.testing.assert_array_equal(y.view(np.uint8), expected.view(np.uint8))
     np.testing.assert_array_equal(z.view(np.uint8), a.view(np.uint8))
+
+
+CASES = [CountCopy, Strided, PadIn, PadOut, AtomicAdd]
+NAMES = ["CountCopy", "Strided", "PadIn", "PadOut", "AtomicAdd"]
+# All cases for all element types in one kernel (one compile): params = [case, dtype code, case params...].
+SOURCE = "".join(CASES) + """
+template <typename T>
+void Case(int32_t which, GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR d, const GlobalTensor<int32_t> &p)
+{
+    switch (which) {
+""" + "".join(f"    case {i}: {n}<T>(a, b, c, d, p); break;\n" for i, n in enumerate(NAMES)) + """    }
+}
+
+extern "C" __global__ __aicore__ void copy_case(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR d, GM_ADDR params)
+{
+    GlobalTensor<int32_t> pg;
+    pg.SetGlobalBuffer((__gm__ int32_t *)params, 16);
+    const int32_t which = pg.GetValue(0);
+    switch (pg.GetValue(1)) {
+""" + "".join(f"    case {i}: Case<{CTYPES[t]}>(which, a, b, c, d, pg[2]); break;\n" for i, t in enumerate(DTYPES)) + """    }
+}
+"""
+
+
+def launch(case: str, dtype, arrays, case_params, block_dim=1):
+    """Runs `case` (one of CASES) for `dtype` on GM buffers `arrays` (padded with null GM_ADDRs)."""
+    gm = list(arrays) + [None] * (4 - len(arrays))
+    code = [CASES.index(case), DTYPES.index(np.dtype(dtype))]
+    return run(SOURCE, "copy_case", gm + [params(*code, *case_params)], block_dim=block_dim)

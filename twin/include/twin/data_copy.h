@@ -91,6 +91,11 @@ constexpr int AtomicCode()
     else if constexpr (std::is_same_v<T, int32_t>) return 6;
     else return 0;
 }
+inline const char *AtomicName(int code)
+{
+    static const char *const names[] = {"none", "half", "bfloat16_t", "float", "int8_t", "int16_t", "int32_t"};
+    return code >= 0 && code <= 6 ? names[code] : "unsupported";
+}
 
 // n blocks of `len` bytes, `src_pitch` / `dst_pitch` bytes apart (start to start).
 struct Blocks {
@@ -125,7 +130,7 @@ void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t 
         std::memcpy(core.ub.data() + base + i * b.dst_pitch, gm + i * b.src_pitch, b.len);
         core.MarkDefined(uint32_t(base + i * b.dst_pitch), uint32_t(b.len));
     }
-    OnCopyIn(uint64_t(b.count) * b.len);
+    OnCopyIn(uint64_t(b.count) * b.len, gm, b.count, b.src_pitch);
 }
 
 // UB -> GM on MTE3; with SetAtomicAdd on, each element is added into GM under the launch's lock.
@@ -148,8 +153,8 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
         }
     } else {
         TWIN_CHECK(core.atomic_dtype == AtomicCode<T>(), call,
-                   "with SetAtomicAdd on, the copied type must be the SetAtomicAdd type (T of ", sizeof(T),
-                   " bytes, dtype code ", AtomicCode<T>(), " vs ", core.atomic_dtype, ")");
+                   "with SetAtomicAdd on, the copied type must be the SetAtomicAdd type (copies ",
+                   AtomicName(AtomicCode<T>()), ", SetAtomicAdd<", AtomicName(core.atomic_dtype), ">)");
         std::lock_guard<std::mutex> lock(Launch().atomic_mutex);
         for (uint32_t i = 0; i < b.count; ++i) {
             uint8_t *out = gm + i * b.dst_pitch;
@@ -167,7 +172,7 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
             }
         }
     }
-    OnCopyOut(uint64_t(b.count) * b.len);
+    OnCopyOut(uint64_t(b.count) * b.len, gm, b.count, b.dst_pitch);
 }
 
 // UB -> UB on the vector pipe: definedness travels with the bytes.

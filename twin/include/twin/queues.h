@@ -184,6 +184,7 @@ public:
         slot->state = twin::BufferSlot::State::Allocated;
         twin::Core().MarkUndefined(slot->offset, slot->bytes);
         Synced(slot);
+        twin::OnAllocTensor(this, slot, num_, kProducer);
         return LocalTensor<T>(slot, slot->offset, slot->bytes / sizeof(T));
     }
 
@@ -200,6 +201,7 @@ public:
         fifo_[(head_ + count_) % num_] = tensor.Slot() - slots_.get();
         count_++;
         Synced(tensor.Slot());
+        twin::OnEnQue(tensor.Slot(), kProducer);
         return true;
     }
 
@@ -212,6 +214,7 @@ public:
         count_--;
         slot->state = twin::BufferSlot::State::Allocated;
         Synced(slot);
+        twin::OnDeQue(slot, kConsumer);
         return LocalTensor<T>(slot, slot->offset, slot->bytes / sizeof(T));
     }
 
@@ -229,6 +232,7 @@ public:
         slot->state = twin::BufferSlot::State::Free;
         slot->generation++;
         Synced(slot);
+        twin::OnFreeTensor(slot, kConsumer);
     }
 
     bool VacantInQue() const { return count_ < uint32_t(depth); }
@@ -268,6 +272,10 @@ public:
     }
 
 private:
+    // The pipe that fills a buffer of this queue and the one that uses it (the timeline's dependencies).
+    static constexpr twin::Pipe kProducer = pos == TPosition::VECIN ? twin::Pipe::MTE2 : twin::Pipe::V;
+    static constexpr twin::Pipe kConsumer = pos == TPosition::VECOUT ? twin::Pipe::MTE3 : twin::Pipe::V;
+
     bool Owns(const twin::BufferSlot *slot) const { return slot >= slots_.get() && slot < slots_.get() + num_; }
     // AllocTensor, EnQue, DeQue and FreeTensor wait for the pipes that used the buffer, as on the NPU.
     static void Synced(twin::BufferSlot *slot) { slot->queue_sync_seq = ++twin::Core().instr_seq; }

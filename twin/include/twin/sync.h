@@ -112,6 +112,7 @@ inline void PipeBarrier()
     core.counters.pipe_barriers++;
     if (pipe == PIPE_ALL) {
         core.pipe_sync.barrier_all_seq = ++core.instr_seq;
+        twin::OnBarrierAll();
     }
 }
 
@@ -127,6 +128,7 @@ inline void SetFlag(int32_t eventID)
         f.first_seq = seq;
     }
     f.last_seq = seq;
+    twin::OnSetFlag(twin::Pipe(int(evt) >> 4), twin::Pipe(int(evt) & 0xF), eventID);
 }
 
 template <HardEvent evt>
@@ -145,6 +147,7 @@ inline void WaitFlag(int32_t eventID)
     f.pending--;
     core.counters.pipe_barriers++;
     ++core.instr_seq;
+    twin::OnWaitFlag(twin::Pipe(from), twin::Pipe(to), eventID);
 }
 
 // All cores of the launch wait here; like PipeBarrier<PIPE_ALL>, every pipe of this core is done.
@@ -154,7 +157,9 @@ void SyncAll()
     twin::CoreState &core = twin::Core();
     core.pipe_sync.barrier_all_seq = ++core.instr_seq;
     core.counters.sync_alls++;
+    twin::OnSyncAllArrive();
     twin::Launch().Barrier("SyncAll");
+    twin::OnSyncAllLeave();
 }
 
 // Software form: flags in gmWorkspace (at least GetBlockNum() x 32 bytes, zeroed before the launch),
