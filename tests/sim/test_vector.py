@@ -180,3 +180,104 @@ def test_brcb(rng, dtype, blk, rep):
             start = (i * rep + j * max(blk, 1)) * per_block
             expected[start:start + per_block] = a[8 * i + j]
     assert_bits_equal(out[:len(d)], expected)
+
+
+# ---- rules: each case runs the broken call, then the fixed one --------------------------------------
+
+F32 = np.float32
+RULES = {
+    # name: (call, rule as a regex, broken launch kwargs, fixed launch kwargs); op and dtype in the kwargs
+    "bf16_arithmetic": ("Add", r"A2 supports half, float, int16_t and int32_t for this instruction \(got bfloat16_t",
+                        dict(op=("kBinaryCount", "Add"), dtype=ml_dtypes.bfloat16, count=64),
+                        dict(op=("kBinaryCount", "Add"), dtype=F32, count=64)),
+    "integer_div": ("Div", r"A2 supports half and float for this instruction \(got int32_t",
+                    dict(op=("kBinaryCount", "Div"), dtype=np.int32, count=64),
+                    dict(op=("kBinaryCount", "Div"), dtype=F32, count=64)),
+    "misaligned_operand": ("Add", r"the src0 operand must start 32-byte aligned in UB \(byte offset 4\)",
+                           dict(op=("kBinaryCount", "Add"), dtype=F32, count=64, off=(1, 0, 0)),
+                           dict(op=("kBinaryCount", "Add"), dtype=F32, count=64, off=(8, 0, 0))),
+    "repeat_256": ("Add", r"repeatTime must be in \[0, 255\] \(got 256\)",
+                   dict(op=("kBinaryMaskLen", "Add"), dtype=F32, mask_len=64, repeat=256, strides=(1, 1, 1, 0, 0, 0)),
+                   dict(op=("kBinaryMaskLen", "Add"), dtype=F32, mask_len=64, repeat=255, strides=(1, 1, 1, 0, 0, 0))),
+    "footprint_count": ("Add", "the dst operand's footprint .* must stay inside its buffer",
+                        dict(op=("kBinaryCount", "Add"), dtype=F32, count=15360 + 8),
+                        dict(op=("kBinaryCount", "Add"), dtype=F32, count=15360)),
+    "footprint_strides": ("Muls", "the src operand's footprint .* must stay inside its buffer",
+                          dict(op=("kScalarMaskLen", "Muls"), dtype=F32, mask_len=64, repeat=200,
+                               strides=(1, 1, 1, 1, 10, 8)),
+                          dict(op=("kScalarMaskLen", "Muls"), dtype=F32, mask_len=64, repeat=200,
+                               strides=(1, 1, 1, 1, 9, 8))),
+    "partial_overlap": ("Add", "the dst and src0 operands overlap partially within repeat 0: within one repeat",
+                        dict(op=("kBinaryCount", "Add"), dtype=F32, count=256, alias=1, off=(8, 0, 0)),
+                        dict(op=("kBinaryCount", "Add"), dtype=F32, count=256, alias=1, off=(0, 0, 0))),
+    "cross_repeat_dependency": ("Sub", "the src0 operand of repeat 1 reads what the dst operand of repeat 0 wrote",
+                                dict(op=("kBinaryCount", "Sub"), dtype=F32, count=256, alias=1, off=(0, 0, 64)),
+                                dict(op=("kBinaryCount", "Sub"), dtype=F32, count=256, alias=1, off=(64, 0, 0))),
+    "stride_width": ("Max", r"dstRepStride must fit in 8 bits \(got 256\)",
+                     dict(op=("kBinaryMaskLen", "Max"), dtype=np.int16, mask_len=128, repeat=1, strides=(1, 1, 1, 256, 8, 8)),
+                     dict(op=("kBinaryMaskLen", "Max"), dtype=np.int16, mask_len=128, repeat=1, strides=(1, 1, 1, 255, 8, 8))),
+    "dst_block_stride_0": ("Duplicate", "dstBlockStride must not be 0",
+                           dict(op=("kDupMaskLen",), dtype=np.float16, mask_len=128, repeat=1, strides=(0, 1, 1, 8, 8, 8)),
+                           dict(op=("kDupMaskLen",), dtype=np.float16, mask_len=128, repeat=1, strides=(1, 1, 1, 8, 8, 8))),
+    "mask_len_too_long": ("Mul", r"a continuous mask counts lanes of one repeat and must be in \[0, 64\]",
+                          dict(op=("kBinaryMaskLen", "Mul"), dtype=F32, mask_len=65, repeat=1),
+                          dict(op=("kBinaryMaskLen", "Mul"), dtype=F32, mask_len=64, repeat=1)),
+}
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_rule(rng, rule):
+    call, text, broken, fixed = RULES[rule]
+    for kw, breaks in ((broken, True), (fixed, False)):
+        kw = dict(kw)
+        op, dtype = op_code(*kw.pop("op")), kw.pop("dtype")
+        n = 15360 * 4 // np.dtype(dtype).itemsize
+        a, b, d = random(rng, n, dtype), random(rng, n, dtype), random(rng, n, dtype)
+        if breaks:
+            with pytest.raises(TwinRuleError, match=rf"core 0: {call}: {text}"):
+                launch(op, dtype, a, b, d, **kw)
+        else:
+            launch(op, dtype, a, b, d, **kw)
+
+
+def test_undefined_lanes_reach_gm_only_when_computed_on(rng):
+    """Lanes computed from poisoned UB are undefined and may not be copied to GM; poisoned lanes the
+    mask switches off leave the destination as it was, so the same copy passes."""
+    a, b, d = random(rng, 64, F32), random(rng, 64, F32), random(rng, 64, F32)
+    with pytest.raises(TwinRuleError, match="core 0: DataCopy: copies UB bytes that nothing wrote to GM"):
+        launch(op_code("kBinaryCount", "Add"), F32, a, b, d, count=64, defined_a=32)
+    out = launch(op_code("kBinaryMaskLen", "Add"), F32, a, b, d, mask_len=32, repeat=1, defined_a=32)
+    assert_bits_equal(out, np.concatenate([a[:32] + b[:32], d[32:]]))
+
+
+USE_AFTER_FREE = """#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void uaf(GM_ADDR x)
+{
+    GlobalTensor<float> xg;
+    xg.SetGlobalBuffer((__gm__ float *)x, 64);
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    Duplicate(t, 1.0f, 64);
+#if BAD
+    q.FreeTensor(t);
+    Muls(t, t, 2.0f, 64);
+#else
+    Muls(t, t, 2.0f, 64);
+    q.EnQue(t);
+    t = q.DeQue<float>();
+    DataCopy(xg, t, 64);
+    q.FreeTensor(t);
+#endif
+}
+"""
+
+
+def test_use_after_free_is_rejected(run_source):
+    x = np.zeros(64, np.float32)
+    with pytest.raises(TwinRuleError, match="core 0: Muls: the LocalTensor is used after FreeTensor"):
+        run_source(USE_AFTER_FREE, "uaf", [x], defines={"BAD": 1})
+    run_source(USE_AFTER_FREE, "uaf", [x], defines={"BAD": 0})
+    np.testing.assert_array_equal(x, np.full(64, 2.0, np.float32))
