@@ -3,13 +3,12 @@
     rstd = 1 / sqrt(mean(x^2 over gamma's dims) + eps)        y = x * rstd * gamma
 
 On an NPU the forward is torch_npu.npu_rms_norm (its rstd has the shape our operator takes). The
-backward runs the operator in one dtype for dy, x and gamma, as the kernel requires: the widest of the
-three, so a fp32 gamma next to a bf16 x (mixed precision), or a grad arriving in another allowed dtype,
-loses nothing; dx and dgamma are then rounded to the dtypes of x and gamma.
+backward runs the operator in one dtype for dy, x and gamma, as the kernel requires: the wider of x's
+and gamma's, so a fp32 gamma next to a bf16 x (mixed precision) loses nothing; dx and dgamma are then
+rounded to the dtypes of x and gamma. (A grad passed in another dtype arrives here already cast to
+y's dtype, x's: autograd does that.)
 """
 from __future__ import annotations
-
-import functools
 
 import torch
 
@@ -38,7 +37,7 @@ class _RMSNormFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         x, rstd, gamma = ctx.saved_tensors
-        dtype = functools.reduce(torch.promote_types, (dy.dtype, x.dtype, gamma.dtype))
+        dtype = torch.promote_types(x.dtype, gamma.dtype)
         dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype))
         return dx.to(x.dtype), dgamma.to(gamma.dtype), None
 
