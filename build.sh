@@ -15,6 +15,7 @@ Usage: ./build.sh <command> [args]
   run           the main job: prepare the environment, then run the CPU twin demo
   test [ARGS]   prepare the environment, then run the test suite (ARGS go to pytest)
   setup         only prepare: .venv, Python dependencies, editable install + native build
+  package       build build_out/custom_opp_<os>_<arch>.run (scripts/package.sh --help)
   clean         remove .venv and build/ (the kernel cache lives in $RMSNORM_BACKWARD_CACHE
                 or ~/.cache/rmsnorm_backward)
   -h, --help    this text
@@ -62,6 +63,7 @@ case "$cmd" in
     run) setup; main_job "$@" ;;
     test) setup; run_tests "$@" ;;
     setup) setup ;;
+    package) "$ROOT/scripts/package.sh" "$@" ;;  # build_out/custom_opp_<os>_<arch>.run
     clean) rm -rf "$VENV" "$ROOT/build" ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;
