@@ -12,7 +12,7 @@ usage() {
     cat <<'EOF'
 Usage: ./build.sh <command> [args]
 
-  run           the main job: prepare the environment, then run the CPU twin demo
+  run [ARGS]    the main job: prepare the environment, then `rmsnorm-backward golden [ARGS]`
   test [ARGS]   prepare the environment, then run the test suite (ARGS go to pytest)
   setup         only prepare: .venv, Python dependencies, editable install + native build
   package       build build_out/custom_opp_<os>_<arch>.run (scripts/package.sh --help)
@@ -52,9 +52,8 @@ run_tests() {
 }
 
 main_job() {
-    # The main job. Until the operator's CLI lands, this runs the demo kernel; then it becomes:
-    # "$VENV/bin/rmsnorm-backward" golden
-    "$PY" "$ROOT/twin/demo/run_demo.py"
+    # The main job: the original operator text's example (x [32,64,128] fp32) against the golden.
+    "$VENV/bin/rmsnorm-backward" golden "$@"
 }
 
 cmd="${1:-}"
