@@ -1,0 +1,167 @@
+"""TPipe, TQue and TBuf: buffer layout and capacity, FIFO order and depth, poison on allocation,
+TBuf contents that persist between Get calls, TPipe::Reset."""
+import numpy as np
+import pytest
+
+from rmsnorm_backward import _twin
+from rmsnorm_backward.errors import TwinRuleError
+from small_kernels import params, run
+
+BLOCK = 64  # float32 elements
+
+# One kernel (one compile): params = [case, argument]. x and y are float32, info is int32 zeros.
+SOURCE = """
+// Depth 2: two tensors queued before the first DeQue come out in the order they went in.
+void Fifo(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const GlobalTensor<int32_t> &info)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> q;
+    pipe.InitBuffer(q, 2, BLOCK * sizeof(float));
+    LocalTensor<float> a = q.AllocTensor<float>(), b = q.AllocTensor<float>();
+    DataCopy(a, xg, BLOCK);
+    DataCopy(b, xg[BLOCK], BLOCK);
+    q.EnQue(a);
+    info.SetValue(0, q.VacantInQue());
+    q.EnQue(b);
+    info.SetValue(1, q.GetTensorCountInQue());
+    info.SetValue(2, q.VacantInQue());
+    LocalTensor<float> first = q.DeQue<float>(), second = q.DeQue<float>();
+    info.SetValue(3, q.HasTensorInQue());
+    DataCopy(yg, first, BLOCK);
+    DataCopy(yg[BLOCK], second, BLOCK);
+    q.FreeTensor(first);
+    q.FreeTensor(second);
+}
+
+// UB byte offsets of three 33-byte queue buffers and a 100-byte TBuf, and the TBuf views' sizes.
+void Layout(const GlobalTensor<int32_t> &info)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> q;
+    TBuf<TPosition::VECCALC> scratch;
+    pipe.InitBuffer(q, 3, 33);
+    pipe.InitBuffer(scratch, 100);
+    LocalTensor<uint8_t> t[3];
+    for (int i = 0; i < 3; ++i) {
+        t[i] = q.AllocTensor<uint8_t>();
+        info.SetValue(i, t[i].GetPhyAddr());
+    }
+    info.SetValue(3, t[0].GetSize());
+    info.SetValue(4, scratch.Get<float>().GetPhyAddr());
+    info.SetValue(5, scratch.Get<float>().GetSize());
+    info.SetValue(6, scratch.Get<half>(10).GetSize());
+    info.SetValue(7, scratch.GetWithOffset<float>(8, 64).GetPhyAddr());
+    for (int i = 0; i < 3; ++i) {
+        q.FreeTensor(t[i]);
+    }
+}
+
+void Capacity(int32_t bytes)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> scratch;
+    pipe.InitBuffer(scratch, bytes);
+}
+
+// A buffer filled, copied out and freed, then allocated again: its old bytes are not the new tensor's.
+void Reuse(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, bool refill)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, BLOCK * sizeof(float));
+    for (int round = 0; round < 2; ++round) {
+        LocalTensor<float> t = q.AllocTensor<float>();
+        if (round == 0 || refill) DataCopy(t, xg[round * BLOCK], BLOCK);
+        q.EnQue(t);
+        t = q.DeQue<float>();
+        DataCopy(yg[round * BLOCK], t, BLOCK);
+        q.FreeTensor(t);
+    }
+}
+
+// What one Get wrote, a later Get of the same TBuf reads; after TPipe::Reset old views are stale.
+void Scratch(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const GlobalTensor<int32_t> &info,
+             bool stale)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> first, second;
+    pipe.InitBuffer(first, 256);
+    pipe.InitBuffer(second, 2 * BLOCK * sizeof(float));
+    LocalTensor<float> old = second.Get<float>();
+    DataCopy(old, xg, 2 * BLOCK);
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    DataCopy(yg, second.Get<float>(BLOCK), BLOCK);
+    DataCopy(yg[BLOCK], second.GetWithOffset<float>(BLOCK, BLOCK * sizeof(float)), BLOCK);
+    PipeBarrier<PIPE_ALL>();
+    pipe.Reset();
+    pipe.InitBuffer(second, 64);
+    info.SetValue(0, second.Get<float>().GetPhyAddr());
+    if (stale) DataCopy(old, xg, BLOCK);
+}
+
+extern "C" __global__ __aicore__ void queue_case(GM_ADDR x, GM_ADDR y, GM_ADDR info, GM_ADDR params)
+{
+    GlobalTensor<int32_t> pg, ig;
+    pg.SetGlobalBuffer((__gm__ int32_t *)params, 2);
+    ig.SetGlobalBuffer((__gm__ int32_t *)info, 8);
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x);
+    yg.SetGlobalBuffer((__gm__ float *)y);
+    const int32_t arg = pg.GetValue(1);
+    switch (pg.GetValue(0)) {
+    case 0: Fifo(xg, yg, ig); break;
+    case 1: Layout(ig); break;
+    case 2: Capacity(arg); break;
+    case 3: Reuse(xg, yg, arg != 0); break;
+    case 4: Scratch(xg, yg, ig, arg != 0); break;
+    }
+}
+""".replace("BLOCK", str(BLOCK))
+
+
+def launch(case, arg=0, soc="Ascend910B2"):
+    """Runs one case on fresh x; returns (x, y, info)."""
+    x = np.random.default_rng().standard_normal(2 * BLOCK).astype(np.float32)
+    y = np.zeros(2 * BLOCK, np.float32)
+    info = np.zeros(8, np.int32)
+    run(SOURCE, "queue_case", [x, y, info, params(case, arg)], soc=soc)
+    return x, y, info
+
+
+def test_depth_two_queue_is_fifo():
+    x, y, info = launch(0)
+    np.testing.assert_array_equal(y, x)
+    # vacant after one EnQue, count 2 and not vacant after two, empty after two DeQue
+    np.testing.assert_array_equal(info[:4], [1, 2, 0, 0])
+
+
+def test_buffers_are_rounded_to_32_bytes_and_packed():
+    _, _, info = launch(1)
+    # queue buffers at 0, 64, 128 (33 -> 64 bytes); the 100-byte TBuf (-> 128) after them
+    np.testing.assert_array_equal(info, [0, 64, 128, 64, 192, 32, 10, 192 + 64])
+
+
+@pytest.mark.parametrize("soc", [row["name"] for row in _twin.soc_table()])
+def test_ub_capacity_is_the_soc_table_less_its_reserve(soc):
+    row = next(r for r in _twin.soc_table() if r["name"] == soc)
+    usable = row["ub_bytes"] - row["ub_reserved_bytes"]
+    assert usable == row["ub_usable_bytes"]
+    launch(2, usable, soc=soc)
+    with pytest.raises(TwinRuleError, match=rf"core 0: TPipe::InitBuffer: .*> limit {usable} bytes"):
+        launch(2, usable + 1, soc=soc)
+
+
+def test_reallocated_buffer_is_poison_until_written():
+    x, y, _ = launch(3, 1)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: copies UB bytes that nothing wrote to GM"):
+        launch(3, 0)
+
+
+def test_tbuf_keeps_its_bytes_and_reset_makes_old_views_stale():
+    x, y, info = launch(4)
+    np.testing.assert_array_equal(y, x)
+    assert info[0] == 0  # after Reset, buffers are carved from the start of UB again
+    with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: the LocalTensor is used after"):
+        launch(4, 1)
