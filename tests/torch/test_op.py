@@ -44,6 +44,7 @@ def test_non_contiguous_and_expanded_inputs(rng):
     expanded = randn(rng, (1, 72), torch.float16).expand(8, 72)
     for d in (transposed, expanded, dy[:, ::2].repeat_interleave(2, dim=1)):
         assert_matches_golden(*op(d, x, rstd, gamma), d, x, rstd, gamma)
+    torch.library.opcheck(op, (expanded, x.t().contiguous().t(), rstd, gamma))
     strided_x = randn(rng, (16, 72), torch.float16)[::2]
     assert_matches_golden(*op(dy, strided_x, rstd_of(strided_x, 1), gamma), dy, strided_x,
                           rstd_of(strided_x, 1), gamma)
