@@ -1,4 +1,6 @@
-"""The one conftest: a reproducible random generator per test and a helper that runs kernel text.
+"""The one conftest: a reproducible random generator per test, a helper that runs kernel text, and
+a check after every launch of the operator's kernel that its inputs came back unchanged (the launcher
+itself checks the guard canaries of every GM buffer after every launch).
 
 Every run draws a fresh seed (shown in pytest's header); RMSNORM_TEST_SEED=<seed> repeats a run.
 Each test's generator is seeded by (run seed, test id), so one test reproduces on its own too.
@@ -8,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import zlib
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -36,3 +39,34 @@ def run_source(tmp_path):
         return run_kernel(path, name, args, **options)
 
     return run
+
+
+# GM arguments of the operator's kernel that it may only read (names as simulate passes them).
+OPERATOR_INPUTS = ("dy", "x", "rstd", "gamma", "tiling")
+
+
+class InputChanged(AssertionError):
+    """A kernel launch wrote into one of the operator's input buffers."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def operator_inputs_unchanged():
+    """Wraps rmsnorm_backward.twin.run_kernel for the whole session (simulate, the torch op and the
+    in-process CLI launch through it): a launch that changes dy, x, rstd, gamma or the tiling bytes
+    raises InputChanged. Session scope, so hypothesis tests see no function-scoped fixture."""
+    import rmsnorm_backward.twin as twin
+
+    launch = twin.run_kernel
+
+    def checked(source, name, args, **options):
+        names = [n for n in OPERATOR_INPUTS if isinstance(args, Mapping) and args.get(n) is not None]
+        before = {n: args[n].copy() for n in names}
+        stats = launch(source, name, args, **options)
+        for n in names:
+            if before[n].tobytes() != args[n].tobytes():
+                raise InputChanged(f"the launch of {name} changed its input {n}")
+        return stats
+
+    twin.run_kernel = checked
+    yield
+    twin.run_kernel = launch
