@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import InvalidInputError, KernelCompileError, TwinRuleError
-from rmsnorm_backward.twin import compile_kernel, run_kernel, soc_info
+from rmsnorm_backward.twin import compile_kernel, gm_array, gm_empty, run_kernel, soc_info
 
 PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'
 
@@ -112,6 +112,24 @@ def test_raw_pointer_write_past_the_end_hits_the_canary(run_source, rng):
     out = np.zeros(n, np.float32)
     run_source(RAW_WRITE, "raw_write", {"out": out, "where": np.array([n - 1], np.int32)})
     assert out[n - 1] == 2.5
+
+
+def test_gm_resident_arrays_run_in_place_and_keep_their_guards(run_source, rng):
+    n = int(rng.integers(8, 100))
+    out = gm_array(rng.standard_normal(n).astype(np.float32))
+    before = out.copy()
+    with pytest.raises(TwinRuleError, match=r"GM buffer 'out': a write reaching 1[3-6] bytes past its end"):
+        run_source(RAW_WRITE, "raw_write", {"out": out, "where": np.array([n + 3], np.int32)})
+    np.testing.assert_array_equal(out[:n - 1], before[:n - 1])
+    run_source(RAW_WRITE, "raw_write", {"out": out, "where": gm_array(np.array([n - 1], np.int32))})
+    assert out[n - 1] == 2.5
+    np.testing.assert_array_equal(out[:n - 1], before[:n - 1])
+
+    per, block_dim = n, 8
+    x = gm_array(rng.standard_normal(per * block_dim).astype(np.float32))
+    y, info = gm_empty(x.shape, np.float32), gm_empty(2 * block_dim, np.int32)
+    run_source(CHUNKS, "chunks", [x, y, info, np.array([x.size], np.int32)], block_dim=block_dim)
+    np.testing.assert_array_equal(y, x * np.float32(2) + np.repeat(np.arange(block_dim, dtype=np.float32), per))
 
 
 # Every core but `skipper` waits in SyncAll (on the NPU they would hang), then reads what its

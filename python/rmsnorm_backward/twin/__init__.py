@@ -6,6 +6,9 @@ compiles the source against the twin (cached by content, see build.py), runs its
 `extern "C" __global__ __aicore__` entry `name` on `block_dim` simulated AI cores with the NumPy
 arrays as its GM_ADDR arguments in order, and writes every array back in place. A broken Ascend C
 rule raises TwinRuleError; a compile error KernelCompileError with g++'s message.
+
+Any array is copied into a guarded GM buffer and back around the launch; arrays made by gm_empty /
+gm_array live in guarded GM memory already (like device memory) and run without those copies.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import numpy as np
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.twin.build import Defines, compile_kernel
 
-__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info"]
+__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty", "gm_array"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,26 @@ def soc_info(soc: str) -> dict:
             return row
     names = ", ".join(row["name"] for row in table)
     raise InvalidInputError(f"soc must be one of the supported SoCs ({names}), got {soc!r}")
+
+
+def gm_empty(shape, dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array in the twin's guarded GM memory. A launch that fails
+    leaves in it whatever the kernel wrote before it stopped (a copied array is left untouched)."""
+    from rmsnorm_backward import _twin
+
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise InvalidInputError(f"dtype must be a numeric dtype for GM memory, got {dtype}")
+    count = int(np.prod(shape, dtype=np.int64))
+    return _twin.gm_empty(count * dtype.itemsize).view(dtype).reshape(shape)
+
+
+def gm_array(values) -> np.ndarray:
+    """A copy of `values` in the twin's guarded GM memory."""
+    values = np.asarray(values)
+    out = gm_empty(values.shape, values.dtype)
+    out[...] = values
+    return out
 
 
 def _gm_arguments(args) -> tuple[list, list[str]]:
