@@ -10,10 +10,9 @@ import numpy as np
 from rmsnorm_backward.twin import run_kernel
 from rmsnorm_backward.twin.build import cache_dir
 
-# A kernel written for an element type T gets it from run(..., dtype=...) as -D DTYPE=<Ascend C type>.
-PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n#ifdef DTYPE\nusing T = DTYPE;\n#endif\n'
+PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'
 
-# NumPy dtype -> the Ascend C type name the kernels are instantiated with (-D T=...).
+# NumPy dtype -> the Ascend C type a kernel instantiates for it.
 CTYPES = {
     np.dtype(np.float16): "half",
     np.dtype(ml_dtypes.bfloat16): "bfloat16_t",
@@ -24,7 +23,7 @@ CTYPES = {
 }
 
 
-def run(body: str, name: str, args, *, dtype=None, defines=None, **kw):
+def run(body: str, name: str, args, **kw):
     """Writes PRELUDE + body to a file named by its content and launches its entry `name`.
 
     The file's directory is part of run_kernel's cache key, so it stays the same for every test.
@@ -37,10 +36,7 @@ def run(body: str, name: str, args, *, dtype=None, defines=None, **kw):
         partial = path.with_suffix(f".{os.getpid()}.tmp")
         partial.write_text(text)
         os.replace(partial, path)
-    defines = dict(defines or {})
-    if dtype is not None:
-        defines["DTYPE"] = CTYPES[np.dtype(dtype)]
-    return run_kernel(path, name, args, defines=defines, **kw)
+    return run_kernel(path, name, args, **kw)
 
 
 def random_array(rng: np.random.Generator, n: int, dtype) -> np.ndarray:
