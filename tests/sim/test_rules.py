@@ -226,6 +226,46 @@ RULES = [
     SyncAll(wg, flags.Get<int32_t>());
 """, "SyncAll", "gmWorkspace must hold at least block num x 32 bytes (96 bytes < 128)", core="[0-3]",
          block_dim=4),
+    Rule("enque_twice", """
+    TQue<QuePosition::VECIN, 2> q;
+    pipe.InitBuffer(q, 2, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    DataCopy(a, xg, 64);
+    q.EnQue(a);
+    if (BAD) q.EnQue(a);
+    q.FreeTensor(q.DeQue<float>());
+""", "TQue::EnQue", "the tensor is already queued (EnQue once per AllocTensor or DeQue)"),
+    Rule("free_queued", """
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    DataCopy(a, xg, 64);
+    q.EnQue(a);
+    if (!BAD) a = q.DeQue<float>();
+    q.FreeTensor(a);
+""", "TQue::FreeTensor", "the tensor is still queued (DeQue it before FreeTensor)"),
+    Rule("init_buffer_twice", """
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    if (!BAD) pipe.Reset();
+    pipe.InitBuffer(q, 1, 512);
+""", "TPipe::InitBuffer", "the queue already has buffers (TPipe::Reset before a new InitBuffer)"),
+    Rule("pad_block_len", """
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    DataCopyPad(a, xg, DataCopyExtParams(1, 4 * sizeof(float) + 2 * BAD, 0, 0, 0), DataCopyPadExtParams<float>());
+    q.FreeTensor(a);
+""", "DataCopyPad", "blockLen must be a whole number of elements (18 bytes, 4-byte elements)"),
+    Rule("event_id_range", """
+    SetFlag<HardEvent::V_S>(7 + BAD);
+    WaitFlag<HardEvent::V_S>(7);
+""", "SetFlag", "the event id must be in [0, 8) (got 8)"),
+    Rule("tbuf_offset_alignment", """
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 256);
+    LocalTensor<float> t = b.GetWithOffset<float>(8, BAD ? 48 : 64);
+""", "TBuf::GetWithOffset", "the offset must be a multiple of 32 bytes (offset 48)"),
     Rule("atomic_type", """
     TQue<QuePosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, 256);

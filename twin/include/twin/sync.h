@@ -18,13 +18,14 @@ namespace AscendC {
 
 enum pipe_t : uint8_t { PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_V2, PIPE_FIX };
 
-// HardEvent::X_Y: pipe Y waits for what pipe X issued before the SetFlag. The value encodes both
-// pipes (twin::Pipe order: S, V, MTE2, MTE3) so the twin reads them back; kernels use only the names.
+// HardEvent::X_Y: pipe Y waits for what pipe X issued before the SetFlag; the documented events
+// between the pipes of a vector core. The value encodes both pipes (twin::Pipe order: S, V, MTE2,
+// MTE3) so the twin reads them back; kernels use only the names.
 enum class HardEvent : uint8_t {
     S_V = 0x01, S_MTE2 = 0x02, S_MTE3 = 0x03,
     V_S = 0x10, V_V = 0x11, V_MTE2 = 0x12, V_MTE3 = 0x13,
-    MTE2_S = 0x20, MTE2_V = 0x21, MTE2_MTE2 = 0x22, MTE2_MTE3 = 0x23,
-    MTE3_S = 0x30, MTE3_V = 0x31, MTE3_MTE2 = 0x32, MTE3_MTE3 = 0x33,
+    MTE2_S = 0x20, MTE2_V = 0x21, MTE2_MTE3 = 0x23,
+    MTE3_S = 0x30, MTE3_V = 0x31, MTE3_MTE2 = 0x32,
 };
 
 enum event_t : int32_t { EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
