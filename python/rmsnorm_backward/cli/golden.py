@@ -82,14 +82,13 @@ def random_inputs(case: dict, seed: int) -> dict:
     }
 
 
-def _read_bin(path: Path, shape, dtype_name: str) -> np.ndarray:
-    dtype = op_def.DTYPES[dtype_name].numpy()
+def _read_bin(path: Path, shape, dtype: np.dtype) -> np.ndarray:
     if not path.is_file():
         raise CliError(f"{path} is missing")
     want = math.prod(shape) * dtype.itemsize
     got = path.stat().st_size
     if got != want:
-        raise CliError(f"{path} has {got} bytes; shape {list(shape)} of {dtype_name} needs {want}")
+        raise CliError(f"{path} has {got} bytes; shape {list(shape)} of {dtype.name} needs {want}")
     return np.fromfile(path, dtype=dtype).reshape(shape)
 
 
@@ -99,17 +98,22 @@ def load_dir(d: Path, args) -> tuple[dict, dict, dict | None]:
         raise CliError(f"--from-dir {d} is not a directory")
     meta = d / "case.json"
     if meta.is_file():
-        raw = json.loads(meta.read_text())
-        case = {"shapes": {n: tuple(s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"]}
+        try:
+            raw = json.loads(meta.read_text())
+            case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"]}
+            if any(d not in op_def.DTYPES for d in case["dtypes"].values()):
+                raise ValueError(f"dtypes must be among {', '.join(op_def.DTYPES)}")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise CliError(f"{meta} is not a valid case description ({e})") from None
     else:
         case = case_from_options(args)
     op = op_def.load()
-    inputs = {t.name: _read_bin(d / "input" / f"{t.name}.bin", case["shapes"][t.name], case["dtypes"][t.name])
-              for t in op.inputs}
+    inputs = {t.name: _read_bin(d / "input" / f"{t.name}.bin", case["shapes"][t.name],
+                                op_def.DTYPES[case["dtypes"][t.name]].numpy()) for t in op.inputs}
     paths = {t.name: d / "output" / f"golden_{t.name}.bin" for t in op.outputs}
     if not all(p.is_file() for p in paths.values()):
         return case, inputs, None
-    return case, inputs, {n: _read_bin(p, case["shapes"][n], "float64") for n, p in paths.items()}
+    return case, inputs, {n: _read_bin(p, case["shapes"][n], np.dtype(np.float64)) for n, p in paths.items()}
 
 
 def save_dir(d: Path, case: dict, inputs: dict, gold: dict, outputs: dict) -> None:
