@@ -23,6 +23,14 @@ def reference_grads(x, gamma, dy):
     return x64.grad, g64.grad
 
 
+@pytest.mark.parametrize(("x_dtype", "gamma_dtype"), [("float32", "float32"), ("float16", "float16"),
+                                                     ("bfloat16", "bfloat16"), ("bfloat16", "float32")])
+def test_opcheck_of_the_forward_with_its_autograd(rng, x_dtype, gamma_dtype):
+    x = randn(rng, (3, 4, 40), DTYPES[x_dtype]).requires_grad_()
+    gamma = randn(rng, (40,), DTYPES[gamma_dtype]).requires_grad_()
+    torch.library.opcheck(torch.ops.rmsnorm_backward.rms_norm, (x, gamma, 1e-6))
+
+
 def test_the_reference_passes_gradcheck_in_float64(rng):
     x = randn(rng, (3, 4, 6), torch.float64).requires_grad_()
     gamma = randn(rng, (4, 6), torch.float64).requires_grad_()
@@ -97,3 +105,10 @@ def test_the_package_re_exports_them():
     import rmsnorm_backward
 
     assert (rmsnorm_backward.RMSNorm, rmsnorm_backward.rms_norm) == (RMSNorm, rms_norm)
+
+
+def test_bad_gamma_is_refused_while_compiling_without_grad():
+    """Even where broadcasting would let the forward run and no backward is traced."""
+    compiled = torch.compile(rms_norm, fullgraph=True, backend="eager")
+    with pytest.raises(Exception, match=r"gamma must equal the trailing 1 dims of x"):
+        compiled(torch.ones(4, 64), torch.ones(1))

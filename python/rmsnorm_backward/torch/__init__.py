@@ -1,7 +1,8 @@
 """PyTorch front end of RmsNormBackward (imports torch; the rest of the package does not).
 
     torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma) -> (dx, dgamma)
-    rms_norm(x, gamma, eps=1e-6)                  autograd function: backward runs the operator
+    rms_norm(x, gamma, eps=1e-6)                  torch.ops.rmsnorm_backward.rms_norm (the forward)
+                                                  with autograd: its backward runs the operator
     RMSNorm(normalized_shape, eps=1e-6, dtype=None)   drop-in for torch.nn.RMSNorm
 
 CPU tensors run the kernel on the CPU twin; NPU tensors go through the C++ adapter in

@@ -1,45 +1,61 @@
-"""rms_norm with autograd: the forward in fp32 torch ops, the backward through our operator.
+"""rms_norm: the forward as the operator torch.ops.rmsnorm_backward.rms_norm, whose backward is ours.
 
     rstd = 1 / sqrt(mean(x^2 over gamma's dims) + eps)        y = x * rstd * gamma
 
-On an NPU the forward is torch_npu.npu_rms_norm (its rstd has the shape our operator takes). The
-backward runs the operator in one dtype for dy, x and gamma, as the kernel requires: the wider of x's
-and gamma's, so a fp32 gamma next to a bf16 x (mixed precision) loses nothing; dx and dgamma are then
-rounded to the dtypes of x and gamma. (A grad passed in another dtype arrives here already cast to
-y's dtype, x's: autograd does that.)
+The forward runs in fp32 torch ops (torch_npu.npu_rms_norm on an NPU, when gamma has x's dtype) and
+returns y in x's dtype with rstd in fp32, shaped x.shape[:-k] + (1,) * k, k = gamma.ndim. Being an
+operator with a fake implementation, it checks its inputs by the C++ rules in eager mode and while
+torch.compile traces, gradients wanted or not. The backward runs rms_norm_backward in one dtype for
+dy, x and gamma, as the kernel requires: the wider of x's and gamma's, so a fp32 gamma next to a bf16
+x (mixed precision) loses nothing; dx and dgamma are then rounded to the dtypes of x and gamma. (A grad
+passed in another dtype arrives already cast to y's dtype, x's: autograd does that.)
 """
 from __future__ import annotations
 
 import torch
 
 from . import _validate
-from ._op import rms_norm_backward
+from ._op import NAMESPACE, rms_norm_backward
 
 
-def _forward(x: torch.Tensor, gamma: torch.Tensor, eps: float):
+def _rstd_shape(x: torch.Tensor, gamma: torch.Tensor):
+    return x.shape[:x.ndim - gamma.ndim] + (1,) * gamma.ndim
+
+
+@torch.library.custom_op(f"{NAMESPACE}::rms_norm", mutates_args=())
+def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y, rstd) of RMSNorm over x's last gamma.ndim dims."""
+    _validate.check_forward(x, gamma)
     if x.device.type == "npu" and gamma.dtype == x.dtype:
         import torch_npu  # already loaded: a tensor lives on an NPU
 
-        return torch_npu.npu_rms_norm(x, gamma, epsilon=eps)
+        y, rstd = torch_npu.npu_rms_norm(x, gamma, epsilon=eps)
+        return y, rstd.reshape(_rstd_shape(x, gamma))
     dims = tuple(range(x.ndim - gamma.ndim, x.ndim))
     xf = x.float()
     rstd = torch.rsqrt(xf.square().mean(dim=dims, keepdim=True) + eps)
     return (xf * rstd * gamma.float()).to(x.dtype), rstd
 
 
-class _RMSNormFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, gamma, eps):
-        y, rstd = _forward(x, gamma, eps)
-        ctx.save_for_backward(x, rstd, gamma)
-        return y
+@rms_norm_forward.register_fake
+def _fake(x, gamma, eps):
+    _validate.check_forward(x, gamma)
+    return x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma), dtype=torch.float32)
 
-    @staticmethod
-    def backward(ctx, dy):
-        x, rstd, gamma = ctx.saved_tensors
-        dtype = torch.promote_types(x.dtype, gamma.dtype)
-        dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype))
-        return dx.to(x.dtype), dgamma.to(gamma.dtype), None
+
+def _setup_context(ctx, inputs, output):
+    x, gamma, _eps = inputs
+    ctx.save_for_backward(x, output[1], gamma)
+
+
+def _backward(ctx, dy, _drstd):
+    x, rstd, gamma = ctx.saved_tensors
+    dtype = torch.promote_types(x.dtype, gamma.dtype)
+    dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype))
+    return dx.to(x.dtype), dgamma.to(gamma.dtype), None
+
+
+rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
 def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -49,8 +65,4 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float = 1e-6) -> torch.T
     a gamma that is not x's trailing shape, tensors on different devices, a dtype outside
     float16/bfloat16/float32.
     """
-    # Dynamo cannot trace into the C++ rules; under torch.compile the operator's fake implementation
-    # applies them when the backward graph is traced, still before anything runs.
-    if not torch.compiler.is_compiling():
-        _validate.check_forward(x, gamma)
-    return _RMSNormFunction.apply(x, gamma, float(eps))
+    return rms_norm_forward(x, gamma, float(eps))[0]
