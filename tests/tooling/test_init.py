@@ -1,0 +1,45 @@
+"""The package's lazy re-exports: importable without torch or the compiled extension, and the
+exported names stay the functions even after their modules (same names) are imported."""
+import subprocess
+import sys
+
+import rmsnorm_backward
+
+
+def test_import_needs_neither_torch_nor_the_extension():
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None\n"              # any import of torch now fails
+        "sys.modules['rmsnorm_backward._twin'] = None\n"
+        "import numpy as np, rmsnorm_backward as r\n"
+        "dx, dg = r.golden(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 1)), np.ones(4))\n"
+        "print(r.compare(dx.astype(np.float32), dx, 'fp32').passed, 'torch' in sys.modules and sys.modules['torch'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True None"
+    assert {"golden", "compare", "simulate", "run_kernel"} <= set(rmsnorm_backward.__all__)
+
+
+def test_exports_are_the_functions_even_after_their_modules_are_imported():
+    import rmsnorm_backward.golden  # noqa: F401  a submodule named like its function
+    import rmsnorm_backward.simulate  # noqa: F401
+
+    from rmsnorm_backward.golden import golden
+    from rmsnorm_backward.precision import compare
+    from rmsnorm_backward.simulate import simulate
+    from rmsnorm_backward.twin import run_kernel
+
+    assert rmsnorm_backward.golden is golden
+    assert rmsnorm_backward.simulate is simulate
+    assert rmsnorm_backward.compare is compare
+    assert rmsnorm_backward.run_kernel is run_kernel
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    try:
+        rmsnorm_backward.no_such_name
+    except AttributeError as e:
+        assert "no_such_name" in str(e)
+    else:
+        raise AssertionError("expected AttributeError")
