@@ -122,6 +122,9 @@ void CheckUbOperand(const char *call, const AscendC::LocalTensor<T> &t, uint64_t
 template <typename T>
 void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t *gm, const Blocks &b)
 {
+    if (b.count == 0 || b.len == 0) {
+        return;  // nothing moves, as on the NPU
+    }
     CoreState &core = Core();
     CheckGm(call, gm, b.Span(b.src_pitch, b.len));
     PipeAccess(call, dst.Slot(), Pipe::MTE2, true);
@@ -137,6 +140,9 @@ void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t 
 template <typename T>
 void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, const Blocks &b)
 {
+    if (b.count == 0 || b.len == 0) {
+        return;
+    }
     CoreState &core = Core();
     const uint32_t base = src.ByteOffset();
     for (uint32_t i = 0; i < b.count; ++i) {
