@@ -93,8 +93,9 @@ void TwoFlags(GM_ADDR x, GM_ADDR y, bool early)
     DataCopy(c.Get<float>()[BLOCK], b.Get<float>(), BLOCK);
     if (early) WaitFlag<HardEvent::MTE2_V>(EVENT_ID4);
     PipeBarrier<PIPE_V>();
-    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
-    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    const event_t toMte3 = static_cast<event_t>(GetTPipePtr()->FetchEventID(HardEvent::V_MTE3));
+    SetFlag<HardEvent::V_MTE3>(toMte3);
+    WaitFlag<HardEvent::V_MTE3>(toMte3);
     DataCopy(yg, c.Get<float>(), 2 * BLOCK);
     PipeBarrier<PIPE_ALL>();
 }

@@ -43,9 +43,15 @@ namespace AscendC {
 template <TPosition pos>
 class TBuf;
 
+class TPipe;
+namespace detail {
+inline thread_local TPipe *g_pipe = nullptr;  // the core's TPipe (cores are threads): GetTPipePtr
+}
+inline TPipe *GetTPipePtr() { return detail::g_pipe; }
+
 class TPipe {
 public:
-    TPipe() = default;
+    TPipe() { detail::g_pipe = this; }
     TPipe(const TPipe &) = delete;
     TPipe &operator=(const TPipe &) = delete;
     ~TPipe()
@@ -54,6 +60,9 @@ public:
             twin::CheckFlagsAtExit();
         }
         Destroy();
+        if (detail::g_pipe == this) {
+            detail::g_pipe = nullptr;
+        }
     }
 
     // `num` buffers of `len` bytes each (len rounded up to 32 B) for a TQue.
