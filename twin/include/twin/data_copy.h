@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <mutex>
+#include <thread>
 #include <type_traits>
 
 #include "launch.h"
@@ -136,6 +137,18 @@ void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t 
     OnCopyIn(uint64_t(b.count) * b.len, gm, b.count, b.src_pitch);
 }
 
+// The NPU leaves the order of atomic adds from different cores open: the launch seed shuffles it by
+// letting each core yield a pseudo-random number of times before it takes the lock.
+inline void AtomicJitter(const CoreState &core)
+{
+    uint64_t h = Launch().seed ^ (uint64_t(core.block_idx) << 40) ^ core.counters.copy_out_instrs;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64 finaliser
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    for (uint64_t k = (h ^ (h >> 31)) % 8; k > 0; --k) {
+        std::this_thread::yield();
+    }
+}
+
 // UB -> GM on MTE3; with SetAtomicAdd on, each element is added into GM under the launch's lock.
 template <typename T>
 void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, const Blocks &b)
@@ -161,6 +174,7 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
         TWIN_CHECK(core.atomic_dtype == AtomicCode<T>(), call,
                    "with SetAtomicAdd on, the copied type must be the SetAtomicAdd type (copies ",
                    AtomicName(AtomicCode<T>()), ", SetAtomicAdd<", AtomicName(core.atomic_dtype), ">)");
+        AtomicJitter(core);
         std::lock_guard<std::mutex> lock(Launch().atomic_mutex);
         for (uint32_t i = 0; i < b.count; ++i) {
             uint8_t *out = gm + i * b.dst_pitch;
