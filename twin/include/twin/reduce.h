@@ -90,6 +90,55 @@ float LaneTree(const VecOperand &src, uint32_t r, uint32_t l0, uint32_t n, const
     return TreeSum<T>(v, present, n, any);
 }
 
+// The tree sums of repeats [0, full) whose lanes are all active and contiguous in UB (the hot path
+// of ReduceSum over a tile): level by level over all repeats at once, in vectorisable blocks.
+// Neighbours pair up within a repeat at every level because a repeat is a power of two lanes.
+template <typename T>
+void ContiguousRepeatSums(const T *x, uint32_t full, uint32_t lanes, float *out)
+{
+    thread_local std::vector<float> ping, pong;
+    uint32_t m = full * lanes / 2;
+    ping.resize(m);
+    pong.resize(m / 2 + 1);
+    float *cur = ping.data(), *next = pong.data();
+    MapBlocks<8>(cur, m, [&](size_t j) { return RoundTo<T>(float(x[2 * j]) + float(x[2 * j + 1])); });
+    for (; m > full; m /= 2) {
+        MapBlocks<8>(next, m / 2, [&](size_t j) { return RoundTo<T>(cur[2 * j] + cur[2 * j + 1]); });
+        std::swap(cur, next);
+    }
+    std::memcpy(out, cur, full * sizeof(float));
+}
+
+// Sum, "any lane active" and definedness of every repeat of the plan.
+template <typename T>
+void RepeatSums(const VecOperand &s, const LanePlan &p, std::vector<float> &sums, std::vector<uint8_t> &any,
+                std::vector<uint8_t> &defined)
+{
+    sums.assign(p.repeats, 0.0f);
+    any.assign(p.repeats, 0);
+    defined.assign(p.repeats, 1);
+    const CoreState &core = Core();
+    uint32_t full = 0;
+    if (s.Contiguous(p) && (p.counter || p.FullMask()) && p.lanes >= 2) {
+        full = p.counter ? static_cast<uint32_t>(p.count / p.lanes) : p.repeats;
+        const uint32_t bytes = full * p.lanes * sizeof(T);
+        ContiguousRepeatSums(reinterpret_cast<const T *>(core.ub.data() + s.offset), full, p.lanes, sums.data());
+        const bool all_defined = core.AllDefined(s.offset, bytes);
+        for (uint32_t r = 0; r < full; ++r) {
+            any[r] = 1;
+            defined[r] = all_defined || core.AllDefined(s.offset + r * p.lanes * sizeof(T), p.lanes * sizeof(T));
+        }
+    }
+    for (uint32_t r = full; r < p.repeats; ++r) {
+        uint64_t m[2];
+        p.RepeatMask(r, m);
+        bool a = false, d = true;
+        sums[r] = LaneTree<T>(s, r, 0, p.lanes, m, a, d);
+        any[r] = a;
+        defined[r] = d;
+    }
+}
+
 inline void WriteResult(uint32_t at, const void *value, uint32_t bytes, bool defined)
 {
     CoreState &core = Core();
@@ -153,12 +202,12 @@ void WholeSum(const char *call, const AscendC::LocalTensor<T> &dst, const Ascend
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
     OnVector(p.repeats, p.ActiveLanes());
+    std::vector<float> sums;
+    std::vector<uint8_t> any, defined;
+    RepeatSums<T>(s, p, sums, any, defined);
     for (uint32_t r = 0; r < p.repeats; ++r) {
-        uint64_t m[2];
-        p.RepeatMask(r, m);
-        bool any = false, defined = true;
-        const T sum = T(LaneTree<T>(s, r, 0, p.lanes, m, any, defined));
-        if (any) WriteResult(static_cast<uint32_t>(d0 + r * step), &sum, sizeof(T), defined);
+        const T sum = T(sums[r]);
+        if (any[r]) WriteResult(static_cast<uint32_t>(d0 + r * step), &sum, sizeof(T), defined[r]);
     }
 }
 
@@ -248,20 +297,17 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     VectorPipeAccess(call, ops);
     if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);
     OnVector(p.repeats, p.ActiveLanes());
+    std::vector<float> repeat_sums, sums;
+    std::vector<uint8_t> any, repeat_defined, sum_defined;
+    RepeatSums<T>(s, p, repeat_sums, any, repeat_defined);
     bool defined = true;
-    std::vector<float> sums;
-    std::vector<uint8_t> sum_defined;
     float acc = 0.0f;
     for (uint32_t r = 0; r < p.repeats; ++r) {
-        uint64_t m[2];
-        p.RepeatMask(r, m);
-        bool any = false, repeat_defined = true;
-        const float sum = LaneTree<T>(s, r, 0, p.lanes, m, any, repeat_defined);
-        if (!any) continue;
-        acc = sums.empty() ? sum : RoundTo<T>(acc + sum);
-        sums.push_back(sum);
-        sum_defined.push_back(repeat_defined);
-        defined = defined && repeat_defined;
+        if (!any[r]) continue;
+        acc = sums.empty() ? repeat_sums[r] : RoundTo<T>(acc + repeat_sums[r]);
+        sums.push_back(repeat_sums[r]);
+        sum_defined.push_back(repeat_defined[r]);
+        defined = defined && repeat_defined[r];
     }
     if (!in_order) {  // the repeat form keeps the repeat sums in workLocal, then sums them by tree
         for (size_t i = 0; i < sums.size(); ++i) {

@@ -118,9 +118,11 @@ void BinaryRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n)
     T *d = reinterpret_cast<T *>(ub + off[0]);
     const T *a = reinterpret_cast<const T *>(ub + off[1]);
     const T *b = reinterpret_cast<const T *>(ub + off[2]);
-    // Operands are identical or disjoint here (the overlap rules were checked).
-#pragma GCC ivdep
-    for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<Op>(a[i], b[i]);
+    if constexpr (std::is_arithmetic_v<T>) {
+        MapBlocks<8>(d, n, [&](size_t i) { return Apply2<Op>(a[i], b[i]); });
+    } else {
+        for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<Op>(a[i], b[i]);
+    }
     AndShadow(sh + off[0], sh + off[1], sh + off[2], n * sizeof(T));
 }
 
@@ -129,8 +131,11 @@ void ScalarRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n, T s)
 {
     T *d = reinterpret_cast<T *>(ub + off[0]);
     const T *a = reinterpret_cast<const T *>(ub + off[1]);
-#pragma GCC ivdep
-    for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<Op>(a[i], s);
+    if constexpr (std::is_arithmetic_v<T>) {
+        MapBlocks<8>(d, n, [&](size_t i) { return Apply2<Op>(a[i], s); });
+    } else {
+        for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<Op>(a[i], s);
+    }
     if (off[0] != off[1]) std::memcpy(sh + off[0], sh + off[1], n * sizeof(T));
 }
 
