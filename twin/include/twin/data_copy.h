@@ -33,7 +33,7 @@ struct DataCopyParams {
 
 // DataCopyPad: blockLen in bytes; GM strides in bytes, UB strides in 32-byte blocks.
 struct DataCopyExtParams {
-    uint16_t blockCount = 1;
+    uint16_t blockCount = 0;  // the documented default: a kernel must set it
     uint32_t blockLen = 0;
     uint32_t srcStride = 0;
     uint32_t dstStride = 0;
