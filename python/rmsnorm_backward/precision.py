@@ -30,7 +30,7 @@ class PrecisionReport:
     max_abs_err: float            # over elements finite in both
     max_rel_err: float
     max_ulp: int | None           # 16-bit results only: largest distance in units in the last place
-    worst_index: tuple | None     # where the relative error is largest (or first NaN/Inf mismatch)
+    worst_index: tuple | None     # largest relative error, or first NaN/Inf mismatch (None: exact)
     passed: bool
 
     def to_dict(self) -> dict:
@@ -84,7 +84,7 @@ def compare(actual, golden, dtype, *, round_golden: bool = True) -> PrecisionRep
     worst = None
     if mismatch.any():
         worst = np.unravel_index(np.argmax(mismatch), a.shape)
-    elif a.size:
+    elif a.size and abs_err.max() > 0:
         worst = np.unravel_index(np.argmax(rel_err), a.shape)
 
     max_ulp = None
