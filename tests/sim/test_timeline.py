@@ -228,6 +228,50 @@ def test_a_second_read_comes_from_l2_and_writes_go_to_hbm(run_source, rng, model
         copy_in_cycles(model, TILE * 4, 1) + model["copy_issue_cycles"] + from_l2, abs=2)
 
 
+PIECES = HEADER + """
+extern "C" __global__ __aicore__ void pieces(GM_ADDR x, GM_ADDR y)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> qin;
+    TQue<QuePosition::VECOUT, 1> qout;
+    pipe.InitBuffer(qin, 1, TILE * sizeof(float));
+    pipe.InitBuffer(qout, 1, TILE * sizeof(float));
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x, PIECE * PIECES);
+    yg.SetGlobalBuffer((__gm__ float *)y, TILE);
+    LocalTensor<float> acc = qout.AllocTensor<float>();
+    Duplicate(acc, 0.0f, TILE);
+    // First PIECES unaligned pieces one by one, then all of them again in one copy.
+    for (int i = 0; i <= PIECES; ++i) {
+        const bool all = i == PIECES;
+        LocalTensor<float> in = qin.AllocTensor<float>();
+        DataCopyPad(in, xg[all ? 0 : i * PIECE], DataCopyExtParams(1, (all ? PIECES : 1) * PIECE * 4, 0, 0),
+                    DataCopyPadExtParams<float>(true, 0, 0, 0.0f));
+        qin.EnQue(in);
+        LocalTensor<float> t = qin.DeQue<float>();
+        Add(acc, acc, t, all ? PIECES * PIECE : PIECE);
+        qin.FreeTensor(t);
+    }
+    WriteBack(qout, acc, yg);
+}
+"""
+
+
+def test_first_touches_are_counted_to_the_byte(run_source, rng):
+    piece, pieces = 37, 20  # 148-byte pieces: most start and end inside a 32-byte sector
+    x = rng.standard_normal(piece * pieces, dtype=np.float32)
+    y = np.zeros(TILE, dtype=np.float32)
+    core = run_source(PIECES, "pieces", [x, y], defines={"PIECE": piece, "PIECES": pieces}).cores[0]
+    assert core["gm_read_bytes"] == 2 * x.nbytes
+    assert core["l2_bytes"] == x.nbytes
+    assert core["hbm_bytes"] == x.nbytes + y.nbytes
+    want = x.copy()
+    want[:piece] += x[:piece]  # every piece was added at the front, then the whole row on top
+    for i in range(1, pieces):
+        want[:piece] += x[i * piece:(i + 1) * piece]
+    np.testing.assert_allclose(y[:piece], want[:piece], rtol=1e-5)
+
+
 def test_all_cores_share_hbm_bandwidth(run_source, rng, model):
     cores, tiles = model.cores, 6
     stats = run_accumulate(run_source, rng, bufs=2, tiles=tiles, ops=1, cores=cores)

@@ -90,7 +90,9 @@ inline constexpr int S = 0, V = 1, MTE2 = 2, MTE3 = 3, kPipes = 4;
 }
 
 // Which GM bytes were touched in this launch, and when (modelled cycles): 512-byte lines, each with
-// the time of its last touch and a mask of its 32-byte sectors ever touched. Shared by all cores.
+// the time of its last touch and a mask of its 32-byte sectors wholly touched; the few sectors a
+// copy covers only in part (its unaligned ends) keep a byte mask aside, so first touches are counted
+// to the byte. Shared by all cores.
 class L2Model {
 public:
     struct Split {
@@ -106,7 +108,7 @@ public:
         Split s;
         const uint64_t base = reinterpret_cast<uintptr_t>(gm);
         std::lock_guard<std::mutex> lock(mutex_);
-        for (uint32_t i = 0; i < blocks; ++i) {
+        for (uint32_t i = 0; i < blocks && len > 0; ++i) {
             TouchRange(base + i * pitch, base + i * pitch + len, t, write, s);
         }
         return s;
@@ -114,63 +116,106 @@ public:
 
 private:
     static constexpr int kLineShift = 9, kSectorShift = 5, kPageShift = 21;
+    static constexpr uint64_t kSector = 1ull << kSectorShift;
     static constexpr uint64_t kLinesPerPage = 1ull << (kPageShift - kLineShift);
     struct Page {
         float stamp[kLinesPerPage];
-        uint16_t sectors[kLinesPerPage];
+        uint16_t sectors[kLinesPerPage];  // wholly touched sectors
+        uint16_t parts[kLinesPerPage];    // sectors touched in part (their byte masks are in parts_)
+        uint8_t touched[kLinesPerPage];
+    };
+    struct Line {
+        Page &page;
+        uint64_t k;
     };
 
     void TouchRange(uint64_t lo, uint64_t hi, double t, bool write, Split &s)
     {
-        for (uint64_t line = lo >> kLineShift; lo < hi; ++line) {
-            const uint64_t line_end = std::min(hi, (line + 1) << kLineShift);
-            Page &page = PageOf(line);
-            const uint64_t k = line & (kLinesPerPage - 1);
-            const uint16_t bits = SectorBits(lo, line_end);
-            const uint16_t seen = page.sectors[k] & bits;
-            const uint64_t n = line_end - lo;
-            const uint64_t again = seen == 0 ? 0 : seen == bits ? n : SeenBytes(lo, line_end, seen);
-            const bool fresh = page.sectors[k] != 0 && std::fabs(t - double(page.stamp[k])) <= window_;
-            if (write || !fresh) {
-                s.hbm += n;
-            } else {
-                s.hbm += n - again;
-                s.l2 += again;
-            }
-            page.sectors[k] |= bits;
-            page.stamp[k] = float(std::max(double(page.stamp[k]), t));
-            lo = line_end;
+        const uint64_t a = (lo + kSector - 1) & ~(kSector - 1), b = hi & ~(kSector - 1);
+        if (a > b) {  // inside one sector, touching neither of its ends
+            TouchPart(lo, hi, t, write, s);
+            return;
         }
+        if (lo < a) {
+            TouchPart(lo, a, t, write, s);
+        }
+        for (uint64_t at = a, line = a >> kLineShift; at < b; ++line) {
+            const uint64_t end = std::min(b, (line + 1) << kLineShift);
+            const Line l = LineOf(line);
+            const uint16_t bits = SectorBits(at, end), seen = l.page.sectors[l.k] & bits;
+            uint64_t again = uint64_t(__builtin_popcount(seen)) * kSector;
+            for (uint16_t rest = bits & l.page.parts[l.k]; rest != 0; rest &= rest - 1) {
+                again += PartSeen(((line << kLineShift) >> kSectorShift) + __builtin_ctz(rest));
+            }
+            Count(l, end - at, again, t, write, s);
+            l.page.sectors[l.k] |= bits;
+            l.page.parts[l.k] &= uint16_t(~bits);
+            at = end;
+        }
+        if (b < hi && b >= lo) {
+            TouchPart(b, hi, t, write, s);
+        }
+    }
+    // Bytes [lo, hi) of one sector.
+    void TouchPart(uint64_t lo, uint64_t hi, double t, bool write, Split &s)
+    {
+        const uint64_t sector = lo >> kSectorShift;
+        const Line l = LineOf(lo >> kLineShift);
+        const uint16_t bit = uint16_t(1u << (sector & 15));
+        const uint32_t cover = uint32_t(((1ull << (hi - lo)) - 1) << (lo & (kSector - 1)));
+        uint64_t again = hi - lo;
+        if ((l.page.sectors[l.k] & bit) == 0) {
+            uint32_t &mask = parts_[sector];
+            again = uint64_t(__builtin_popcount(mask & cover));
+            mask |= cover;
+            l.page.parts[l.k] |= bit;
+            if (mask == ~0u) {
+                parts_.erase(sector);
+                l.page.sectors[l.k] |= bit;
+                l.page.parts[l.k] &= uint16_t(~bit);
+            }
+        }
+        Count(l, hi - lo, again, t, write, s);
+    }
+    // Bytes of a sector touched in part before, now wholly touched.
+    uint64_t PartSeen(uint64_t sector)
+    {
+        auto it = parts_.find(sector);
+        const uint64_t n = uint64_t(__builtin_popcount(it->second));
+        parts_.erase(it);
+        return n;
+    }
+    // n bytes of a line, `again` of them touched before: a read of those hits L2 while fresh.
+    void Count(const Line &l, uint64_t n, uint64_t again, double t, bool write, Split &s)
+    {
+        const bool fresh = l.page.touched[l.k] && std::fabs(t - double(l.page.stamp[l.k])) <= window_;
+        if (write || !fresh) {
+            s.hbm += n;
+        } else {
+            s.hbm += n - again;
+            s.l2 += again;
+        }
+        l.page.stamp[l.k] = l.page.touched[l.k] ? float(std::max(double(l.page.stamp[l.k]), t)) : float(t);
+        l.page.touched[l.k] = 1;
     }
     static uint16_t SectorBits(uint64_t lo, uint64_t hi)
     {
         const int first = int((lo >> kSectorShift) & 15), last = int(((hi - 1) >> kSectorShift) & 15);
         return uint16_t(((1u << (last + 1)) - 1) & ~((1u << first) - 1));
     }
-    static uint64_t SeenBytes(uint64_t lo, uint64_t hi, uint16_t seen)
-    {
-        uint64_t n = 0;
-        for (uint64_t a = lo; a < hi;) {
-            const uint64_t end = std::min(hi, ((a >> kSectorShift) + 1) << kSectorShift);
-            if (seen & (1u << ((a >> kSectorShift) & 15))) {
-                n += end - a;
-            }
-            a = end;
-        }
-        return n;
-    }
-    Page &PageOf(uint64_t line)
+    Line LineOf(uint64_t line)
     {
         std::unique_ptr<Page> &p = pages_[line >> (kPageShift - kLineShift)];
         if (!p) {
             p = std::make_unique<Page>();  // value-initialised: nothing touched
         }
-        return *p;
+        return Line{*p, line & (kLinesPerPage - 1)};
     }
 
     double window_ = 0;
     std::mutex mutex_;
     std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+    std::unordered_map<uint64_t, uint32_t> parts_;  // sector -> byte mask of a sector touched in part
 };
 
 // What the cores of one launch share: the L2 model and the SyncAll rendezvous times.
