@@ -66,11 +66,73 @@ class Tensor:
     shape_like: str | None = None
 
 
+# Fixed-width C++ types a tiling field may have, with their sizes (the host and the kernel must agree
+# on every byte, so nothing platform-dependent).
+TILING_FIELD_TYPES = {"uint8_t": 1, "int8_t": 1, "uint16_t": 2, "int16_t": 2, "uint32_t": 4, "int32_t": 4,
+                      "float": 4, "uint64_t": 8, "int64_t": 8}
+
+
 @dataclass(frozen=True)
 class TilingField:
     name: str
     type: str
     doc: str
+    offset: int      # byte offset in the struct: laid out without padding (checked on load)
+
+    @property
+    def size(self) -> int:
+        return TILING_FIELD_TYPES[self.type]
+
+
+@dataclass(frozen=True)
+class TilingPath:
+    name: str        # key enumerator stem, e.g. RowsInUb -> kRowsInUbFp32
+    value: int       # tiling key = value * path_step + dtype code
+    doc: str
+
+
+@dataclass(frozen=True)
+class TilingData:
+    """The tiling data struct and the enums of its tiling key, rendered in CANN's TilingData form and
+    as the plain struct the kernel, the host tiling and the twin share."""
+    struct: str
+    doc: str
+    fields: tuple[TilingField, ...]
+    dtype_enum: str
+    dtype_codes: tuple[tuple[DType, int], ...]   # the values of T with their codes, by code
+    key_enum: str
+    key_doc: str
+    path_step: int
+    paths: tuple[TilingPath, ...]
+
+    @property
+    def size(self) -> int:
+        return self.fields[-1].offset + self.fields[-1].size if self.fields else 0
+
+
+def _tiling(raw: dict, type_values: tuple[DType, ...], where: str) -> TilingData:
+    fields, offset = [], 0
+    for f in raw["fields"]:
+        size = TILING_FIELD_TYPES.get(f["type"])
+        if size is None:
+            raise ValueError(f"{where}: tiling field {f['name']!r} has type {f['type']!r}; it must be one of "
+                             f"{', '.join(TILING_FIELD_TYPES)}")
+        if offset % size:
+            raise ValueError(f"{where}: tiling field {f['name']!r} ({f['type']}) would start at byte {offset}, "
+                             f"not a multiple of its size: reorder the fields so the struct has no padding")
+        fields.append(TilingField(f["name"], f["type"], f["doc"], offset))
+        offset += size
+    if offset % 8:
+        raise ValueError(f"{where}: the tiling fields take {offset} bytes; add a reserved field to reach a multiple of 8")
+    codes = raw["dtype_codes"]
+    missing = [d.name for d in type_values if d.name not in codes]
+    if missing:
+        raise ValueError(f"{where}: [tiling_data.dtype_codes] has no code for {', '.join(missing)}")
+    return TilingData(
+        struct=raw["struct"], doc=raw["doc"], fields=tuple(fields), dtype_enum=raw["dtype_enum"],
+        dtype_codes=tuple(sorted(((d, codes[d.name]) for d in type_values), key=lambda dc: dc[1])),
+        key_enum=raw["key_enum"], key_doc=raw["key_doc"], path_step=raw["path_step"],
+        paths=tuple(TilingPath(p["name"], p["value"], p["doc"]) for p in raw["paths"]))
 
 
 @dataclass(frozen=True)
@@ -85,9 +147,7 @@ class OpDef:
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     host: dict
-    tiling_struct: str | None = None
-    tiling_fields: tuple[TilingField, ...] = ()
-    tiling_enums: tuple[dict, ...] = ()
+    tiling: TilingData | None = None
     path: Path = field(default=DEFAULT_PATH, compare=False)
 
     @property
@@ -123,7 +183,6 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
     except KeyError as e:
         raise ValueError(f"{path}: [dtypes].T lists {e}, which is not one of {', '.join(DTYPES)}") from None
     op = raw["op"]
-    tiling = raw.get("tiling_data", {})
     return OpDef(
         type=op["type"],
         file=op["file"],
@@ -135,9 +194,7 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         inputs=tuple(_tensor(t, type_values, str(path)) for t in raw["inputs"]),
         outputs=tuple(_tensor(t, type_values, str(path)) for t in raw["outputs"]),
         host=dict(raw.get("host", {})),
-        tiling_struct=tiling.get("struct"),
-        tiling_fields=tuple(TilingField(f["name"], f["type"], f["doc"]) for f in tiling.get("fields", ())),
-        tiling_enums=tuple(tiling.get("enums", ())),
+        tiling=_tiling(raw["tiling_data"], type_values, str(path)) if "tiling_data" in raw else None,
         path=path,
     )
 

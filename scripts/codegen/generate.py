@@ -21,6 +21,7 @@ class Target:
     template: str
     path: str              # formatted with file=<op file stem> and soc=<SoC> for per-SoC targets
     per_soc: bool = False
+    needs_tiling: bool = False     # rendered only when op_def has a [tiling_data] section
 
     @property
     def comment(self) -> str | None:
@@ -34,6 +35,8 @@ TARGETS = (
     Target("op_info.json.j2", "op_host/op_info/aic-{soc}-ops-info.json", per_soc=True),
     Target("aclnn.h.j2", "op_host/op_api/aclnn_{file}.h"),
     Target("CMakePresets.json.j2", "CMakePresets.json"),
+    Target("tiling_data.h.j2", "op_kernel/{file}_tiling_data.h", needs_tiling=True),
+    Target("tiling_data_def.h.j2", "op_host/{file}_tiling_data_def.h", needs_tiling=True),
 )
 
 # Directories whose every file is generated: a file there that op_def no longer produces is stale.
@@ -70,6 +73,8 @@ def render_all(op) -> dict[str, str]:
     env = _environment()
     out = {}
     for target in TARGETS:
+        if target.needs_tiling and op.tiling is None:
+            continue
         for soc in op.socs if target.per_soc else (None,):
             path = target.path.format(file=op.file, soc=soc)
             text = env.get_template(target.template).render(

@@ -1,6 +1,7 @@
 """Code generation from op_def: gen --check on the repository, snapshots of every template, a
 changed op_def reaching every consumer, and the generated registration compiled and read back."""
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -103,7 +104,9 @@ def test_dropping_bf16_from_op_def_changes_every_dtype_consumer(tmp_path):
     tree = rendered_tree(tmp_path, toml)
 
     changed = set(generate.stale(ROOT, narrowed))
-    dtype_consumers = {p for p in generate.render_all(op_def.load()) if not p.endswith("CMakePresets.json")}
+    # Everything but the presets (SoCs only) and the CANN tiling form (fields only) lists dtypes.
+    dtype_consumers = {p for p in generate.render_all(op_def.load())
+                       if not p.endswith(("CMakePresets.json", "_tiling_data_def.h"))}
     assert changed == dtype_consumers
     for path in dtype_consumers:
         text = (tree / path).read_text()
@@ -158,3 +161,45 @@ def test_generated_registration_compiles_and_declares_op_def(tmp_path, which):
     assert [(p["name"], p["types"]) for p in proto["inputs"]] == [
         (t.name, list(dict.fromkeys(d.ge for d in t.dtypes))) for t in op.inputs]
     assert [p["name"] for p in proto["outputs"]] == [t.name for t in op.outputs]
+
+
+TILING_OPS = [("toy", TOY, TOY_SNAPSHOTS)] + ([("repository", op_def.DEFAULT_PATH, ROOT)] if op_def.load().tiling else [])
+
+
+@pytest.mark.parametrize(("which", "toml", "root"), TILING_OPS, ids=[t[0] for t in TILING_OPS])
+def test_plain_tiling_struct_has_op_defs_layout(tmp_path, which, toml, root):
+    op = op_def.load(toml)
+    t = op.tiling
+    src = tmp_path / "layout.cpp"
+    src.write_text(
+        f'#include <cstddef>\n#include <cstdio>\n#include "{op.file}_tiling_data.h"\nint main() {{\n'
+        + "".join(f'    std::printf("{f.name} %zu\\n", offsetof({t.struct}, {f.name}));\n' for f in t.fields)
+        + f'    std::printf("sizeof %zu\\n", sizeof({t.struct}));\n'
+        + "".join(f'    std::printf("key {p.name}{d.short} %u\\n", unsigned({t.key_enum}::k{p.name}{d.short.capitalize()}));\n'
+                  for p in t.paths for d, _ in t.dtype_codes)
+        + "}\n")
+    exe = tmp_path / "layout"
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-I", str(root / "op_kernel"), str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    got = dict(line.rsplit(" ", 1) for line in subprocess.run([str(exe)], check=True, capture_output=True,
+                                                               text=True).stdout.splitlines())
+    assert {f.name: int(got[f.name]) for f in t.fields} == {f.name: f.offset for f in t.fields}
+    assert int(got["sizeof"]) == t.size == sum(f.size for f in t.fields)
+    for p in t.paths:
+        for d, code in t.dtype_codes:
+            assert int(got[f"key {p.name}{d.short}"]) == p.value * t.path_step + code
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ('{name="a", type="uint32_t", doc="x"}, {name="b", type="uint64_t", doc="y"}',
+     "tiling field 'b' (uint64_t) would start at byte 4, not a multiple of its size"),
+    ('{name="a", type="size_t", doc="x"}', "tiling field 'a' has type 'size_t'; it must be one of"),
+    ('{name="a", type="uint32_t", doc="x"}', "the tiling fields take 4 bytes; add a reserved field"),
+])
+def test_op_def_rejects_tiling_fields_that_would_differ_across_compilers(tmp_path, fields, message):
+    text = TOY.read_text()
+    head, _, _ = text.partition("[[tiling_data.fields]]")
+    toml = tmp_path / "bad.toml"
+    toml.write_text(head.replace("[tiling_data]", "[tiling_data]\nfields = [" + fields + "]", 1))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        op_def.load(toml)
