@@ -38,7 +38,7 @@ def test_the_reference_passes_gradcheck_in_float64(rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("normalized_shape", [(130,), (3, 40)])
+@pytest.mark.parametrize("normalized_shape", [(130,), (3, 40), (4100,)])
 def test_grads_meet_the_precision_standard(rng, dtype, normalized_shape):
     dtype = DTYPES[dtype]
     norm = RMSNorm(normalized_shape, dtype=dtype)
