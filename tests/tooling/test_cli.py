@@ -20,7 +20,7 @@ def run_json(capsys, *argv) -> tuple[int, dict]:
 @pytest.mark.parametrize("argv", [
     ["--shape", "7,65", "--dtype", "fp16", "--seed", "3"],
     ["--shape", "3,5,7,16", "--gamma-dims", "2", "--dtype", "bf16"],
-    ["--shape", "2,130", "--dtype", "fp32", "--seed", "9"],
+    ["--shape", "2,130", "--dtype", "fp32", "--seed", "9", "--rstd-flat"],
 ])
 def test_golden_passes_on_the_twin(capsys, argv):
     code, report = run_json(capsys, "golden", *argv)
@@ -28,6 +28,9 @@ def test_golden_passes_on_the_twin(capsys, argv):
     assert report["backend"] == "twin"
     assert report["reports"]["dx"]["size"] == int(np.prod([int(d) for d in argv[1].split(",")]))
     assert report["reports"]["dgamma"]["dtype"] == "float32"
+    shape = [int(d) for d in argv[1].split(",")]
+    k = int(argv[argv.index("--gamma-dims") + 1]) if "--gamma-dims" in argv else 1
+    assert report["shapes"]["rstd"] == shape[:-k] + ([] if "--rstd-flat" in argv else [1] * k)
 
 
 def test_golden_defaults_are_the_operator_texts_example(capsys, monkeypatch):

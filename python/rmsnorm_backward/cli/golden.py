@@ -28,6 +28,8 @@ def add_arguments(p) -> None:
     shorts = [d.short for d in op.type_values]
     p.add_argument("--shape", default="32,64,128", help="shape of dy and x, comma-separated (default %(default)s)")
     p.add_argument("--gamma-dims", type=int, default=1, help="k: gamma is the last k dims of x (default %(default)s)")
+    p.add_argument("--rstd-flat", action="store_true",
+                   help="shape rstd x.shape[:-k] instead of x.shape[:-k] + (1,)*k (the operator text's form)")
     p.add_argument("--dtype", default="fp32", choices=shorts, help="dtype of dy, x, gamma and dx (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default %(default)s)")
     p.add_argument("--soc", default="Ascend910B2", help="SoC the twin simulates (default %(default)s)")
@@ -54,7 +56,8 @@ def case_from_options(args) -> dict:
         raise CliError(f"--gamma-dims must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {args.gamma_dims})")
     k = args.gamma_dims
     dtype = op_def.dtype_of(args.dtype).name
-    return {"shapes": {"dy": shape, "x": shape, "rstd": shape[:-k] + (1,) * k, "gamma": shape[-k:],
+    rstd = shape[:-k] if args.rstd_flat else shape[:-k] + (1,) * k
+    return {"shapes": {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:],
                        "dx": shape, "dgamma": shape[-k:]},
             "dtypes": _dtypes_for(dtype)}
 
