@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import TwinRuleError
-from vector_driver import BUF_BYTES, REPEAT, active_lanes, element_index, launch, mask_from_bits, op_code
+from vector_driver import (BUF_BYTES, REPEAT, active_lanes, broken_then_fixed, element_index, launch, mask_from_bits,
+                           op_code)
 
 FLOATS = [np.float16, np.float32]
 
@@ -140,34 +141,24 @@ def test_undefined_lane_in_a_sum_makes_it_undefined(rng):
 F32 = np.float32
 RULES = {
     "integer_reduction": ("ReduceSum", r"A2 supports half and float for this reduction \(got int32_t\)",
-                          dict(op="kReduceSumCount", dtype=np.int32, count=64), dict(op="kReduceSumCount", dtype=F32, count=64)),
+                          dict(op=("kReduceSumCount",), dtype=np.int32, count=64), dict(op=("kReduceSumCount",), dtype=F32, count=64)),
     "block_dst_alignment": ("BlockReduceSum", r"dst must be 32-byte aligned for float \(byte offset \d+\)",
-                            dict(op="kBlockMaskLen", dtype=F32, mask_len=64, repeat=1, off=(0, 0, 4)),
-                            dict(op="kBlockMaskLen", dtype=F32, mask_len=64, repeat=1, off=(0, 0, 8))),
+                            dict(op=("kBlockMaskLen",), dtype=F32, mask_len=64, repeat=1, off=(0, 0, 4)),
+                            dict(op=("kBlockMaskLen",), dtype=F32, mask_len=64, repeat=1, off=(0, 0, 8))),
     "repeat_256": ("WholeReduceSum", r"repeatTime must be in \[0, 255\] \(got 256\)",
-                   dict(op="kWholeMaskLen", dtype=F32, mask_len=64, repeat=256, strides=(1, 1, 1, 1, 0, 8)),
-                   dict(op="kWholeMaskLen", dtype=F32, mask_len=64, repeat=255, strides=(1, 1, 1, 1, 0, 8))),
+                   dict(op=("kWholeMaskLen",), dtype=F32, mask_len=64, repeat=256, strides=(1, 1, 1, 1, 0, 8)),
+                   dict(op=("kWholeMaskLen",), dtype=F32, mask_len=64, repeat=255, strides=(1, 1, 1, 1, 0, 8))),
     "in_place_dependency": ("WholeReduceSum", "repeat 1 reads src that repeat 0 already overwrote",
-                            dict(op="kWholeMaskLen", dtype=F32, mask_len=64, repeat=4, alias=1, off=(0, 0, 64),
+                            dict(op=("kWholeMaskLen",), dtype=F32, mask_len=64, repeat=4, alias=1, off=(0, 0, 64),
                                  strides=(1, 1, 1, 1, 8, 8)),
-                            dict(op="kWholeMaskLen", dtype=F32, mask_len=64, repeat=4, alias=1, off=(0, 0, 0),
+                            dict(op=("kWholeMaskLen",), dtype=F32, mask_len=64, repeat=4, alias=1, off=(0, 0, 0),
                                  strides=(1, 1, 1, 1, 8, 8))),
     "work_too_small": ("ReduceSum", "workLocal must hold the 9 repeat sums rounded up to a whole block",
-                       dict(op="kReduceSumMaskLen", dtype=F32, mask_len=64, repeat=9, off=(0, BUF_BYTES // 4 - 8, 0)),
-                       dict(op="kReduceSumMaskLen", dtype=F32, mask_len=64, repeat=8, off=(0, BUF_BYTES // 4 - 8, 0))),
+                       dict(op=("kReduceSumMaskLen",), dtype=F32, mask_len=64, repeat=9, off=(0, BUF_BYTES // 4 - 8, 0)),
+                       dict(op=("kReduceSumMaskLen",), dtype=F32, mask_len=64, repeat=8, off=(0, BUF_BYTES // 4 - 8, 0))),
 }
 
 
 @pytest.mark.parametrize("rule", list(RULES))
 def test_rule(rng, rule):
-    call, text, broken, fixed = RULES[rule]
-    for kw, breaks in ((broken, True), (fixed, False)):
-        kw = dict(kw)
-        op, dtype = op_code(kw.pop("op")), kw.pop("dtype")
-        n = BUF_BYTES // np.dtype(dtype).itemsize
-        a, b, d = random(rng, n, dtype), random(rng, n, dtype), random(rng, n, dtype)
-        if breaks:
-            with pytest.raises(TwinRuleError, match=rf"core 0: {call}: {text}"):
-                launch(op, dtype, a, b, d, **kw)
-        else:
-            launch(op, dtype, a, b, d, **kw)
+    broken_then_fixed(rng, *RULES[rule])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import TwinRuleError
-from vector_driver import (BINARY, REPEAT, SCALAR, UNARY, active_lanes, element_index, launch, mask_from_bits,
-                           op_code)
+from vector_driver import (BINARY, REPEAT, SCALAR, UNARY, active_lanes, broken_then_fixed, element_index, launch,
+                           mask_from_bits, op_code)
 
 ARITH = [np.float16, np.float32, np.int16, np.int32]
 FLOATS = [np.float16, np.float32]
@@ -227,17 +227,7 @@ RULES = {
 
 @pytest.mark.parametrize("rule", list(RULES))
 def test_rule(rng, rule):
-    call, text, broken, fixed = RULES[rule]
-    for kw, breaks in ((broken, True), (fixed, False)):
-        kw = dict(kw)
-        op, dtype = op_code(*kw.pop("op")), kw.pop("dtype")
-        n = 15360 * 4 // np.dtype(dtype).itemsize
-        a, b, d = random(rng, n, dtype), random(rng, n, dtype), random(rng, n, dtype)
-        if breaks:
-            with pytest.raises(TwinRuleError, match=rf"core 0: {call}: {text}"):
-                launch(op, dtype, a, b, d, **kw)
-        else:
-            launch(op, dtype, a, b, d, **kw)
+    broken_then_fixed(rng, *RULES[rule])
 
 
 def test_undefined_lanes_reach_gm_only_when_computed_on(rng):

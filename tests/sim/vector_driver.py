@@ -8,8 +8,11 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+import pytest
 
+from rmsnorm_backward.errors import TwinRuleError
 from rmsnorm_backward.twin import run_kernel
+from small_kernels import random_array
 
 SOURCE = Path(__file__).with_name("vector_driver.cpp")
 BLOCK = 32
@@ -111,3 +114,18 @@ def mask_from_bits(rng: np.random.Generator, lanes: int):
     if lanes <= 64:
         bits[1] = 0
     return bits[0] | 1, bits[1]
+
+
+def broken_then_fixed(rng, call: str, rule: str, broken: dict, fixed: dict):
+    """Launches `broken`, which must fail naming core 0, `call` and `rule` (a regex), then `fixed`,
+    which must run. Each is launch()'s keyword arguments plus op=(Op family[, name]) and dtype;
+    a, b and d are random and fill the UB buffers."""
+    for kw, breaks in ((broken, True), (fixed, False)):
+        kw = dict(kw)
+        op, dtype = op_code(*kw.pop("op")), np.dtype(kw.pop("dtype"))
+        a, b, d = (random_array(rng, BUF_BYTES // dtype.itemsize, dtype) for _ in range(3))
+        if breaks:
+            with pytest.raises(TwinRuleError, match=rf"core 0: {call}: {rule}"):
+                launch(op, dtype, a, b, d, **kw)
+        else:
+            launch(op, dtype, a, b, d, **kw)

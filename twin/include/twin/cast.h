@@ -174,13 +174,8 @@ void CastImpl(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> 
                "half -> int32_t, int32_t -> float)");
     TWIN_CHECK(static_cast<unsigned>(mode) < 8 && (allowed & (1u << static_cast<unsigned>(mode))), call, "A2 allows ",
                ModeList(allowed), " for ", TypeName<U>(), " -> ", TypeName<T>(), " (got ", RoundModeName(mode), ")");
-    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 16);
-    CheckStride(call, "srcBlkStride", rp.srcBlkStride, 16);
-    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
-    CheckStride(call, "srcRepStride", rp.srcRepStride, 8);
-    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
-    const VecOperand ops[2] = {Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride),
-                               Operand("src", src, rp.srcBlkStride, rp.srcRepStride)};
+    VecOperand ops[2];
+    UnaryOperands(call, dst, src, rp, ops);
     if (!Issue(call, ops, p, -1, sizeof(T) != sizeof(U))) return;
     if constexpr (allowed != 0) {
         CoreState &core = Core();

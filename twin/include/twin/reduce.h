@@ -178,10 +178,12 @@ inline void CheckReduceOverlap(const char *call, uint64_t dst0, uint64_t step, u
     }
 }
 
-// One sum per repeat: dst[r * dstRepStride] (element units).
+// WholeReduceSum (per_block false): one sum per repeat at dst[r * dstRepStride] (element units).
+// BlockReduceSum (per_block true): one sum per 32-byte block at dst[r * dstRepStride * 8 + b].
+// A repeat or block without active lanes leaves dst as it was.
 template <typename T>
-void WholeSum(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, const LanePlan &p,
-              int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride)
+void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+               const LanePlan &p, int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride, bool per_block)
 {
     dst.Check(call);
     src.Check(call);
@@ -191,58 +193,36 @@ void WholeSum(const char *call, const AscendC::LocalTensor<T> &dst, const Ascend
     CheckStride(call, "srcRepStride", uint64_t(srcRepStride), 16);
     const VecOperand s = Operand("src", src, uint32_t(srcBlkStride), uint32_t(srcRepStride));
     CheckPlacement(call, s, p);
-    const uint32_t d0 = dst.ByteOffset();
-    TWIN_CHECK(d0 % sizeof(T) == 0, call, "dst must be ", sizeof(T), "-byte aligned (byte offset ", d0, ")");
-    const uint64_t step = uint64_t(dstRepStride) * sizeof(T);
-    const uint64_t need = p.repeats ? (p.repeats - 1) * step + sizeof(T) : 0;
-    TWIN_CHECK(need <= dst.BytesToBufferEnd(), call, "dst must hold one result every dstRepStride elements inside its buffer (needs ",
-               need, " bytes, the buffer has ", dst.BytesToBufferEnd(), ")");
-    CheckReduceOverlap(call, d0, step, sizeof(T), s, p);
-    if (p.ActiveLanes() == 0) return;
-    const VecOperand ops[2] = {Operand("dst", dst), s};
-    VectorPipeAccess(call, ops);
-    OnVector(p.repeats, p.ActiveLanes());
-    std::vector<float> sums;
-    std::vector<uint8_t> any, defined;
-    RepeatSums<T>(s, p, sums, any, defined);
-    for (uint32_t r = 0; r < p.repeats; ++r) {
-        const T sum = T(sums[r]);
-        if (any[r]) WriteResult(static_cast<uint32_t>(d0 + r * step), &sum, sizeof(T), defined[r]);
-    }
-}
-
-// One sum per 32-byte block: dst[r * dstRepStride * 8 + b]; a block without active lanes is left as it was.
-template <typename T>
-void BlockSum(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, const LanePlan &p,
-              int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride)
-{
-    dst.Check(call);
-    src.Check(call);
-    CheckReduceType<T>(call);
-    CheckStride(call, "dstRepStride", uint64_t(dstRepStride), 16);
-    CheckStride(call, "srcBlkStride", uint64_t(srcBlkStride), 16);
-    CheckStride(call, "srcRepStride", uint64_t(srcRepStride), 16);
-    const VecOperand s = Operand("src", src, uint32_t(srcBlkStride), uint32_t(srcRepStride));
-    CheckPlacement(call, s, p);
-    const uint32_t d0 = dst.ByteOffset();
-    const uint32_t align = sizeof(T) * 8;
+    const uint32_t groups = per_block ? 8 : 1, d0 = dst.ByteOffset();
+    const uint32_t align = groups * sizeof(T);  // A2: half 16 / float 32 bytes per block sums, else the element
     TWIN_CHECK(d0 % align == 0, call, "dst must be ", align, "-byte aligned for ", TypeName<T>(), " (byte offset ", d0, ")");
-    const uint64_t step = uint64_t(dstRepStride) * 8 * sizeof(T);
-    const uint64_t need = p.repeats ? (p.repeats - 1) * step + 8 * sizeof(T) : 0;
-    TWIN_CHECK(need <= dst.BytesToBufferEnd(), call, "dst must hold 8 results per repeat inside its buffer (needs ", need,
-               " bytes, the buffer has ", dst.BytesToBufferEnd(), ")");
-    CheckReduceOverlap(call, d0, step, 8 * sizeof(T), s, p);
+    const uint64_t step = uint64_t(dstRepStride) * groups * sizeof(T);
+    const uint64_t need = p.repeats ? (p.repeats - 1) * step + groups * sizeof(T) : 0;
+    TWIN_CHECK(need <= dst.BytesToBufferEnd(), call, "dst must hold ", groups, " result(s) per repeat, dstRepStride x ",
+               groups, " elements apart, inside its buffer (needs ", need, " bytes, the buffer has ",
+               dst.BytesToBufferEnd(), ")");
+    CheckReduceOverlap(call, d0, step, groups * sizeof(T), s, p);
     if (p.ActiveLanes() == 0) return;
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
     OnVector(p.repeats, p.ActiveLanes());
-    const uint32_t per_block = kUbBlockBytes / sizeof(T);
+    if (!per_block) {
+        std::vector<float> sums;
+        std::vector<uint8_t> any, defined;
+        RepeatSums<T>(s, p, sums, any, defined);
+        for (uint32_t r = 0; r < p.repeats; ++r) {
+            const T sum = T(sums[r]);
+            if (any[r]) WriteResult(static_cast<uint32_t>(d0 + r * step), &sum, sizeof(T), defined[r]);
+        }
+        return;
+    }
+    const uint32_t per = kUbBlockBytes / sizeof(T);
     for (uint32_t r = 0; r < p.repeats; ++r) {
         uint64_t m[2];
         p.RepeatMask(r, m);
         for (uint32_t b = 0; b < 8; ++b) {
             bool any = false, defined = true;
-            const T sum = T(LaneTree<T>(s, r, b * per_block, per_block, m, any, defined));
+            const T sum = T(LaneTree<T>(s, r, b * per, per, m, any, defined));
             if (any) WriteResult(static_cast<uint32_t>(d0 + r * step + b * sizeof(T)), &sum, sizeof(T), defined);
         }
     }
@@ -356,16 +336,16 @@ void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const 
 {
     uint64_t bits[2];
     if (isSetMask) twin::ContinuousMaskBits("WholeReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
-    twin::WholeSum("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride);
+    twin::GroupSums("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride, false);
 }
 
 template <typename T, bool isSetMask = true>
 void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[], const int32_t repeatTime,
                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
 {
-    twin::WholeSum("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride);
+    twin::GroupSums("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride, false);
 }
 
 // Note the argument order of the older API: repeatTime before mask.
@@ -375,16 +355,16 @@ void BlockReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const 
 {
     uint64_t bits[2];
     if (isSetMask) twin::ContinuousMaskBits("BlockReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
-    twin::BlockSum("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride);
+    twin::GroupSums("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride, true);
 }
 
 template <typename T, bool isSetMask = true>
 void BlockReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t repeatTime, const uint64_t mask[],
                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
 {
-    twin::BlockSum("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride);
+    twin::GroupSums("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
+                   dstRepStride, srcBlkStride, srcRepStride, true);
 }
 
 }  // namespace AscendC

@@ -200,6 +200,21 @@ void Binary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { BinaryRun<Op, T>(core.ub.data(), core.shadow.data(), off, n); });
 }
 
+// The rules of a UnaryRepeatParams (block strides 16 bits, repeat strides 8 bits, no dst block
+// stride 0) and the two operands it addresses: {dst, src}.
+template <typename T, typename U>
+void UnaryOperands(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> &src,
+                   const AscendC::UnaryRepeatParams &rp, VecOperand (&ops)[2])
+{
+    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 16);
+    CheckStride(call, "srcBlkStride", rp.srcBlkStride, 16);
+    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
+    CheckStride(call, "srcRepStride", rp.srcRepStride, 8);
+    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
+    ops[0] = Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride);
+    ops[1] = Operand("src", src, rp.srcBlkStride, rp.srcRepStride);
+}
+
 template <typename Op, typename T>
 void Scalar(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, T scalar,
             const LanePlan &p, const AscendC::UnaryRepeatParams &rp)
@@ -207,13 +222,8 @@ void Scalar(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     dst.Check(call);
     src.Check(call);
     TWIN_CHECK_DTYPE(kArithType<T>, call, "half, float, int16_t and int32_t", T);
-    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 16);
-    CheckStride(call, "srcBlkStride", rp.srcBlkStride, 16);
-    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
-    CheckStride(call, "srcRepStride", rp.srcRepStride, 8);
-    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
-    const VecOperand ops[2] = {Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride),
-                               Operand("src", src, rp.srcBlkStride, rp.srcRepStride)};
+    VecOperand ops[2];
+    UnaryOperands(call, dst, src, rp, ops);
     if (!Issue(call, ops, p)) return;
     CoreState &core = Core();
     ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { ScalarRun<Op, T>(core.ub.data(), core.shadow.data(), off, n, scalar); });
@@ -226,13 +236,8 @@ void Unary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::
     dst.Check(call);
     src.Check(call);
     TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
-    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 16);
-    CheckStride(call, "srcBlkStride", rp.srcBlkStride, 16);
-    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
-    CheckStride(call, "srcRepStride", rp.srcRepStride, 8);
-    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
-    const VecOperand ops[2] = {Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride),
-                               Operand("src", src, rp.srcBlkStride, rp.srcRepStride)};
+    VecOperand ops[2];
+    UnaryOperands(call, dst, src, rp, ops);
     if (!Issue(call, ops, p)) return;
     CoreState &core = Core();
     if constexpr (kFloatType<T>) {
