@@ -47,6 +47,9 @@ add_library(cust_optiling SHARED
     ${_tiling_sources})
 target_include_directories(cust_optiling PRIVATE ${_cann_includes} "${_src}/op_host" "${_src}/op_kernel")
 target_link_libraries(cust_optiling PRIVATE register tiling_api platform exe_graph graph c_sec)
+# Named and placed as the vendor layout wants it: scripts/package.sh takes build_out/package/<path>.
+set_target_properties(cust_optiling PROPERTIES OUTPUT_NAME "cust_opmaster_rt2.0"
+    LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/package/op_impl/ai_core/tbe/op_tiling/lib/linux/${CMAKE_SYSTEM_PROCESSOR}")
 
 # op_kernel: CANN's Ascend C kernel CMake support compiles the unchanged kernel source for the SoC.
 set(ASCENDC_CMAKE_DIR "${CANN_ROOT}/compiler/tikcpp/ascendc_kernel_cmake")

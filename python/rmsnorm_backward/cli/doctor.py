@@ -1,6 +1,8 @@
 """`rmsnorm-backward doctor`: what is installed here, which backends work, what to do next."""
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,8 +22,6 @@ def add_arguments(p) -> None:
 
 
 def _run(cmd: list[str], timeout: float = 60.0, env_extra: dict | None = None) -> tuple[int, str]:
-    import os
-
     env = dict(os.environ, **(env_extra or {}))
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
@@ -30,8 +30,8 @@ def _run(cmd: list[str], timeout: float = 60.0, env_extra: dict | None = None) -
     return proc.returncode, (proc.stdout if proc.returncode == 0 else proc.stderr or proc.stdout).strip()
 
 
-def _tool(name: str) -> dict:
-    path = shutil.which(name)
+def _tool(name: str, path: str | None = None) -> dict:
+    path = path or shutil.which(name)
     if path is None:
         return {"found": False, "path": None, "version": None}
     _, out = _run([path, "--version"])
@@ -43,8 +43,6 @@ def _torch() -> dict:
     code, out = _run([sys.executable, "-c", _TORCH_PROBE], env_extra={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
     if code != 0:
         return {"found": False, "version": None, "error": out.splitlines()[-1] if out else None}
-    import json
-
     return {"found": True, **json.loads(out.splitlines()[-1]), "error": None}
 
 
@@ -70,7 +68,10 @@ def collect(show_progress: bool) -> dict:
         # Probed only where CANN is: without it, importing torch_npu ends the process it runs in.
         found["torch_npu"] = backends.probe_npu() if found["cann"]["path"] else {"ok": False, "error": "not probed: CANN is absent"}
         bar.update()
-        found["compilers"] = {name: _tool(name) for name in ("g++", "cmake", "ninja", "makeself")}
+        found["compilers"] = {name: _tool(name) for name in ("g++", "cmake", "ninja")}
+        if found["cann"]["path"]:  # CANN's Ascend C compiler, for the NPU build
+            ccec = os.path.join(found["cann"]["path"], "compiler", "ccec_compiler", "bin", "ccec")
+            found["compilers"]["ccec"] = _tool("ccec", ccec if os.path.isfile(ccec) else None)
         bar.update()
         found["backends"] = [b.to_dict() for b in (backends.twin_backend(), backends.npu_backend(found["cann"]))]
         bar.update()
