@@ -37,10 +37,11 @@ def main():
     from torch_npu.utils.cpp_extension import NpuExtension
 
     from rmsnorm_backward import op_def
+    from rmsnorm_backward.backends import NPU_ADAPTER
 
     op = op_def.load()
     ext = NpuExtension(
-        name="rmsnorm_backward_npu_adapter",
+        name=NPU_ADAPTER,
         sources=sorted(glob.glob(os.path.join(HERE, "csrc", "*.cpp"))),
         # op_host/op_api: the aclnn header generated from op_def (`rmsnorm-backward gen`).
         include_dirs=[os.path.join(HERE, "csrc"), os.path.join(REPO, "op_host", "op_api"),

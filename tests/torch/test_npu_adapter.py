@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rmsnorm_backward import op_def
+from rmsnorm_backward.backends import NPU_ADAPTER
 
 ADAPTER = Path(__file__).resolve().parents[2] / "framework" / "torch_npu_adapter"
 OP = op_def.load()
@@ -107,7 +108,7 @@ def npu_unavailable() -> str | None:
     if not os.environ.get("ASCEND_HOME_PATH"):
         return "CANN is absent (ASCEND_HOME_PATH is not set), so are torch_npu and an NPU"
     probe = ("import torch, torch_npu; assert torch.npu.is_available(), 'no NPU visible'; "
-             "import rmsnorm_backward_npu_adapter as a; print(a.library())")
+             f"import {NPU_ADAPTER} as a; print(a.library())")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[-1]

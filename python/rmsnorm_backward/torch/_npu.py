@@ -13,11 +13,12 @@ import importlib
 
 import torch
 
+from ..backends import NPU_ADAPTER
 from ..errors import InvalidInputError
 from . import _validate
 from ._op import rms_norm_backward
 
-ADAPTER = "rmsnorm_backward_npu_adapter"
+ADAPTER = NPU_ADAPTER
 BUILD_HINT = ("build it where torch_npu and CANN are installed with "
               "`pip install --no-build-isolation framework/torch_npu_adapter` (README, section PyTorch)")
 
