@@ -200,6 +200,7 @@ extern "C" __global__ __aicore__ void reread(GM_ADDR x, GM_ADDR y)
     GlobalTensor<float> xg, yg;
     xg.SetGlobalBuffer((__gm__ float *)x, TILE);
     yg.SetGlobalBuffer((__gm__ float *)y, TILE);
+    const float scale = xg.GetValue(0);  // a scalar GM read: the scalar unit waits for it
     LocalTensor<float> acc = qout.AllocTensor<float>();
     Duplicate(acc, 0.0f, TILE);
     for (int pass = 0; pass < 2; ++pass) {
@@ -210,16 +211,19 @@ extern "C" __global__ __aicore__ void reread(GM_ADDR x, GM_ADDR y)
         Add(acc, acc, t, TILE);
         qin.FreeTensor(t);
     }
+    Muls(acc, acc, scale, TILE);
     WriteBack(qout, acc, yg);
 }
 """
 
 
-def test_a_second_read_comes_from_l2_and_writes_go_to_hbm(run_source, rng, model):
+def test_a_second_read_comes_from_l2_writes_go_to_hbm_scalar_reads_stall(run_source, rng, model):
     x = rng.standard_normal(TILE, dtype=np.float32)
     y = np.zeros(TILE, dtype=np.float32)
     core = run_source(REREAD, "reread", [x, y]).cores[0]
-    np.testing.assert_array_equal(y, x + x)
+    np.testing.assert_array_equal(y, (x + x) * x[0])
+    assert core["gm_scalar_reads"] == 1
+    assert core["model_cycles"] > model["scalar_gm_cycles"] + 2 * copy_in_cycles(model, TILE * 4, 1)
     assert core["gm_read_bytes"] == 2 * TILE * 4
     assert core["l2_bytes"] == TILE * 4
     assert core["hbm_bytes"] == 2 * TILE * 4  # the first read and the write

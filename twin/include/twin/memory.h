@@ -176,6 +176,7 @@ public:
     {
         twin::CheckGm("GlobalTensor::GetValue", ptr_ + index, sizeof(T));
         twin::Core().counters.gm_scalar_reads++;
+        twin::OnScalarGm();
         T value;
         std::memcpy(&value, ptr_ + index, sizeof(T));
         return value;
@@ -184,6 +185,7 @@ public:
     {
         twin::CheckGm("GlobalTensor::SetValue", ptr_ + index, sizeof(T));
         twin::Core().counters.gm_scalar_writes++;
+        twin::OnScalarGm();
         std::memcpy(ptr_ + index, &value, sizeof(T));
     }
 
