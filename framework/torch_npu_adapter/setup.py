@@ -25,6 +25,10 @@ def refuse(reason: str):
 
 def main():
     cann = os.environ.get("ASCEND_HOME_PATH")
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)  # setuptools' own help follows where the build can run
+        if not cann:
+            return
     if not cann:
         refuse("ASCEND_HOME_PATH is not set; source CANN's set_env.sh first (the adapter calls aclnn)")
     for module in ("torch", "torch_npu", "rmsnorm_backward"):

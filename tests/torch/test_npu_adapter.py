@@ -95,12 +95,19 @@ def test_search_failure_lists_every_place_it_looked(search):
     assert "(none: set ASCEND_CUSTOM_OPP_PATH" in search()
 
 
-def test_build_script_refuses_without_cann(tmp_path):
+def test_build_script_refuses_without_cann_and_explains_itself(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "ASCEND_HOME_PATH"}
-    r = subprocess.run([sys.executable, str(ADAPTER / "setup.py"), "build_ext"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=120)
+
+    def setup(*args):
+        return subprocess.run([sys.executable, str(ADAPTER / "setup.py"), *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    r = setup("build_ext")
     assert r.returncode != 0
     assert "ASCEND_HOME_PATH is not set" in r.stderr
+    r = setup("--help")
+    assert r.returncode == 0
+    assert "pip install --no-build-isolation framework/torch_npu_adapter" in r.stdout
 
 
 def npu_unavailable() -> str | None:
