@@ -90,6 +90,14 @@ def test_from_dir_without_case_json_reads_the_shape_from_options(capsys, tmp_pat
     assert err.strip() == f"rmsnorm-backward golden: {d}/input/dy.bin has 640 bytes; shape [5, 16] of float32 needs 320"
 
 
+def test_malformed_case_json_is_one_sentence(capsys, tmp_path):
+    (tmp_path / "case.json").write_text('{"shapes": {"x": [4, 8]}, "dtypes": {"x": "float32"}}')
+    assert main(["golden", "--from-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"rmsnorm-backward golden: {tmp_path}/case.json is not a valid case description "
+                   "(no shape or dtype for dy, rstd, gamma, dx, dgamma)")
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--shape", "32,x"], "--shape must be non-negative integers separated by commas, like 32,64,128 (got '32,x')"),
     (["--shape", "32,64", "--gamma-dims", "2"], "--gamma-dims must be from 1 to 1 for a 2-D --shape (got 2)"),

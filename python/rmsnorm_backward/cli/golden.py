@@ -104,7 +104,10 @@ def load_dir(d: Path, args) -> tuple[dict, dict, dict | None]:
         try:
             raw = json.loads(meta.read_text())
             case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"]}
-            if any(d not in op_def.DTYPES for d in case["dtypes"].values()):
+            missing = [t.name for t in op_def.load().tensors if t.name not in case["shapes"] or t.name not in case["dtypes"]]
+            if missing:
+                raise ValueError(f"no shape or dtype for {', '.join(missing)}")
+            if any(name not in op_def.DTYPES for name in case["dtypes"].values()):
                 raise ValueError(f"dtypes must be among {', '.join(op_def.DTYPES)}")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise CliError(f"{meta} is not a valid case description ({e})") from None
