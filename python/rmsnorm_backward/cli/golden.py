@@ -52,6 +52,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 def case_from_options(args) -> dict:
     shape = parse_shape(args.shape)
+    if len(shape) < 2:
+        raise CliError(f"--shape needs at least 2 dims: the rows and the dims of gamma (got {args.shape!r})")
     if not 1 <= args.gamma_dims < len(shape):
         raise CliError(f"--gamma-dims must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {args.gamma_dims})")
     k = args.gamma_dims
