@@ -100,6 +100,26 @@ void TwoFlags(GM_ADDR x, GM_ADDR y, bool early)
     PipeBarrier<PIPE_ALL>();
 }
 
+// MTE2 fills a buffer that MTE3 copies out, ordered only through the vector pipe: MTE2 -> V, then
+// V -> MTE3 (the hardware chains them); `broken` leaves out the first link.
+void Chain(GM_ADDR x, GM_ADDR y, bool broken)
+{
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x, BLOCK);
+    yg.SetGlobalBuffer((__gm__ float *)y, BLOCK);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    pipe.InitBuffer(a, BLOCK * sizeof(float));
+    DataCopy(a.Get<float>(), xg, BLOCK);
+    if (!broken) {
+        SetFlag<HardEvent::MTE2_V>(EVENT_ID1);
+        WaitFlag<HardEvent::MTE2_V>(EVENT_ID1);
+    }
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID1);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID1);
+    DataCopy(yg, a.Get<float>(), BLOCK);
+}
+
 extern "C" __global__ __aicore__ void sync_case(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR params)
 {
     GlobalTensor<int32_t> pg;
@@ -112,6 +132,7 @@ extern "C" __global__ __aicore__ void sync_case(GM_ADDR x, GM_ADDR y, GM_ADDR ws
     case 3: AtomicRows<bfloat16_t>(x, y); break;
     case 4: AtomicRows<int32_t>(x, y); break;
     case 5: TwoFlags(x, y, arg != 0); break;
+    case 6: Chain(x, y, arg != 0); break;
     }
 }
 """.replace("BLOCK", str(BLOCK))
@@ -179,3 +200,12 @@ def test_each_wait_flag_orders_up_to_its_own_set_flag():
     with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: data written by one pipe and then read by another"
                                             r" .*HardEvent::MTE2_V"):
         launch(5, 1, x, y)
+
+
+def test_flags_order_pipes_transitively():
+    x = np.random.default_rng().standard_normal(BLOCK).astype(np.float32)
+    y = np.zeros(BLOCK, np.float32)
+    launch(6, 0, x, y)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: .*HardEvent::MTE2_MTE3"):
+        launch(6, 1, x, y)

@@ -79,9 +79,11 @@ struct PipeSync {
     // [from][to]: work the `from` pipe issued before this instruction seq is visible to the `to` pipe.
     uint64_t visible_seq[kPipes][kPipes] = {};
     uint64_t barrier_all_seq = 0;  // PipeBarrier<PIPE_ALL>: everything issued before it is done
+    // What a SetFlag passes on: [p] = the seq up to which pipe p's work was visible to the setting
+    // pipe when it set the flag (its own work: the SetFlag's seq), so orderings chain through pipes.
     struct Flag {
         uint32_t pending = 0;  // SetFlag calls not yet matched by a WaitFlag
-        uint64_t first_seq = 0, last_seq = 0;
+        uint64_t first[kPipes] = {}, last[kPipes] = {};  // the oldest and newest pending SetFlag
     };
     Flag flags[kPipes][kPipes][kEventIds];
 };

@@ -1,6 +1,6 @@
 // Ordering of the pipes of one core (PipeBarrier, SetFlag/WaitFlag) and of the cores of a launch
 // (SyncAll). On the NPU the scalar, vector (V) and copy pipes (MTE2: GM -> UB, MTE3: UB -> GM) run
-// concurrently; the twin runs every instruction at once and in order, so instead of racing it checks
+// concurrently; the twin runs each instruction to completion in program order, so instead it checks
 // that a kernel would not race: PipeAccess below flags UB data crossing pipes without an ordering.
 // Rules guarded here: cross-pipe hazards (read-after-write, write-after-write, write-after-read), every
 // WaitFlag has its SetFlag and every SetFlag its WaitFlag by kernel exit, SyncAll reached by all cores,
@@ -123,15 +123,21 @@ inline void SetFlag(int32_t eventID)
     twin::CoreState &core = twin::Core();
     TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "SetFlag", "the event id must be in [0, ",
                twin::kEventIds, ") (got ", eventID, ")");
-    twin::PipeSync::Flag &f = core.pipe_sync.flags[int(evt) >> 4][int(evt) & 0xF][eventID];
-    const uint64_t seq = ++core.instr_seq;
-    if (f.pending++ == 0) {
-        f.first_seq = seq;
+    const int from = int(evt) >> 4, to = int(evt) & 0xF;
+    twin::PipeSync &sync = core.pipe_sync;
+    twin::PipeSync::Flag &f = sync.flags[from][to][eventID];
+    for (int p = 0; p < twin::PipeSync::kPipes; ++p) {
+        f.last[p] = sync.visible_seq[p][from];
     }
-    f.last_seq = seq;
-    twin::OnSetFlag(twin::Pipe(int(evt) >> 4), twin::Pipe(int(evt) & 0xF), eventID);
+    f.last[from] = ++core.instr_seq;
+    if (f.pending++ == 0) {
+        std::copy(f.last, f.last + twin::PipeSync::kPipes, f.first);
+    }
+    twin::OnSetFlag(twin::Pipe(from), twin::Pipe(to), eventID);
 }
 
+// The `to` pipe waits for the oldest pending SetFlag of the event: what the setting pipe had done or
+// seen by then becomes visible to it.
 template <HardEvent evt>
 inline void WaitFlag(int32_t eventID)
 {
@@ -139,12 +145,15 @@ inline void WaitFlag(int32_t eventID)
     TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "WaitFlag", "the event id must be in [0, ",
                twin::kEventIds, ") (got ", eventID, ")");
     const int from = int(evt) >> 4, to = int(evt) & 0xF;
-    twin::PipeSync::Flag &f = core.pipe_sync.flags[from][to][eventID];
+    twin::PipeSync &sync = core.pipe_sync;
+    twin::PipeSync::Flag &f = sync.flags[from][to][eventID];
     TWIN_CHECK(f.pending > 0, "WaitFlag", "a WaitFlag needs a matching SetFlag before it (HardEvent::",
                twin::EventName(evt), ", event id ", eventID, ": none pending; it would hang on the NPU)");
-    uint64_t &visible = core.pipe_sync.visible_seq[from][to];
-    visible = std::max(visible, f.first_seq);
-    f.first_seq = f.last_seq;  // the remaining SetFlags are matched conservatively by the latest one
+    for (int p = 0; p < twin::PipeSync::kPipes; ++p) {
+        sync.visible_seq[p][to] = std::max(sync.visible_seq[p][to], f.first[p]);
+    }
+    // Exact for up to two pending SetFlags; beyond that the middle ones are approximated by the newest.
+    std::copy(f.last, f.last + twin::PipeSync::kPipes, f.first);
     f.pending--;
     core.counters.pipe_barriers++;
     ++core.instr_seq;
