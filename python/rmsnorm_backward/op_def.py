@@ -83,6 +83,18 @@ class TilingField:
     def size(self) -> int:
         return TILING_FIELD_TYPES[self.type]
 
+    @property
+    def decl(self) -> str:
+        return f"{self.type} {self.name};"
+
+
+@dataclass(frozen=True)
+class TilingConstant:
+    name: str
+    type: str
+    value: int
+    doc: str
+
 
 @dataclass(frozen=True)
 class TilingPath:
@@ -104,6 +116,7 @@ class TilingData:
     key_doc: str
     path_step: int
     paths: tuple[TilingPath, ...]
+    constants: tuple[TilingConstant, ...] = ()   # compile-time limits host and kernel share
 
     @property
     def size(self) -> int:
@@ -132,7 +145,8 @@ def _tiling(raw: dict, type_values: tuple[DType, ...], where: str) -> TilingData
         struct=raw["struct"], doc=raw["doc"], fields=tuple(fields), dtype_enum=raw["dtype_enum"],
         dtype_codes=tuple(sorted(((d, codes[d.name]) for d in type_values), key=lambda dc: dc[1])),
         key_enum=raw["key_enum"], key_doc=raw["key_doc"], path_step=raw["path_step"],
-        paths=tuple(TilingPath(p["name"], p["value"], p["doc"]) for p in raw["paths"]))
+        paths=tuple(TilingPath(p["name"], p["value"], p["doc"]) for p in raw["paths"]),
+        constants=tuple(TilingConstant(c["name"], c["type"], c["value"], c["doc"]) for c in raw.get("constants", ())))
 
 
 @dataclass(frozen=True)

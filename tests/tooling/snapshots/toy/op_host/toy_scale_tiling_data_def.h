@@ -11,7 +11,7 @@ namespace optiling {
 BEGIN_TILING_DATA_DEF(ToyScaleTilingData)
     TILING_DATA_FIELD_DEF(uint64_t, rows);  // rows of a
     TILING_DATA_FIELD_DEF(uint32_t, cols);  // cols of a
-    TILING_DATA_FIELD_DEF(float, scale);  // a constant factor
+    TILING_DATA_FIELD_DEF(float, scale);    // a constant factor
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(ToyScale, ToyScaleTilingData)

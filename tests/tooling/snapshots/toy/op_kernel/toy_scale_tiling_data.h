@@ -16,9 +16,12 @@ enum class ToyScaleTilingKey : uint32_t {
 };
 inline constexpr uint32_t kTilingKeyPathStep = 10;
 
+// at most this many splits of a row
+inline constexpr uint32_t kToyMaxSplits = 4;
+
 struct ToyScaleTilingData {
     uint64_t rows;  // rows of a
     uint32_t cols;  // cols of a
-    float scale;  // a constant factor
+    float scale;    // a constant factor
 };
 static_assert(sizeof(ToyScaleTilingData) == 16, "ToyScaleTilingData must have op_def's layout: 16 bytes, no padding");
