@@ -207,8 +207,8 @@ void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const Ascen
     VectorPipeAccess(call, ops);
     OnVector(p.repeats, p.ActiveLanes());
     if (!per_block) {
-        std::vector<float> sums;
-        std::vector<uint8_t> any, defined;
+        thread_local std::vector<float> sums;
+        thread_local std::vector<uint8_t> any, defined;
         RepeatSums<T>(s, p, sums, any, defined);
         for (uint32_t r = 0; r < p.repeats; ++r) {
             const T sum = T(sums[r]);
@@ -277,8 +277,10 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     VectorPipeAccess(call, ops);
     if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);
     OnVector(p.repeats, p.ActiveLanes());
-    std::vector<float> repeat_sums, sums;
-    std::vector<uint8_t> any, repeat_defined, sum_defined;
+    thread_local std::vector<float> repeat_sums, sums;  // reused: ReduceSum runs once per tile
+    thread_local std::vector<uint8_t> any, repeat_defined, sum_defined;
+    sums.clear();
+    sum_defined.clear();
     RepeatSums<T>(s, p, repeat_sums, any, repeat_defined);
     bool defined = true;
     float acc = 0.0f;
