@@ -112,3 +112,10 @@ def test_bad_gamma_is_refused_while_compiling_without_grad():
     compiled = torch.compile(rms_norm, fullgraph=True, backend="eager")
     with pytest.raises(Exception, match=r"gamma must equal the trailing 1 dims of x"):
         compiled(torch.ones(4, 64), torch.ones(1))
+
+
+def test_double_backward_is_refused_not_silently_zero(rng):
+    x, gamma = randn(rng, (4, 64)).requires_grad_(), randn(rng, (64,)).requires_grad_()
+    dx, = torch.autograd.grad(rms_norm(x, gamma).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="rms_norm_backward.* no autograd formula"):
+        dx.sum().backward()
