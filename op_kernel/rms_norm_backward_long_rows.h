@@ -1,14 +1,15 @@
-// Long rows: one row at a time. The row's dy and x stay in UB in their own dtype (double buffered
-// when two rows fit) and are widened to fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the
-// row mean and adds dy*xhat into dgamma, pass 2 writes dx. So each byte of dy and x is read from GM
-// once. Rows too long for UB keep their leading resident_cols of dy and x and the leading
+// Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
+// fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
+// pass 2 writes dx. So each byte of dy and x is read from GM once. The next row streams in meanwhile:
+// into a second row buffer when two rows fit, else into a ring of chunk slots, slot k refilled as soon
+// as pass 2 has read it. Rows too long for UB keep their leading resident_cols of dy and x and the leading
 // gamma_resident_cols of gamma and the dgamma accumulator; the rest is streamed per chunk (dy, x and
 // gamma read in both passes, the group's dgamma partial read-modified-written in GM per row).
 //
 // UB budget (XR = resident_cols, GR = gamma_resident_cols, C = chunk_cols, s = sizeof(T), rb = row
 // buffers); checked by the tiling (LongRowsUb):
 //   buffer                     elements       bytes
-//   dy, x rows                 rb x XR each   2 * rb * XR*s
+//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s     (ring: XR = cols rounded up to C)
 //   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
 //   a, xhat, g, sum (fp32)     C each         16 * C
 //   dx queue                   2 x C          2 * C*s
@@ -30,8 +31,15 @@ public:
         t_ = tiling;
         pipe_ = pipe;
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
+        rowReady_ = static_cast<event_t>(pipe_->FetchEventID(HardEvent::MTE2_V));
         const uint32_t C = t_.chunk_cols;
-        if (t_.resident_cols > 0) {
+        ring_ = t_.resident_cols == t_.cols && t_.row_buffers == 1;
+        if (ring_) {
+            for (uint32_t k = 0; k < CeilDiv(t_.cols, C); ++k) {
+                pipe_->InitBuffer(dySlot_[k], C * sizeof(T));
+                pipe_->InitBuffer(xSlot_[k], C * sizeof(T));
+            }
+        } else if (t_.resident_cols > 0) {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
             pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
         }
@@ -77,12 +85,12 @@ public:
                 ZeroStreamedPartial();
             }
             for (uint64_t row = group.begin; row < group.end; ++row) {
-                const bool prefetch = t_.row_buffers > 1 && row + 1 < group.end;
+                const bool prefetch = !ring_ && t_.row_buffers > 1 && row + 1 < group.end;
                 if (prefetch) {
                     CopyInRow(row + 1);
                 }
                 Compute(row, group, row == group.begin);
-                if (!prefetch && row + 1 < group.end) {
+                if (!ring_ && !prefetch && row + 1 < group.end) {
                     CopyInRow(row + 1);
                 }
             }
@@ -108,6 +116,14 @@ private:
 
     __aicore__ inline void CopyInRow(uint64_t row)
     {
+        if (ring_) {  // a group's first row: the slots may still be read by the last group's pass 2
+            WaitFor<HardEvent::V_MTE2>(pipe_);
+            for (uint32_t begin = 0; begin < t_.cols; begin += t_.chunk_cols) {
+                CopyInSlot(row, begin);
+            }
+            SetFlag<HardEvent::MTE2_V>(rowReady_);
+            return;
+        }
         if (t_.resident_cols == 0) {
             return;
         }
@@ -117,6 +133,15 @@ private:
         CopyInPad(xRow, gm_.x[row * t_.cols], t_.resident_cols);
         dyRowQue_.EnQue(dyRow);
         xRowQue_.EnQue(xRow);
+    }
+
+    // Chunk slot begin / C of the ring receives that chunk of `row`.
+    __aicore__ inline void CopyInSlot(uint64_t row, uint32_t begin)
+    {
+        const uint32_t k = begin / t_.chunk_cols;
+        const uint32_t n = t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols;
+        CopyInPad(dySlot_[k].Get<T>(), gm_.dy[row * t_.cols + begin], n);
+        CopyInPad(xSlot_[k].Get<T>(), gm_.x[row * t_.cols + begin], n);
     }
 
     // rstd is fetched 64 rows at a time (never past the group) and read by the scalar unit.
@@ -144,7 +169,10 @@ private:
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
         c.dyStreamed = c.begin >= t_.resident_cols;
         c.gammaStreamed = c.begin >= t_.gamma_resident_cols;
-        if (c.dyStreamed) {
+        if (ring_) {
+            c.dy = dySlot_[k].Get<T>();
+            c.x = xSlot_[k].Get<T>();
+        } else if (c.dyStreamed) {
             LocalTensor<T> dy = dyChunkQue_.AllocTensor<T>();
             LocalTensor<T> x = xChunkQue_.AllocTensor<T>();
             CopyInPad(dy, gm_.dy[row * t_.cols + c.begin], c.count);
@@ -179,29 +207,35 @@ private:
         }
     }
 
-    // xhat = x*rstd and g = dy*gamma in fp32; returns dy in fp32 (a widened copy, or the input itself).
-    __aicore__ inline LocalTensor<float> XhatAndG(const Chunk &c, float rstd)
+    // The fp32 views of a chunk's dy, x and gamma: widened copies in a, xhat and g for 16-bit data,
+    // the inputs themselves for fp32.
+    struct Wide {
+        LocalTensor<float> dy, x, gamma;
+    };
+    __aicore__ inline Wide Widened(const Chunk &c)
     {
-        const LocalTensor<float> xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
         if constexpr (IsFloat()) {
-            Muls(xhat, c.x, rstd, c.count);
-            Mul(g, c.dy, c.gamma, c.count);
-            return c.dy;
+            return {c.dy, c.x, c.gamma};
         } else {
-            const LocalTensor<float> dy = aBuf_.Get<float>();
-            Widen(dy, c.dy, c.count);
-            Widen(xhat, c.x, c.count);
-            Widen(g, c.gamma, c.count);
-            Muls(xhat, xhat, rstd, c.count);
-            Mul(g, dy, g, c.count);
-            return dy;
+            const Wide w{aBuf_.Get<float>(), xhatBuf_.Get<float>(), gBuf_.Get<float>()};
+            Widen(w.dy, c.dy, c.count);
+            Widen(w.x, c.x, c.count);
+            Widen(w.gamma, c.gamma, c.count);
+            return w;
         }
     }
 
+    // With xhat = x*rstd the per-row factor rstd moves out of the lanes: dy*xhat = rstd*(dy*x),
+    // mean(g*xhat) = rstd*mean(dy*gamma*x) and dx = rstd*g - (rstd*rstd*mean(g*xhat))*x: fewer
+    // instructions per element. mean(g*xhat) is of the order of dy*gamma, so the x factor is of the
+    // order of rstd^2 and overflows fp32 only for rstd beyond 1e19 (|x| below 1e-19).
     __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow)
     {
         LocalTensor<T> dyRow, xRow;
-        if (t_.resident_cols > 0) {
+        const bool refill = ring_ && row + 1 < group.end;
+        if (ring_) {
+            WaitFlag<HardEvent::MTE2_V>(rowReady_);
+        } else if (t_.resident_cols > 0) {
             dyRow = dyRowQue_.DeQue<T>();
             xRow = xRowQue_.DeQue<T>();
         }
@@ -209,39 +243,46 @@ private:
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
         const LocalTensor<float> sum = sumBuf_.Get<float>();
-        // Pass 1: dgamma += dy*xhat; sum += g*xhat, lane-wise over the chunks, then across lanes.
+        // Pass 1: dgamma += rstd*(dy*x); sum += gamma*(dy*x), lane-wise over the chunks, then across lanes.
         for (uint32_t k = 0; k < chunks; ++k) {
             const Chunk c = LoadChunk(dyRow, xRow, row, k);
-            const LocalTensor<float> dy = XhatAndG(c, rstd);
-            Mul(a, dy, xhat, c.count);
-            AddDgamma(c, a, firstRow);
-            if (k == 0) {
-                Mul(sum, g, xhat, c.count);
-            } else {
-                Mul(a, g, xhat, c.count);
-                Add(sum, sum, a, c.count);
+            const Wide w = Widened(c);
+            Mul(a, w.dy, w.x, c.count);
+            Muls(xhat, a, rstd, c.count);
+            AddDgamma(c, xhat, firstRow);
+            Mul(k == 0 ? sum : g, w.gamma, a, c.count);
+            if (k != 0) {
+                Add(sum, sum, g, c.count);
             }
             FreeChunk(c);
         }
-        const float mean = RowSum(sum, t_.cols < t_.chunk_cols ? t_.cols : t_.chunk_cols) * t_.inv_cols;
-        // Pass 2: dx = rstd * (g - xhat*mean), rounded to the dtype.
+        const float meanGXhat = RowSum(sum, t_.cols < t_.chunk_cols ? t_.cols : t_.chunk_cols) * t_.inv_cols * rstd;
+        const float xScale = rstd * (rstd * meanGXhat);
+        // Pass 2: dx = rstd*(dy*gamma) - xScale*x, rounded to the dtype.
         for (uint32_t k = 0; k < chunks; ++k) {
             const Chunk c = LoadChunk(dyRow, xRow, row, k);
-            XhatAndG(c, rstd);
-            Muls(xhat, xhat, mean, c.count);
-            Sub(g, g, xhat, c.count);
+            const Wide w = Widened(c);
+            Mul(g, w.dy, w.gamma, c.count);
+            Muls(g, g, rstd, c.count);
+            Muls(xhat, w.x, xScale, c.count);
             LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
             if constexpr (IsFloat()) {
-                Muls(dxT, g, rstd, c.count);
+                Sub(dxT, g, xhat, c.count);
             } else {
-                Muls(g, g, rstd, c.count);
+                Sub(g, g, xhat, c.count);
                 Narrow(dxT, g, c.count);
             }
             dxQue_.EnQue(dxT);
             FreeChunk(c);
+            if (refill) {  // pass 2 is done with this slot: the next row's chunk may land in it
+                WaitFor<HardEvent::V_MTE2>(pipe_);
+                CopyInSlot(row + 1, c.begin);
+            }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
-        if (t_.resident_cols > 0) {
+        if (refill) {
+            SetFlag<HardEvent::MTE2_V>(rowReady_);
+        } else if (!ring_ && t_.resident_cols > 0) {
             dyRowQue_.FreeTensor(dyRow);
             xRowQue_.FreeTensor(xRow);
         }
@@ -310,6 +351,9 @@ private:
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
+    bool ring_ = false;
+    event_t rowReady_ = EVENT_ID0;  // MTE2 -> V: the ring holds the whole next row
+    TBuf<QuePosition::VECCALC> dySlot_[kMaxRowSlots], xSlot_[kMaxRowSlots];
     TQue<QuePosition::VECIN, 2> dyRowQue_, xRowQue_;  // depth 2: the next row is queued early
     TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_, partialOutQue_;

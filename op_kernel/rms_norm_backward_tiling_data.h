@@ -13,6 +13,8 @@ enum class RmsNormBackwardTilingKey : uint32_t {
     kSmallColsFp32 = 300, kSmallColsFp16 = 301, kSmallColsBf16 = 302,  // many packed rows per instruction
 };
 inline constexpr uint32_t kTilingKeyPathStep = 100;
+// Long rows kept whole in a ring of chunk slots (row_buffers = 1): at most this many slots per tensor.
+inline constexpr uint32_t kMaxRowSlots = 16;
 
 struct RmsNormBackwardTilingData {
     uint64_t rows;           // prod(x.shape) / cols
@@ -24,7 +26,7 @@ struct RmsNormBackwardTilingData {
     uint32_t chunk_cols;     // long rows: fp32 work chunk; rows-in-UB / small cols: row_stride
     uint32_t resident_cols;  // long rows: leading cols of dy and x kept in UB (== cols: the whole row)
     uint32_t gamma_resident_cols;  // long rows: leading cols of gamma and the dgamma accumulator kept in UB
-    uint32_t row_buffers;    // long rows: 2 = the next row is copied in while this one computes
+    uint32_t row_buffers;    // long rows kept whole: 2 = two row buffers; 1 = a ring of chunk slots
     uint32_t partial_stride; // fp32 elements between group partials of dgamma in the workspace
     uint32_t reduce_chunk;   // fp32 elements per step of the final dgamma reduction
     float inv_cols;          // 1 / cols, for the row mean

@@ -125,7 +125,7 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
            ReduceWorkUb(S);
 }
 
-// Long rows: resident dy, x (row_buffers x XR*s each), gamma (GR*s) and dgamma (GR*4); fp32 work
+// Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C), gamma (GR*s) and dgamma (GR*4); fp32 work
 // chunks a, xh, g, sum (4 x C*4); dx out 2 x C*s; rstd batch; ReduceSum work; streaming queues for
 // the cols not resident: dy, x (2 x C*s each) and, beyond GR, gamma (2 x C*s) and the dgamma partial
 // in and out (2 x C*4 each).
@@ -141,27 +141,32 @@ uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t 
 void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
 {
     const uint32_t elems32 = kUbBlockBytes / s;
-    for (uint32_t rb : {2u, 1u}) {  // the whole row resident, double buffered if it fits
-        for (uint32_t C : {2048u, 1024u, 512u}) {
-            const uint64_t S = RoundUp(cols, elems32);
-            if (LongRowsUb(S, S, C, rb, s, cols) <= ub) {
-                t.chunk_cols = C;
-                t.resident_cols = uint32_t(cols);
-                t.gamma_resident_cols = uint32_t(cols);
-                t.row_buffers = rb;
-                return;
-            }
+    // The whole row resident: in two row buffers (the next row streams in during both passes), or in
+    // one ring of chunk slots (the next row streams into the slots pass 2 frees). Each vector
+    // instruction costs an issue overhead besides its repeats, so chunks of 2048 and more come first,
+    // then the ring with smaller chunks before two buffers with smaller chunks.
+    const uint64_t S = RoundUp(cols, elems32);
+    constexpr struct { uint32_t rb, C; } kChoices[] = {{2, 4096}, {2, 2048}, {1, 4096}, {1, 2048},
+                                                       {1, 1024}, {2, 1024}, {1, 512}, {2, 512}};
+    for (const auto &choice : kChoices) {
+        const uint64_t XR = choice.rb == 2 ? S : RoundUp(cols, choice.C);
+        if (choice.rb == 1 && XR / choice.C > kMaxRowSlots) continue;
+        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols) <= ub) {
+            t.chunk_cols = choice.C;
+            t.resident_cols = uint32_t(cols);
+            t.gamma_resident_cols = uint32_t(cols);
+            t.row_buffers = choice.rb;
+            return;
         }
     }
     // Too long to keep whole: gamma and the dgamma accumulator stay first (each resident col saves
     // re-reading gamma twice and a read-modify-write of the partial per row), then dy and x.
     const uint32_t C = 1024;
-    const uint64_t whole = RoundUp(cols, elems32);
     uint64_t GR = cols;
-    if (LongRowsUb(0, whole, C, 1, s, cols) > ub) {
+    if (LongRowsUb(0, S, C, 1, s, cols) > ub) {
         GR = (ub - LongRowsUb(0, 0, C, 1, s, cols)) / (s + 4) / C * C;
     }
-    const uint64_t used = LongRowsUb(0, GR == cols ? whole : GR, C, 1, s, cols);
+    const uint64_t used = LongRowsUb(0, GR == cols ? S : GR, C, 1, s, cols);
     const uint64_t XR = ub > used ? (ub - used) / (2 * s) / C * C : 0;
     t.chunk_cols = C;
     t.row_buffers = 1;
