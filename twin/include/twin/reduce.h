@@ -273,9 +273,9 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
                " repeat sums rounded up to a whole block (needs ", work_bytes, " bytes, the buffer has ",
                work.BytesToBufferEnd(), ")");
     if (p.ActiveLanes() == 0) return;
-    const VecOperand ops[3] = {Operand("dst", dst), s, Operand("workLocal", work)};
+    const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
-    if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);
+    if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);  // the count form leaves workLocal unused
     OnVector(p.repeats, p.ActiveLanes());
     thread_local std::vector<float> repeat_sums, sums;  // reused: ReduceSum runs once per tile
     thread_local std::vector<uint8_t> any, repeat_defined, sum_defined;

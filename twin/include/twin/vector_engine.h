@@ -98,14 +98,9 @@ inline LanePlan RepeatPlan(const char *call, uint32_t lanes, int64_t repeat_time
     CoreState &core = Core();
     LanePlan p;
     p.lanes = lanes;
-    if (is_set_mask) {
-        if (core.mask_count_mode) {
-            core.mask[0] = bits[0];
-            core.mask[1] = 0;
-        } else {
-            core.mask[0] = bits[0];
-            core.mask[1] = lanes > 64 ? bits[1] : 0;
-        }
+    if (is_set_mask) {  // Counter mode keeps the count in the low word; 32-bit lanes use one word
+        core.mask[0] = bits[0];
+        core.mask[1] = core.mask_count_mode || lanes <= 64 ? 0 : bits[1];
     }
     if (core.mask_count_mode) {  // the repeat count comes from the element count; repeatTime is ignored
         p.counter = true;
