@@ -120,6 +120,33 @@ void Chain(GM_ADDR x, GM_ADDR y, bool broken)
     DataCopy(yg, a.Get<float>(), BLOCK);
 }
 
+// A TBuf filled by MTE2 before a queue buffer's EnQue is visible to V after its DeQue (the queue's
+// own MTE2 -> V flag orders all earlier MTE2 work); when `late`, the TBuf is filled after the EnQue.
+void QueueOrders(GM_ADDR x, GM_ADDR y, bool late)
+{
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x, 2 * BLOCK);
+    yg.SetGlobalBuffer((__gm__ float *)y, 2 * BLOCK);
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    TBuf<TPosition::VECCALC> gamma, out;
+    pipe.InitBuffer(q, 1, BLOCK * sizeof(float));
+    pipe.InitBuffer(gamma, BLOCK * sizeof(float));
+    pipe.InitBuffer(out, 2 * BLOCK * sizeof(float));
+    if (!late) DataCopy(gamma.Get<float>(), xg[BLOCK], BLOCK);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, xg, BLOCK);
+    q.EnQue(t);
+    if (late) DataCopy(gamma.Get<float>(), xg[BLOCK], BLOCK);
+    t = q.DeQue<float>();
+    DataCopy(out.Get<float>(), t, BLOCK);
+    DataCopy(out.Get<float>()[BLOCK], gamma.Get<float>(), BLOCK);
+    q.FreeTensor(t);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID2);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID2);
+    DataCopy(yg, out.Get<float>(), 2 * BLOCK);
+}
+
 extern "C" __global__ __aicore__ void sync_case(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR params)
 {
     GlobalTensor<int32_t> pg;
@@ -133,6 +160,7 @@ extern "C" __global__ __aicore__ void sync_case(GM_ADDR x, GM_ADDR y, GM_ADDR ws
     case 4: AtomicRows<int32_t>(x, y); break;
     case 5: TwoFlags(x, y, arg != 0); break;
     case 6: Chain(x, y, arg != 0); break;
+    case 7: QueueOrders(x, y, arg != 0); break;
     }
 }
 """.replace("BLOCK", str(BLOCK))
@@ -209,3 +237,12 @@ def test_flags_order_pipes_transitively():
     np.testing.assert_array_equal(y, x)
     with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: .*HardEvent::MTE2_MTE3"):
         launch(6, 1, x, y)
+
+
+def test_queue_handoff_orders_all_earlier_work_of_the_pipe():
+    x = np.random.default_rng().standard_normal(2 * BLOCK).astype(np.float32)
+    y = np.zeros(2 * BLOCK, np.float32)
+    launch(7, 0, x, y)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: data written by one pipe and then read .*MTE2_V"):
+        launch(7, 1, x, y)

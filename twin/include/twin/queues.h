@@ -193,6 +193,7 @@ public:
         slot->state = twin::BufferSlot::State::Allocated;
         twin::Core().MarkUndefined(slot->offset, slot->bytes);
         Synced(slot);
+        Receive(slot, kProducer);  // waits for the consumer's FreeTensor
         twin::OnAllocTensor(this, slot, num_, kProducer);
         return LocalTensor<T>(slot, slot->offset, slot->bytes / sizeof(T));
     }
@@ -210,6 +211,7 @@ public:
         fifo_[(head_ + count_) % num_] = tensor.Slot() - slots_.get();
         count_++;
         Synced(tensor.Slot());
+        Signal(tensor.Slot(), kProducer);
         twin::OnEnQue(tensor.Slot(), kProducer);
         return true;
     }
@@ -223,6 +225,7 @@ public:
         count_--;
         slot->state = twin::BufferSlot::State::Allocated;
         Synced(slot);
+        Receive(slot, kConsumer);  // waits for the producer's EnQue
         twin::OnDeQue(slot, kConsumer);
         return LocalTensor<T>(slot, slot->offset, slot->bytes / sizeof(T));
     }
@@ -241,6 +244,7 @@ public:
         slot->state = twin::BufferSlot::State::Free;
         slot->generation++;
         Synced(slot);
+        Signal(slot, kConsumer);
         twin::OnFreeTensor(slot, kConsumer);
     }
 
@@ -254,6 +258,7 @@ public:
         TWIN_CHECK(num_ == 0, "TPipe::InitBuffer", "the queue already has buffers (TPipe::Reset before a new InitBuffer)");
         slots_ = std::move(slots);
         fifo_.assign(num, 0);
+        handoff_.reset(new twin::Handoff[num]());
         num_ = num;
         pipe_ = pipe;
     }
@@ -288,10 +293,22 @@ private:
     bool Owns(const twin::BufferSlot *slot) const { return slot >= slots_.get() && slot < slots_.get() + num_; }
     // AllocTensor, EnQue, DeQue and FreeTensor wait for the pipes that used the buffer, as on the NPU.
     static void Synced(twin::BufferSlot *slot) { slot->queue_sync_seq = ++twin::Core().instr_seq; }
+    // And they are flags between the producer and consumer pipes (EnQue/DeQue: producer -> consumer,
+    // FreeTensor/AllocTensor: consumer -> producer): everything the signalling pipe did before is
+    // ordered, not only this buffer.
+    void Signal(twin::BufferSlot *slot, twin::Pipe from)
+    {
+        twin::Signal(twin::Core(), from, handoff_[slot - slots_.get()]);
+    }
+    void Receive(twin::BufferSlot *slot, twin::Pipe to)
+    {
+        twin::Receive(twin::Core(), to, handoff_[slot - slots_.get()]);
+    }
 
     std::unique_ptr<twin::BufferSlot[]> slots_;
     std::vector<std::unique_ptr<twin::BufferSlot[]>> retired_;
     std::vector<uint32_t> fifo_;
+    std::unique_ptr<twin::Handoff[]> handoff_;  // per buffer: what its last EnQue / FreeTensor passed on
     uint32_t num_ = 0, head_ = 0, count_ = 0;
     TPipe *pipe_ = nullptr;
 };

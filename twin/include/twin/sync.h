@@ -37,6 +37,26 @@ namespace twin {
 
 inline constexpr uint32_t kEventIds = PipeSync::kEventIds;
 
+using Handoff = uint64_t[PipeSync::kPipes];
+
+// A pipe signals (SetFlag, EnQue, FreeTensor): it passes on, per pipe p, the seq up to which p's work
+// was visible to it, and its own work up to now. Pipes run in order, so orderings chain.
+inline void Signal(CoreState &core, Pipe from, Handoff &out)
+{
+    for (int p = 0; p < PipeSync::kPipes; ++p) {
+        out[p] = core.pipe_sync.visible_seq[p][int(from)];
+    }
+    out[int(from)] = ++core.instr_seq;
+}
+// A pipe waits for a signal (WaitFlag, DeQue, AllocTensor): what was passed on becomes visible to it.
+inline void Receive(CoreState &core, Pipe to, const Handoff &in)
+{
+    for (int p = 0; p < PipeSync::kPipes; ++p) {
+        uint64_t &visible = core.pipe_sync.visible_seq[p][int(to)];
+        visible = std::max(visible, in[p]);
+    }
+}
+
 inline const char *PipeName(Pipe p)
 {
     static const char *const names[] = {"S", "V", "MTE2", "MTE3"};
@@ -124,20 +144,15 @@ inline void SetFlag(int32_t eventID)
     TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "SetFlag", "the event id must be in [0, ",
                twin::kEventIds, ") (got ", eventID, ")");
     const int from = int(evt) >> 4, to = int(evt) & 0xF;
-    twin::PipeSync &sync = core.pipe_sync;
-    twin::PipeSync::Flag &f = sync.flags[from][to][eventID];
-    for (int p = 0; p < twin::PipeSync::kPipes; ++p) {
-        f.last[p] = sync.visible_seq[p][from];
-    }
-    f.last[from] = ++core.instr_seq;
+    twin::PipeSync::Flag &f = core.pipe_sync.flags[from][to][eventID];
+    twin::Signal(core, twin::Pipe(from), f.last);
     if (f.pending++ == 0) {
         std::copy(f.last, f.last + twin::PipeSync::kPipes, f.first);
     }
     twin::OnSetFlag(twin::Pipe(from), twin::Pipe(to), eventID);
 }
 
-// The `to` pipe waits for the oldest pending SetFlag of the event: what the setting pipe had done or
-// seen by then becomes visible to it.
+// The `to` pipe waits for the oldest pending SetFlag of the event.
 template <HardEvent evt>
 inline void WaitFlag(int32_t eventID)
 {
@@ -145,13 +160,10 @@ inline void WaitFlag(int32_t eventID)
     TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "WaitFlag", "the event id must be in [0, ",
                twin::kEventIds, ") (got ", eventID, ")");
     const int from = int(evt) >> 4, to = int(evt) & 0xF;
-    twin::PipeSync &sync = core.pipe_sync;
-    twin::PipeSync::Flag &f = sync.flags[from][to][eventID];
+    twin::PipeSync::Flag &f = core.pipe_sync.flags[from][to][eventID];
     TWIN_CHECK(f.pending > 0, "WaitFlag", "a WaitFlag needs a matching SetFlag before it (HardEvent::",
                twin::EventName(evt), ", event id ", eventID, ": none pending; it would hang on the NPU)");
-    for (int p = 0; p < twin::PipeSync::kPipes; ++p) {
-        sync.visible_seq[p][to] = std::max(sync.visible_seq[p][to], f.first[p]);
-    }
+    twin::Receive(core, twin::Pipe(to), f.first);
     // Exact for up to two pending SetFlags; beyond that the middle ones are approximated by the newest.
     std::copy(f.last, f.last + twin::PipeSync::kPipes, f.first);
     f.pending--;
