@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import TwinRuleError
+from small_kernels import run
 from vector_driver import (BINARY, REPEAT, SCALAR, UNARY, active_lanes, broken_then_fixed, element_index, launch,
                            mask_from_bits, op_code)
 
@@ -271,3 +272,51 @@ def test_use_after_free_is_rejected(run_source):
         run_source(USE_AFTER_FREE, "uaf", [x], defines={"BAD": 1})
     run_source(USE_AFTER_FREE, "uaf", [x], defines={"BAD": 0})
     np.testing.assert_array_equal(x, np.full(64, 2.0, np.float32))
+
+
+@pytest.mark.parametrize("form", ["count", "mask_bits"])
+def test_counters_count_repeats_and_active_lanes(rng, form):
+    """One vector instruction: its repeats and its mask-enabled lanes (the performance model's input)."""
+    a, b = random(rng, 1000, np.float16), random(rng, 1000, np.float16)
+    if form == "count":
+        _, stats = launch(op_code("kBinaryCount", "Add"), np.float16, a, b, np.zeros(1000, np.float16), count=1000,
+                          with_stats=True)
+        repeats, lanes = 8, 1000  # 128 half lanes per repeat
+    else:
+        bits = mask_from_bits(rng, 128)
+        _, stats = launch(op_code("kBinaryMaskBits", "Add"), np.float16, a, b, np.zeros(1000, np.float16),
+                          mask_bits=bits, repeat=3, with_stats=True)
+        repeats, lanes = 3, 3 * (bin(bits[0]).count("1") + bin(bits[1]).count("1"))
+    assert (stats.total["vector_instrs"], stats.total["vector_repeats"], stats.total["active_lanes"]) == \
+        (1, repeats, lanes)
+
+
+MASK_MODE = """
+extern "C" __global__ __aicore__ void mask_mode(GM_ADDR x)
+{
+    GlobalTensor<float> xg;
+    xg.SetGlobalBuffer((__gm__ float *)x, 64);
+    TPipe pipe;
+    TBuf<QuePosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<float> t = buf.Get<float>();
+    Duplicate(t, 3.0f, 64);
+#if !BAD
+    SetMaskCount();
+#endif
+    SetVectorMask<float, MaskMode::COUNTER>(0, 40);
+    Muls<float, false>(t, t, 2.0f, MASK_PLACEHOLDER, 1, UnaryRepeatParams());
+    SetMaskNorm();
+    ResetMask();
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(xg, t, 64);
+}
+"""
+
+
+def test_counter_mask_needs_counter_mode():
+    x = np.zeros(64, np.float32)
+    with pytest.raises(TwinRuleError, match="core 0: SetVectorMask: the mask mode must be set first with SetMaskCount"):
+        run(MASK_MODE, "mask_mode", [x], defines={"BAD": 1})
+    run(MASK_MODE, "mask_mode", [x], defines={"BAD": 0})
+    np.testing.assert_array_equal(x, np.where(np.arange(64) < 40, 6.0, 3.0).astype(np.float32))

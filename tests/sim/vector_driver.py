@@ -65,9 +65,11 @@ def scalar_bits(value, dtype) -> int:
 
 
 def launch(op: int, dtype, a: np.ndarray, b=None, d=None, *, count=0, off=(0, 0, 0), mask_len=0, mask_bits=(0, 0),
-           repeat=0, strides=(1, 1, 1, 8, 8, 8), scalar=0, defined_a=None, alias=0, buf_bytes=BUF_BYTES):
-    """Runs one instruction; returns the D buffer (d's length) as the kernel copied it back.
-    a, b, d are grown to whole blocks; only the first `defined_a` elements of A are written."""
+           repeat=0, strides=(1, 1, 1, 8, 8, 8), scalar=0, defined_a=None, alias=0, buf_bytes=BUF_BYTES,
+           with_stats=False):
+    """Runs one instruction; returns the D buffer (d's length) as the kernel copied it back, and
+    with_stats also the launch's counters. a, b, d are grown to whole blocks; only the first
+    `defined_a` elements of A are written."""
     dtype = np.dtype(dtype)
     a = padded(np.asarray(a, dtype))
     b = None if b is None else padded(np.asarray(b, dtype))
@@ -85,8 +87,8 @@ def launch(op: int, dtype, a: np.ndarray, b=None, d=None, *, count=0, off=(0, 0,
         values[key] = value
     for key, value in values.items():
         p[SLOTS[key]] = np.array(value).astype(np.int64).astype(np.uint32).view(np.int32)
-    run_kernel(SOURCE, "vector_driver", [p, a, b, d])
-    return d
+    stats = run_kernel(SOURCE, "vector_driver", [p, a, b, d])
+    return (d, stats) if with_stats else d
 
 
 def active_lanes(lanes: int, repeats: int, mask_bits=None, mask_len=None, count=None):
