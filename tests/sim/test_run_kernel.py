@@ -3,6 +3,8 @@ tiling and workspace macros, compile errors, GM bounds, guard canaries and stuck
 
 The kernels here use scalar GM access only, so they test the launcher and not the API families.
 """
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -281,3 +283,26 @@ extern "C" __global__ __aicore__ void scaled(GM_ADDR x)
         results.append(compile_kernel(source, "scaled"))
         assert out[0] == x[0] * np.float32(factor)
     assert results[0] == results[2] != results[1]
+
+
+DEMO = Path(__file__).resolve().parents[2] / "twin" / "demo" / "scaled_sum.cpp"
+
+
+@pytest.mark.parametrize("block_dim", [1, 3, 8])
+def test_demo_kernel_of_the_benchmark_matches_numpy(rng, block_dim):
+    tiles, tile_len = int(rng.integers(1, 20)), 64 * int(rng.integers(1, 33))
+    x = gm_array(rng.standard_normal(tiles * tile_len).astype(np.float32))
+    y = rng.standard_normal(tiles * tile_len).astype(np.float32)
+    z, sums = gm_empty(x.shape, np.float32), np.zeros(tiles, np.float32)
+    stats = run_kernel(DEMO, "scaled_sum", {"x": x, "y": y, "z": z, "sums": sums,
+                                            "tiling": np.array([tiles, tile_len], np.uint32)}, block_dim=block_dim)
+    want = (x * y + x) * np.float32(0.5)
+    np.testing.assert_array_equal(z, want)
+    by_tile = want.reshape(tiles, tile_len).astype(np.float64)
+    # fp32 error bound of a 64-lane tree per repeat, then the repeats summed in order
+    steps = 6 + tile_len // 64
+    bound = steps * np.finfo(np.float32).eps * np.abs(by_tile).sum(axis=1)
+    assert np.all(np.abs(sums - by_tile.sum(axis=1)) <= bound)
+    assert stats.total["gm_read_bytes"] == 2 * x.nbytes
+    assert stats.total["gm_write_bytes"] == z.nbytes + sums.nbytes
+
