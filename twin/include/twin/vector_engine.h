@@ -41,6 +41,13 @@ constexpr const char *TypeName()
 template <typename T, typename... Ts>
 constexpr bool kIsOneOf = (std::is_same_v<T, Ts> || ...);
 
+// Mask bits of the first `len` lanes.
+inline void LaneBits(uint32_t len, uint64_t out[2])
+{
+    out[0] = len >= 64 ? ~0ull : (1ull << len) - 1;
+    out[1] = len >= 128 ? ~0ull : len > 64 ? (1ull << (len - 64)) - 1 : 0;
+}
+
 // Which lanes an instruction runs.
 struct LanePlan {
     uint32_t repeats = 0;
@@ -63,21 +70,13 @@ struct LanePlan {
             return;
         }
         const uint64_t done = uint64_t(r) * lanes;
-        const uint64_t n = count - done < lanes ? count - done : lanes;
-        out[0] = n >= 64 ? ~0ull : (1ull << n) - 1;
-        out[1] = n >= 128 ? ~0ull : n > 64 ? (1ull << (n - 64)) - 1 : 0;
+        LaneBits(static_cast<uint32_t>(count - done < lanes ? count - done : lanes), out);
     }
     bool FullMask() const
     {
         return mask[0] == ~0ull && (lanes <= 64 || mask[1] == (lanes >= 128 ? ~0ull : (1ull << (lanes - 64)) - 1));
     }
 };
-
-inline void LaneBits(uint32_t len, uint64_t out[2])
-{
-    out[0] = len >= 64 ? ~0ull : (1ull << len) - 1;
-    out[1] = len >= 128 ? ~0ull : len > 64 ? (1ull << (len - 64)) - 1 : 0;
-}
 
 // Counter-mode plan of the "first n elements" (count) form.
 inline LanePlan CountPlan(uint32_t lanes, uint64_t n)
@@ -245,21 +244,22 @@ inline void CheckOverlap(const char *call, const VecOperand &dst, const VecOpera
         const uint64_t repeat_span = dst.LaneByte(0, p.lanes - 1) + dst.elem - dst.offset;
         if (p.repeats <= 1 || uint64_t(dst.rep) * kUbBlockBytes >= repeat_span) return;
     }
-    // Precise walk over blocks: which repeat of dst first writes each block.
+    // Precise walk over blocks: which repeat of dst first writes each block, and as which of its
+    // 8 blocks (repeat * 8 + position; repeats of a count form stay below 8192).
     std::vector<uint16_t> writer(Core().ub.size() / kUbBlockBytes, 0xFFFF);
     for (uint32_t r = 0; r < p.repeats; ++r) {
-        ForEachBlock(dst, p, r, [&](uint32_t b, uint32_t) {
-            if (writer[b] == 0xFFFF) writer[b] = static_cast<uint16_t>(r);
+        ForEachBlock(dst, p, r, [&](uint32_t b, uint32_t pos) {
+            if (writer[b] == 0xFFFF) writer[b] = static_cast<uint16_t>(r * 8 + pos);
         });
     }
     for (uint32_t r = 0; r < p.repeats; ++r) {
-        ForEachBlock(src, p, r, [&](uint32_t b, uint32_t) {
-            const uint32_t w = writer[b];
-            if (w == 0xFFFF || w > r) return;
+        ForEachBlock(src, p, r, [&](uint32_t b, uint32_t pos) {
+            if (writer[b] == 0xFFFF || writer[b] / 8u > r) return;
+            const uint32_t w = writer[b] / 8u;
             TWIN_CHECK(w == r, call, "the ", src.role, " operand of repeat ", r, " reads what the ", dst.role,
                        " operand of repeat ", w,
                        " wrote: across repeats source and destination must not overlap (address overlap rule)");
-            TWIN_CHECK(same_lanes || partial_ok, call, "the ", dst.role, " and ", src.role,
+            TWIN_CHECK(partial_ok || (same_lanes && writer[b] % 8u == pos), call, "the ", dst.role, " and ", src.role,
                        " operands overlap partially within repeat ", r,
                        ": within one repeat they must overlap 100% or not at all (address overlap rule)");
         });
