@@ -66,6 +66,12 @@ def test_missing_entry_is_a_compile_error(run_source):
         run_source(CHUNKS, "not_there", [np.zeros(8, np.float32)])
 
 
+def test_entry_parameters_must_be_gm_addresses(run_source):
+    with pytest.raises(KernelCompileError, match="every kernel entry parameter must be a GM_ADDR"):
+        run_source(PRELUDE + 'extern "C" __global__ __aicore__ void by_value(GM_ADDR x, uint32_t n) {}',
+                   "by_value", [np.zeros(8, np.float32), np.zeros(1, np.uint32)])
+
+
 OUT_OF_BOUNDS = PRELUDE + """
 extern "C" __global__ __aicore__ void poke(GM_ADDR out, GM_ADDR where)
 {
@@ -262,6 +268,10 @@ def test_bad_launch_options_are_one_sentence_errors(run_source):
         run_source(SIGN_FLIP, "neg_bf16", args + [np.zeros(1)])
     with pytest.raises(InvalidInputError, match=r"args\[0\] must be C-contiguous"):
         run_source(SIGN_FLIP, "neg_bf16", [np.zeros(8, np.float32)[::2], args[1]])
+    with pytest.raises(InvalidInputError, match=r"GM argument x must be a NumPy array of numbers \(or None\), got list"):
+        run_source(SIGN_FLIP, "neg_bf16", {"x": [1.0, 2.0], "n": args[1]})
+    with pytest.raises(InvalidInputError, match="tiling_key must be a non-negative 64-bit integer"):
+        run_source(SIGN_FLIP, "neg_bf16", args, tiling_key=-1)
 
 
 def test_cache_follows_the_content_of_headers_beside_the_source(tmp_path, rng):
