@@ -52,7 +52,7 @@ public:
         pipe_->InitBuffer(gBuf_, C * sizeof(float));
         pipe_->InitBuffer(sumBuf_, C * sizeof(float));
         pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
-        pipe_->InitBuffer(rstdBuf_, kRstdBatch * sizeof(float));
+        pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(C));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
         if (t_.resident_cols < t_.cols) {
@@ -104,7 +104,6 @@ public:
 
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-    static constexpr uint32_t kRstdBatch = 64;
 
     // The chunk's inputs: views of the resident data, or streamed copies to free after use.
     struct Chunk {
@@ -153,7 +152,7 @@ private:
                 WaitFor<HardEvent::S_MTE2>(pipe_);
             }
             const uint64_t left = group.end - row;
-            const uint32_t n = left < kRstdBatch ? uint32_t(left) : kRstdBatch;
+            const uint32_t n = left < kRstdBatchRows ? uint32_t(left) : kRstdBatchRows;
             CopyInPad(batch, gm_.rstd[row], n);
             WaitFor<HardEvent::MTE2_S>(pipe_);
             rstdBatchBegin_ = row;

@@ -15,6 +15,8 @@ enum class RmsNormBackwardTilingKey : uint32_t {
 inline constexpr uint32_t kTilingKeyPathStep = 100;
 // Long rows kept whole in a ring of chunk slots (row_buffers = 1): at most this many slots per tensor.
 inline constexpr uint32_t kMaxRowSlots = 16;
+// Long rows: rstd values fetched per copy.
+inline constexpr uint32_t kRstdBatchRows = 64;
 
 struct RmsNormBackwardTilingData {
     uint64_t rows;           // prod(x.shape) / cols

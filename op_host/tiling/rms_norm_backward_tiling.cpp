@@ -13,7 +13,6 @@ namespace {
 constexpr int64_t kMaxRank = 8;
 constexpr uint32_t kSmallColsMaxStride = 128;  // small-cols path: rows of at most 128 UB elements
 constexpr uint32_t kMaxTileRows = 248;         // multiple of 8 below the 255-repeat limit (one repeat per row)
-constexpr uint32_t kRstdBatch = 64;            // long rows: rstd values fetched per copy
 constexpr uint32_t kReduceChunk = 4096;        // fp32 elements per step of the dgamma reduction
 // dgamma row groups: each group beyond one costs about cols * (4 + 4 + sizeof(T)) GM bytes (its fp32
 // partial written, read back by the reduction, and gamma read again). Allow that overhead up to 2 % of
@@ -132,7 +131,7 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
 uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols)
 {
     uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 4 * Ub(C * 4) + 2 * Ub(C * s) +
-                  Ub(kRstdBatch * 4) + ReduceWorkUb(C);
+                  Ub(kRstdBatchRows * 4) + ReduceWorkUb(C);
     if (XR < cols) ub += 2 * 2 * Ub(C * s);
     if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
     return ub;
