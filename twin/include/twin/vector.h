@@ -91,9 +91,10 @@ struct AddOp { template <typename C> static C F(C a, C b) { return a + b; } };
 struct SubOp { template <typename C> static C F(C a, C b) { return a - b; } };
 struct MulOp { template <typename C> static C F(C a, C b) { return a * b; } };
 struct DivOp { template <typename C> static C F(C a, C b) { return a / b; } };
-// NaN in either operand gives NaN, so a NaN cannot be hidden by a max/min.
-struct MaxOp { template <typename C> static C F(C a, C b) { return (a != a || a > b) ? a : b; } };
-struct MinOp { template <typename C> static C F(C a, C b) { return (a != a || a < b) ? a : b; } };
+// NaN in either operand gives NaN, so a NaN cannot be hidden by a max/min. (Which zero max(+0, -0)
+// returns is not documented; the twin returns the first operand, as NumPy does.)
+struct MaxOp { template <typename C> static C F(C a, C b) { return (a != a || a >= b) ? a : b; } };
+struct MinOp { template <typename C> static C F(C a, C b) { return (a != a || a <= b) ? a : b; } };
 struct ExpOp { static float F(float a) { return std::exp(a); } };
 struct LnOp { static float F(float a) { return std::log(a); } };
 struct SqrtOp { static float F(float a) { return std::sqrt(a); } };
