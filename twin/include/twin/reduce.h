@@ -277,24 +277,26 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     VectorPipeAccess(call, ops);
     if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);  // the count form leaves workLocal unused
     OnVector(p.repeats, p.ActiveLanes());
-    thread_local std::vector<float> repeat_sums, sums;  // reused: ReduceSum runs once per tile
-    thread_local std::vector<uint8_t> any, repeat_defined, sum_defined;
-    sums.clear();
-    sum_defined.clear();
+    thread_local std::vector<float> repeat_sums;  // reused: ReduceSum runs once per tile
+    thread_local std::vector<uint8_t> any, repeat_defined;
     RepeatSums<T>(s, p, repeat_sums, any, repeat_defined);
-    bool defined = true;
+    const float *sum_of = repeat_sums.data();
+    const uint8_t *ran = any.data(), *defined_of = repeat_defined.data();
+    bool defined = true, first = true;
     float acc = 0.0f;
     for (uint32_t r = 0; r < p.repeats; ++r) {
-        if (!any[r]) continue;
-        acc = sums.empty() ? repeat_sums[r] : RoundTo<T>(acc + repeat_sums[r]);
-        sums.push_back(repeat_sums[r]);
-        sum_defined.push_back(repeat_defined[r]);
-        defined = defined && repeat_defined[r];
+        if (!ran[r]) continue;
+        acc = first ? sum_of[r] : RoundTo<T>(acc + sum_of[r]);
+        first = false;
+        defined = defined && defined_of[r];
     }
     if (!in_order) {  // the repeat form keeps the repeat sums in workLocal, then sums them by tree
-        for (size_t i = 0; i < sums.size(); ++i) {
-            const T v = T(sums[i]);
-            WriteResult(static_cast<uint32_t>(work.ByteOffset() + i * sizeof(T)), &v, sizeof(T), sum_defined[i]);
+        std::vector<float> sums;
+        for (uint32_t r = 0; r < p.repeats; ++r) {
+            if (!ran[r]) continue;
+            const T v = T(sum_of[r]);
+            WriteResult(static_cast<uint32_t>(work.ByteOffset() + sums.size() * sizeof(T)), &v, sizeof(T), defined_of[r]);
+            sums.push_back(sum_of[r]);
         }
         acc = TreeOfList<T>(sums, p.lanes);
     }
