@@ -5,7 +5,8 @@
 Inputs are NumPy arrays: dy, x and gamma float16, float32 or ml_dtypes.bfloat16 (one dtype), rstd
 float32. The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs):
 a bad input raises InvalidInputError with its sentence. dx has x's shape and dtype, dgamma gamma's
-shape in float32. stats holds the launch: block_dim, tiling_key (its name), path, groups,
+shape in float32. block_dim caps the cores (None: as many as the tiling's dgamma row groups, at most
+the SoC's cores); the results are bitwise the same for every block_dim. stats holds the launch: block_dim, tiling_key (its name), path, groups,
 gm_read_bytes, gm_write_bytes, min_bytes (each input read once, each output written once),
 traffic_ratio, per-core counters (cores) and their sums (total).
 """
