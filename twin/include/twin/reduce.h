@@ -202,7 +202,7 @@ void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const Ascen
                groups, " elements apart, inside its buffer (needs ", need, " bytes, the buffer has ",
                dst.BytesToBufferEnd(), ")");
     CheckReduceOverlap(call, d0, step, groups * sizeof(T), s, p);
-    if (p.ActiveLanes() == 0) return;
+    if (p.Empty()) return;
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
     OnVector(p.repeats, p.ActiveLanes());
@@ -272,7 +272,7 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     TWIN_CHECK(work_bytes <= work.BytesToBufferEnd(), call, "workLocal must hold the ", p.repeats,
                " repeat sums rounded up to a whole block (needs ", work_bytes, " bytes, the buffer has ",
                work.BytesToBufferEnd(), ")");
-    if (p.ActiveLanes() == 0) return;
+    if (p.Empty()) return;
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
     if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);  // the count form leaves workLocal unused

@@ -56,6 +56,7 @@ struct LanePlan {
     bool counter = false;           // Counter mode: the first `count` lanes, repeat by repeat
     uint64_t count = 0;
 
+    bool Empty() const { return repeats == 0 || (counter ? count == 0 : (mask[0] | mask[1]) == 0); }
     uint64_t ActiveLanes() const
     {
         if (counter) return count;
@@ -177,7 +178,7 @@ inline int LowestBit(const uint64_t m[2]) { return m[0] ? __builtin_ctzll(m[0]) 
 inline void Footprint(const VecOperand &o, const LanePlan &p, uint64_t &first, uint64_t &end)
 {
     first = end = o.offset;
-    if (p.ActiveLanes() == 0) return;
+    if (p.Empty()) return;
     uint64_t m[2];
     p.RepeatMask(0, m);
     first = o.blk ? o.LaneByte(0, LowestBit(m)) : o.offset;
@@ -316,10 +317,9 @@ bool Issue(const char *call, const VecOperand (&ops)[N], const LanePlan &p, int 
 {
     for (const VecOperand &o : ops) CheckPlacement(call, o, p);
     for (size_t i = 1; i < N; ++i) CheckOverlap(call, ops[0], ops[i], p, int(i) == accumulating_src, partial_ok);
-    const uint64_t lanes = p.ActiveLanes();
-    if (lanes == 0) return false;
+    if (p.Empty()) return false;
     VectorPipeAccess(call, ops);
-    OnVector(p.repeats, lanes);
+    OnVector(p.repeats, p.ActiveLanes());
     return true;
 }
 
