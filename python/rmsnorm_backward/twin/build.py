@@ -24,10 +24,13 @@ CXX = "g++"
 # The project's kernel flags (TEAM_BRIEF); never -ffast-math: NaN/Inf must propagate as IEEE does.
 # The dynamic vectoriser cost model lets -O2 vectorise the twin's lane loops (GCC 12's default
 # at -O2 leaves any loop needing an alias check scalar: 2x slower); IEEE results are unchanged.
-# Hidden visibility keeps each object's twin state its own; -z defs turns a missing definition
-# into a compile error instead of a failed dlopen.
-CXXFLAGS = ("-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-shared", "-pthread", "-ffp-contract=off",
-            "-fvisibility=hidden", "-Wl,-z,defs")
+# Hidden visibility keeps each object's twin state its own. A precompiled kernel_operator.h is
+# built with exactly CODEGEN_FLAGS.
+CODEGEN_FLAGS = ("-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-pthread", "-ffp-contract=off",
+                 "-fvisibility=hidden")
+# -z defs turns a missing definition into a compile error instead of a failed dlopen.
+CXXFLAGS = CODEGEN_FLAGS + ("-shared", "-Wl,-z,defs")
+PCH_KEEP = 3  # precompiled headers kept in the cache (each ~70 MB), the newest
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl")
 SKIPPED_DIRS = {"build", "node_modules", "__pycache__"}
 _ENTRY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -85,6 +88,47 @@ def _wrapper(source: Path, name: str) -> str:
             f'#include "kernel_operator.h"\n#include "{quoted}"\nTWIN_DEFINE_LAUNCH({name})\n')
 
 
+def _digest(parts, dirs) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    for directory in dirs:
+        for header in _headers(directory):
+            digest.update(str(header).encode() + b"\0" + header.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _run(cmd) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def precompiled_header(twin_dirs: list[Path]) -> Optional[Path]:
+    """A directory with kernel_operator.h.gch and a link to the real header (found again when the
+    kernel includes it itself), built once per twin header content: it saves the ~1 s of parsing
+    the twin in every kernel compile. g++ ignores it where it does not fit (e.g. a -D that the
+    twin's headers mention) and reads the link instead. None if it cannot be built."""
+    cache = cache_dir()
+    pch = cache / f"pch-{_digest([compiler_version(), *CODEGEN_FLAGS], twin_dirs)}"
+    if (pch / "kernel_operator.h.gch").is_file():
+        return pch
+    header = twin_dirs[0] / "kernel_operator.h"
+    work = Path(tempfile.mkdtemp(prefix="tmp-pch-", dir=cache))
+    done = _run([CXX, *CODEGEN_FLAGS, *(f"-I{d}" for d in twin_dirs), "-x", "c++-header", str(header),
+                 "-o", str(work / "kernel_operator.h.gch")])
+    if done.returncode != 0:
+        shutil.rmtree(work, ignore_errors=True)
+        return None
+    (work / "kernel_operator.h").symlink_to(header)
+    try:
+        os.rename(work, pch)
+    except OSError:  # another process built it first
+        shutil.rmtree(work, ignore_errors=True)
+    for old in sorted(cache.glob("pch-[0-9a-f]*"), key=lambda p: p.stat().st_mtime)[:-PCH_KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
+    return pch
+
+
 def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defines = None,
                    include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None) -> Path:
     """Compile `source` with entry `name` against the twin; the cached shared object's path."""
@@ -93,21 +137,29 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
         raise InvalidInputError(f"source must be an existing kernel source file (got {source})")
     if not isinstance(name, str) or not _ENTRY_NAME.match(name):
         raise InvalidInputError(f"name must be the C identifier of the kernel entry (got {name!r})")
-    dirs = twin_include_dirs() + [source.parent] + [Path(d).resolve() for d in include_dirs or ()]
+    twin_dirs = twin_include_dirs()
+    dirs = twin_dirs + [source.parent] + [Path(d).resolve() for d in include_dirs or ()]
     flags = list(CXXFLAGS) + _define_flags(defines) + [f"-I{d}" for d in dirs]
     wrapper = _wrapper(source, name)
-
-    digest = hashlib.sha256()
-    for part in (compiler_version(), "\0".join(flags), wrapper, source.read_bytes()):
-        digest.update(part.encode() if isinstance(part, str) else part)
-        digest.update(b"\0")
-    for directory in dirs:
-        for header in _headers(directory):
-            digest.update(str(header).encode() + b"\0" + header.read_bytes() + b"\0")
     cache = cache_dir()
-    target = cache / f"{name}-{digest.hexdigest()[:32]}.so"
+    target = cache / f"{name}-{_digest([compiler_version(), chr(0).join(flags), wrapper, source.read_bytes()], dirs)}.so"
     if target.is_file():
         return target
+
+    work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache))
+    try:
+        (work / "wrapper.cpp").write_text(wrapper)
+        cmd = [CXX, *flags, str(work / "wrapper.cpp"), "-o", str(work / "kernel.so")]
+        pch = precompiled_header(twin_dirs)
+        done = _run(cmd[:1] + [f"-I{pch}"] + cmd[1:]) if pch else None
+        if done is None or done.returncode != 0:  # the error, if real, comes again without the PCH
+            done = _run(cmd)
+        if done.returncode != 0:
+            raise KernelCompileError(f"g++ could not compile {source} (entry {name}):\n{done.stderr.strip()}")
+        os.replace(work / "kernel.so", target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
 
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache))
     try:
