@@ -112,7 +112,7 @@ void PadIn(GM_ADDR x, GM_ADDR y, GM_ADDR pad, GM_ADDR, const GlobalTensor<int32_
     yg.SetGlobalBuffer((__gm__ T *)y);
     padg.SetGlobalBuffer((__gm__ T *)pad, 1);
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> in;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> in;
     pipe.InitBuffer(in, 1, count * (row32 + dstStride) * 32);
     LocalTensor<T> a = in.AllocTensor<T>();
     DataCopyPad(a, xg, DataCopyExtParams(count, len, srcStride, dstStride, 0),
@@ -181,7 +181,7 @@ void PadOut(GM_ADDR x, GM_ADDR y, GM_ADDR, GM_ADDR, const GlobalTensor<int32_t> 
     xg.SetGlobalBuffer((__gm__ T *)x);
     yg.SetGlobalBuffer((__gm__ T *)y);
     TPipe pipe;
-    TQue<QuePosition::VECOUT, 1> out;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> out;
     pipe.InitBuffer(out, 1, ub);
     LocalTensor<T> a = out.AllocTensor<T>();
     DataCopy(a, xg, ub / sizeof(T));
@@ -220,7 +220,7 @@ void AtomicAdd(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR z, const GlobalTensor<in
     yg.SetGlobalBuffer((__gm__ T *)y, n);
     zg.SetGlobalBuffer((__gm__ T *)z, n);
     TPipe pipe;
-    TQue<QuePosition::VECIN, 2> in;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 2> in;
     pipe.InitBuffer(in, 2, n * sizeof(T));
     LocalTensor<T> ta = in.AllocTensor<T>();
     LocalTensor<T> tb = in.AllocTensor<T>();

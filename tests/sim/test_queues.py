@@ -15,7 +15,7 @@ SOURCE = """
 void Fifo(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const GlobalTensor<int32_t> &info)
 {
     TPipe pipe;
-    TQue<QuePosition::VECIN, 2> q;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 2> q;
     pipe.InitBuffer(q, 2, BLOCK * sizeof(float));
     LocalTensor<float> a = q.AllocTensor<float>(), b = q.AllocTensor<float>();
     DataCopy(a, xg, BLOCK);
@@ -67,7 +67,7 @@ void Capacity(int32_t bytes)
 void Reuse(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, bool refill)
 {
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> q;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, BLOCK * sizeof(float));
     for (int round = 0; round < 2; ++round) {
         LocalTensor<float> t = q.AllocTensor<float>();

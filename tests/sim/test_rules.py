@@ -105,7 +105,7 @@ RULES = [
     q.FreeTensor(a);
 """, "TQue::DeQue", "the queue is empty"),
     Rule("use_after_free", """
-    TQue<QuePosition::VECIN, 1> q;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, 256);
     LocalTensor<float> a = q.AllocTensor<float>();
     DataCopy(a, xg, 64);
@@ -142,7 +142,7 @@ RULES = [
     LocalTensor<float> t = b.Get<float>(64 + BAD);
 """, "TBuf::Get", "count must fit the buffer (65 elements of 4 bytes > 256 bytes)"),
     Rule("copy_out_unwritten", """
-    TQue<QuePosition::VECOUT, 1> q;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, 256);
     LocalTensor<float> a = q.AllocTensor<float>();
     DataCopy(a, xg, BAD ? 56 : 64);
@@ -152,7 +152,7 @@ RULES = [
     q.FreeTensor(a);
 """, "DataCopy", "copies UB bytes that nothing wrote to GM (block 0, UB byte offset 224)"),
     Rule("pad_random_to_output", """
-    TQue<QuePosition::VECIN, 1> q;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, 256);
     LocalTensor<float> a = q.AllocTensor<float>();
     DataCopyPad(a, xg, DataCopyExtParams(1, 5 * sizeof(float), 0, 0, 0),
@@ -193,6 +193,19 @@ RULES = [
     DataCopy(yg, b, 64);
 """, "DataCopy", "data written by one pipe and then read by another needs EnQue/DeQue of the buffer, "
      "SetFlag/WaitFlag<HardEvent::MTE2_V>"),
+    Rule("queue_pipes", """
+    TQue<QuePosition::VECIN, 1> in;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> through;
+    pipe.InitBuffer(in, 1, 256);
+    pipe.InitBuffer(through, 1, 256);
+    LocalTensor<float> a = BAD ? in.AllocTensor<float>() : through.AllocTensor<float>();
+    DataCopy(a, xg, 64);
+    if (BAD) in.EnQue(a); else through.EnQue(a);
+    a = BAD ? in.DeQue<float>() : through.DeQue<float>();
+    DataCopy(yg, a, 64);  // a VECIN queue hands its buffer to V, not to MTE3
+    if (BAD) in.FreeTensor(a); else through.FreeTensor(a);
+""", "DataCopy", "SetFlag/WaitFlag<HardEvent::MTE2_MTE3> or PipeBarrier<PIPE_ALL> in between (MTE2 wrote, MTE3 "
+     "reads the TQue buffer"),
     Rule("write_after_read", """
     TBuf<TPosition::VECCALC> buf;
     pipe.InitBuffer(buf, 256);
@@ -267,7 +280,7 @@ RULES = [
     LocalTensor<float> t = b.GetWithOffset<float>(8, BAD ? 48 : 64);
 """, "TBuf::GetWithOffset", "the offset must be a multiple of 32 bytes (offset 48)"),
     Rule("atomic_type", """
-    TQue<QuePosition::VECOUT, 1> q;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, 256);
     LocalTensor<float> a = q.AllocTensor<float>();
     DataCopy(a, xg, 64);

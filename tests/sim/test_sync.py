@@ -13,9 +13,11 @@ BLOCK = 64  # float32 elements each core publishes per round
 
 # One kernel (one compile): params = [case, argument]. x, y and ws are GM buffers; ws is int32 zeros.
 SOURCE = """
-// GM -> UB -> GM through a queue, as a kernel moves data.
+// GM -> UB -> GM through a queue that orders MTE2 before MTE3.
+using Through = TQueBind<TPosition::VECIN, TPosition::VECOUT, 1>;
+
 template <typename T>
-void Move(TQue<QuePosition::VECIN, 1> &q, const GlobalTensor<T> &dst, const GlobalTensor<T> &src, int32_t n)
+void Move(Through &q, const GlobalTensor<T> &dst, const GlobalTensor<T> &src, int32_t n)
 {
     LocalTensor<T> t = q.AllocTensor<T>();
     DataCopy(t, src, n);
@@ -37,7 +39,7 @@ void Exchange(GM_ADDR x, GM_ADDR y, GM_ADDR ws, bool software)
     GlobalTensor<int32_t> workspace;
     workspace.SetGlobalBuffer((__gm__ int32_t *)ws, cores * 8);
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> q;
+    Through q;
     TBuf<TPosition::VECCALC> flags;
     pipe.InitBuffer(q, 1, BLOCK * sizeof(float));
     pipe.InitBuffer(flags, cores * 32);
@@ -59,7 +61,7 @@ void AtomicRows(GM_ADDR x, GM_ADDR y)
     xg.SetGlobalBuffer((__gm__ T *)x + GetBlockIdx() * n, n);
     yg.SetGlobalBuffer((__gm__ T *)y, n);
     TPipe pipe;
-    TQue<QuePosition::VECOUT, 1> q;
+    Through q;
     pipe.InitBuffer(q, 1, n * sizeof(T));
     LocalTensor<T> t = q.AllocTensor<T>();
     DataCopy(t, xg, n);

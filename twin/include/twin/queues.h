@@ -162,13 +162,16 @@ private:
 
 // Buffers handed from one pipe to the next: AllocTensor -> fill -> EnQue -> DeQue -> use -> FreeTensor.
 // `depth` is how many tensors may sit in the queue before a DeQue.
-template <TPosition pos, int32_t depth, auto mask = 0>
-class TQue : public twin::BufferOwner {
+// TQueBind<src, dst>: the queue's EnQue/DeQue order the pipe that writes at `src` before the pipe that
+// reads at `dst` (GM -> VECIN: MTE2 then V; VECOUT -> GM: V then MTE3; VECIN -> VECOUT: MTE2 then
+// MTE3, a copy through UB without vector work); FreeTensor/AllocTensor order them the other way.
+template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
+class TQueBind : public twin::BufferOwner {
 public:
-    TQue() = default;
-    TQue(const TQue &) = delete;
-    TQue &operator=(const TQue &) = delete;
-    ~TQue()
+    TQueBind() = default;
+    TQueBind(const TQueBind &) = delete;
+    TQueBind &operator=(const TQueBind &) = delete;
+    ~TQueBind()
     {
         if (!twin::Unwinding()) {
             CheckAllFreed();
@@ -286,9 +289,11 @@ public:
     }
 
 private:
-    // The pipe that fills a buffer of this queue and the one that uses it (the timeline's dependencies).
-    static constexpr twin::Pipe kProducer = pos == TPosition::VECIN ? twin::Pipe::MTE2 : twin::Pipe::V;
-    static constexpr twin::Pipe kConsumer = pos == TPosition::VECOUT ? twin::Pipe::MTE3 : twin::Pipe::V;
+    // The pipe that fills a buffer of this queue and the one that uses it.
+    static constexpr twin::Pipe kProducer =
+        src == TPosition::GM || src == TPosition::VECIN ? twin::Pipe::MTE2 : twin::Pipe::V;
+    static constexpr twin::Pipe kConsumer =
+        dst == TPosition::GM || dst == TPosition::VECOUT ? twin::Pipe::MTE3 : twin::Pipe::V;
 
     bool Owns(const twin::BufferSlot *slot) const { return slot >= slots_.get() && slot < slots_.get() + num_; }
     // AllocTensor, EnQue, DeQue and FreeTensor wait for the pipes that used the buffer, as on the NPU.
@@ -312,6 +317,11 @@ private:
     uint32_t num_ = 0, head_ = 0, count_ = 0;
     TPipe *pipe_ = nullptr;
 };
+
+// The usual queues: TQue<VECIN> is GM -> VECIN, TQue<VECOUT> is VECOUT -> GM.
+template <TPosition pos, int32_t depth, auto mask = 0>
+using TQue = TQueBind<pos == TPosition::VECOUT ? pos : TPosition::GM, pos == TPosition::VECOUT ? TPosition::GM : pos,
+                      depth, mask>;
 
 // A scratch buffer: always allocated, no queue; cross-pipe use needs SetFlag/WaitFlag (sync.h).
 template <TPosition pos>

@@ -67,7 +67,7 @@ inline const char *PipeName(Pipe p)
 inline bool Ordered(const CoreState &core, const BufferSlot &slot, Pipe from, Pipe to, uint64_t seq)
 {
     const PipeSync &s = core.pipe_sync;
-    return slot.queue_sync_seq > seq || s.barrier_all_seq > seq || s.visible_seq[int(from)][int(to)] > seq;
+    return s.barrier_all_seq > seq || s.visible_seq[int(from)][int(to)] > seq;
 }
 
 // Defines the rule declared in memory.h. The whole buffer is the unit: two pipes using disjoint parts
