@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import TwinRuleError
-from small_kernels import run
+from small_kernels import CTYPES, params, run
 from vector_driver import (BINARY, REPEAT, SCALAR, UNARY, active_lanes, broken_then_fixed, element_index, launch,
                            mask_from_bits, op_code)
 
@@ -328,3 +328,62 @@ def test_counter_mask_needs_counter_mode():
         run(MASK_MODE, "mask_mode", [x], defines={"BAD": 1})
     run(MASK_MODE, "mask_mode", [x], defines={"BAD": 0})
     np.testing.assert_array_equal(x, np.where(np.arange(64) < 40, 6.0, 3.0).astype(np.float32))
+
+
+FUSED = """
+extern "C" __global__ __aicore__ void fused(GM_ADDR a, GM_ADDR b, GM_ADDR d, GM_ADDR s, GM_ADDR n)
+{
+    GlobalTensor<DTYPE> ag, bg, dg, sg;
+    GlobalTensor<int32_t> ng;
+    ng.SetGlobalBuffer((__gm__ int32_t *)n, 1);
+    const int32_t count = ng.GetValue(0);
+    ag.SetGlobalBuffer((__gm__ DTYPE *)a, count);
+    bg.SetGlobalBuffer((__gm__ DTYPE *)b, count);
+    dg.SetGlobalBuffer((__gm__ DTYPE *)d, count);
+    sg.SetGlobalBuffer((__gm__ DTYPE *)s, 1);
+    TPipe pipe;
+    TBuf<QuePosition::VECCALC> buf;
+    const uint32_t bytes = (count * sizeof(DTYPE) + 31) / 32 * 32;
+    pipe.InitBuffer(buf, 3 * bytes);
+    const LocalTensor<DTYPE> at = buf.Get<DTYPE>();
+    const LocalTensor<DTYPE> bt = at[bytes / sizeof(DTYPE)];
+    const LocalTensor<DTYPE> dt = bt[bytes / sizeof(DTYPE)];
+    DataCopy(at, ag, bytes / sizeof(DTYPE));
+    DataCopy(bt, bg, bytes / sizeof(DTYPE));
+    DataCopy(dt, dg, bytes / sizeof(DTYPE));
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+#if AXPY
+    Axpy(dt, at, sg.GetValue(0), count);
+#else
+    MulAddDst(dt, at, bt, count);
+#endif
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(dg, dt, bytes / sizeof(DTYPE));
+}
+"""
+
+
+@pytest.mark.parametrize("axpy", [False, True])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_fused_multiply_add_rounds_product_then_sum(rng, dtype, axpy):
+    """MulAddDst: d = a*b + d; Axpy: d = a*s + d; each step rounded to the dtype (two roundings)."""
+    n = 1000
+    block = 32 // np.dtype(dtype).itemsize
+    size = -(-n // block) * block
+    a, b, d = random(rng, size, dtype), random(rng, size, dtype), random(rng, size, dtype)
+    s = random(rng, 1, dtype)
+    with np.errstate(all="ignore"):
+        expected = (a * (np.full(size, s[0], dtype) if axpy else b)).astype(dtype) + d
+    out = d.copy()
+    stats = run(FUSED, "fused", [a, b, out, s, params(n)], defines={"DTYPE": CTYPES[np.dtype(dtype)], "AXPY": int(axpy)})
+    assert_bits_equal(out[:n], expected[:n].astype(dtype))
+    assert_bits_equal(out[n:], d[n:])
+    assert (stats.total["vector_instrs"], stats.total["vector_repeats"]) == (1, -(-n // (256 // a.itemsize)))
+
+
+def test_fused_multiply_add_is_float_only(rng):
+    a = random(rng, 64, np.int32)
+    with pytest.raises(TwinRuleError, match="MulAddDst: A2 supports half and float"):
+        run(FUSED, "fused", [a, a.copy(), a.copy(), a[:1].copy(), params(64)], defines={"DTYPE": "int32_t", "AXPY": 0})

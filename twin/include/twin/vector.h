@@ -246,9 +246,94 @@ void Unary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::
     }
 }
 
+// dst = src0*src1 + dst and dst = src*scalar + dst: the product is rounded to T, then the sum (the
+// A2 documentation of MulAddDst and Axpy promises no fused rounding). dst is read as well as written.
+template <typename T>
+void MulAddDstRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n)
+{
+    T *d = reinterpret_cast<T *>(ub + off[0]);
+    const T *a = reinterpret_cast<const T *>(ub + off[1]);
+    const T *b = reinterpret_cast<const T *>(ub + off[2]);
+    for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<AddOp>(Apply2<MulOp>(a[i], b[i]), d[i]);
+    AndShadow(sh + off[0], sh + off[0], sh + off[1], n * sizeof(T));
+    AndShadow(sh + off[0], sh + off[0], sh + off[2], n * sizeof(T));
+}
+
+template <typename T>
+void AxpyRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n, T s)
+{
+    T *d = reinterpret_cast<T *>(ub + off[0]);
+    const T *a = reinterpret_cast<const T *>(ub + off[1]);
+    for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<AddOp>(Apply2<MulOp>(a[i], s), d[i]);
+    AndShadow(sh + off[0], sh + off[0], sh + off[1], n * sizeof(T));
+}
+
+template <typename T>
+void MulAddDst(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
+               const AscendC::LocalTensor<T> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp)
+{
+    constexpr const char *call = "MulAddDst";
+    dst.Check(call);
+    src0.Check(call);
+    src1.Check(call);
+    TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
+    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 8);
+    CheckStride(call, "src0BlkStride", rp.src0BlkStride, 8);
+    CheckStride(call, "src1BlkStride", rp.src1BlkStride, 8);
+    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
+    CheckStride(call, "src0RepStride", rp.src0RepStride, 8);
+    CheckStride(call, "src1RepStride", rp.src1RepStride, 8);
+    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
+    const VecOperand ops[3] = {Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride),
+                               Operand("src0", src0, rp.src0BlkStride, rp.src0RepStride),
+                               Operand("src1", src1, rp.src1BlkStride, rp.src1RepStride)};
+    if (!Issue(call, ops, p)) return;
+    CoreState &core = Core();
+    ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { MulAddDstRun<T>(core.ub.data(), core.shadow.data(), off, n); });
+}
+
+template <typename T>
+void Axpy(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, T scalar, const LanePlan &p,
+          const AscendC::UnaryRepeatParams &rp)
+{
+    constexpr const char *call = "Axpy";
+    dst.Check(call);
+    src.Check(call);
+    TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
+    VecOperand ops[2];
+    UnaryOperands(call, dst, src, rp, ops);
+    if (!Issue(call, ops, p)) return;
+    CoreState &core = Core();
+    ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { AxpyRun<T>(core.ub.data(), core.shadow.data(), off, n, scalar); });
+}
+
 }  // namespace twin
 
 namespace AscendC {
+
+template <typename T>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count)
+{
+    twin::MulAddDst(dst, src0, src1, twin::CountFormPlan("MulAddDst", twin::Lanes<T>(), count, true),
+                    BinaryRepeatParams());
+    twin::RestoreDefaultMask();
+}
+template <typename T, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask,
+               int64_t repeatTime, const BinaryRepeatParams &params)
+{
+    uint64_t bits[2];
+    if (isSetMask) twin::ContinuousMaskBits("MulAddDst", twin::Lanes<T>(), mask, bits);
+    twin::MulAddDst(dst, src0, src1, twin::RepeatPlan("MulAddDst", twin::Lanes<T>(), repeatTime, bits, isSetMask),
+                    params);
+}
+template <typename T>
+void Axpy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count)
+{
+    twin::Axpy(dst, src, scalarValue, twin::CountFormPlan("Axpy", twin::Lanes<T>(), count, true), UnaryRepeatParams());
+    twin::RestoreDefaultMask();
+}
+
 
 // Count form, and the repeat form with a continuous or a bitwise mask, for each binary op.
 #define TWIN_BINARY(Name, Op)                                                                                    \
