@@ -101,9 +101,6 @@ struct SqrtOp { static float F(float a) { return std::sqrt(a); } };
 struct AbsOp { static float F(float a) { return std::fabs(a); } };
 struct RecOp { static float F(float a) { return 1.0f / a; } };
 
-template <typename T>
-using Wide = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
-
 // a op b for one element of T, rounded once to T (integers wrap as the hardware does).
 template <typename Op, typename T>
 inline T Apply2(T a, T b)
