@@ -135,6 +135,8 @@ def save_dir(d: Path, case: dict, inputs: dict, gold: dict, outputs: dict) -> No
 
 
 def run(args) -> int:
+    if args.seed < 0:
+        raise CliError(f"--seed must be a non-negative integer (got {args.seed})")
     bar = progress(5, "golden", enabled=not args.json)
     with bar:
         if args.from_dir:
@@ -155,7 +157,10 @@ def run(args) -> int:
                    "dgamma": compare(dgamma, gold["dgamma"], case["dtypes"]["dgamma"], round_golden=False)}
         bar.update()
         if args.save_dir:
-            save_dir(args.save_dir, case, inputs, gold, outputs)
+            try:
+                save_dir(args.save_dir, case, inputs, gold, outputs)
+            except OSError as e:
+                raise CliError(f"--save-dir {args.save_dir} cannot be written ({e.strerror}: {e.filename})") from None
         bar.update()
     passed = all(r.passed for r in reports.values())
     if args.json:

@@ -1,0 +1,211 @@
+"""The bad-input table: one row per case, over the four ways in (the Python API `simulate`, the C++
+tiling `compute_tiling`, the torch operator and the `rmsnorm-backward golden` CLI), each with the
+sentence the user must get: it names the tensor or option and the rule. The CLI must also exit
+non-zero with exactly one line on stderr, no traceback, nothing on stdout and no file in --save-dir.
+Cases the kernel's own table (tests/kernel/test_invalid_inputs.py) covers for simulate and the tiling
+appear here for the torch operator and the CLI instead."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from rmsnorm_backward import _twin
+from rmsnorm_backward.errors import InvalidInputError
+from rmsnorm_backward.simulate import simulate
+
+DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float64": np.float64,
+          "int8": np.int8, "int32": np.int32, "bool": np.bool_}
+
+
+class Tensors(NamedTuple):
+    """Shapes and dtypes of dy, x, rstd, gamma (dy defaults to x's shape, dy and gamma to x's dtype)."""
+    x: tuple = (4, 8)
+    gamma: tuple = (8,)
+    rstd: tuple = (4, 1)
+    dy: tuple | None = None
+    dtype: str = "float16"
+    dy_dtype: str | None = None
+    gamma_dtype: str | None = None
+    rstd_dtype: str = "float32"
+
+    def shapes(self):
+        return {"dy": self.dy or self.x, "x": self.x, "rstd": self.rstd, "gamma": self.gamma}
+
+    def dtypes(self):
+        return {"dy": self.dy_dtype or self.dtype, "x": self.dtype, "rstd": self.rstd_dtype,
+                "gamma": self.gamma_dtype or self.dtype}
+
+    def arrays(self, rng):
+        dtypes = self.dtypes()
+        return tuple(np.asarray(4 * rng.standard_normal(shape)).astype(DTYPES[dtypes[n]])
+                     for n, shape in self.shapes().items())
+
+
+class Row(NamedTuple):
+    surface: str   # api | tiling | torch | cli
+    case: str
+    spec: object   # Tensors (+ options) for api/tiling/torch; argv (+ a sample-dir change) for cli
+    message: str   # regex the one sentence must match
+    options: dict = {}
+
+
+def cli(*argv, change=None):
+    """CLI arguments; `change(dir)` edits a valid sample directory passed as --from-dir."""
+    return (list(argv), change)
+
+
+def _edit_case(**updates):
+    def change(d: Path):
+        case = json.loads((d / "case.json").read_text())
+        for key, value in updates.items():
+            group, name = key.split("__")
+            case[group][name] = value
+        (d / "case.json").write_text(json.dumps(case))
+    return change
+
+
+def _truncate(name, keep):
+    def change(d: Path):
+        path = d / "input" / f"{name}.bin"
+        path.write_bytes(path.read_bytes()[:keep])
+    return change
+
+
+def _write_ones(name, count, dtype):
+    def change(d: Path):
+        np.ones(count, dtype).tofile(d / "input" / f"{name}.bin")
+    return change
+
+
+ROWS = [
+    # The Python API: the tiling's sentences reach simulate's caller, plus simulate's own checks.
+    Row("api", "dy rank differs from x", Tensors(dy=(4, 8, 1)), r"dy must have the shape of x \(dy \[4, 8, 1\], x \[4, 8\]\)\."),
+    Row("api", "dy float32, x bfloat16", Tensors(dtype="bfloat16", dy_dtype="float32"),
+        r"dy must have the dtype of x \(dy float32, x bfloat16\)\."),
+    Row("api", "2-D gamma leading, not trailing", Tensors(x=(2, 3, 4), gamma=(2, 3), rstd=(2, 1, 1)),
+        r"gamma must equal the trailing 2 dims of x \(gamma \[2, 3\], x \[2, 3, 4\]\)\."),
+    Row("api", "gamma rank 3 = x rank 3", Tensors(x=(2, 3, 4), gamma=(2, 3, 4), rstd=(1,)),
+        r"gamma must have fewer dims than x, being its trailing dims \(gamma \[2, 3, 4\], x \[2, 3, 4\]\)\."),
+    Row("api", "x rank 9 with 2-D gamma", Tensors(x=(1,) * 7 + (2, 4), gamma=(2, 4), rstd=(1,) * 7),
+        r"x must have rank 1 to 8 \(got rank 9\)\."),
+    Row("api", "rstd flat of the wrong size", Tensors(rstd=(5,)), r"rstd must hold one value per row of x, shaped \[4, 1\] or \[4\] \(got \[5\]\)\."),
+    Row("api", "rstd float64", Tensors(rstd_dtype="float64"), r"rstd must be float32 \(got float64\)\."),
+    Row("api", "int8 inputs", Tensors(dtype="int8"), r"x must be float16, float32 or bfloat16 \(got int8\)\."),
+    Row("api", "float64 inputs", Tensors(dtype="float64"), r"x must be float16, float32 or bfloat16 \(got float64\)\."),
+    Row("api", "bool inputs", Tensors(dtype="bool"), r"x must be float16, float32 or bfloat16 \(got bool\)\."),
+    Row("api", "unsupported SoC", Tensors(), r"soc must be one of Ascend910B2, Ascend910B3, Ascend910_93 \(got Ascend910A\)\.",
+        {"soc": "Ascend910A"}),
+    Row("api", "block_dim a bool", Tensors(), r"block_dim must be a positive integer or None \(got True\)\.", {"block_dim": True}),
+    # The C++ tiling, with what NumPy arrays cannot carry (negative dims, unknown dtype names).
+    Row("tiling", "negative dim in x", Tensors(x=(-1, 8), dy=(-1, 8), rstd=(-1, 1)), r"x must have no negative dims \(got \[-1, 8\]\)\."),
+    Row("tiling", "gamma rank 9", Tensors(x=(2, 4, 8), gamma=(1,) * 8 + (8,), rstd=(2, 4, 1)),
+        r"gamma must have rank 1 to 8 \(got rank 9\)\."),
+    Row("tiling", "unknown dtype name", Tensors(dtype="float8_e4m3"), r"x must be float16, float32 or bfloat16 \(got float8_e4m3\)\."),
+    Row("tiling", "rstd bfloat16", Tensors(rstd_dtype="bfloat16"), r"rstd must be float32 \(got bfloat16\)\."),
+    Row("tiling", "gamma without elements", Tensors(x=(4, 0), gamma=(0,)), r"gamma must have 1 to 2\^30 elements \(got 0\)\."),
+    Row("tiling", "more than 2^40 rows", Tensors(x=(1 << 21, 1 << 21, 8), rstd=(1 << 21, 1 << 21, 1)),
+        r"x must have at most 2\^40 rows \(got shape \[2097152, 2097152, 8\]\)\."),
+    Row("tiling", "empty SoC name", Tensors(), r"soc must be one of Ascend910B2, Ascend910B3, Ascend910_93 \(got \)\.", {"soc": ""}),
+    # The torch operator.
+    Row("torch", "dy shape differs from x", Tensors(dy=(4, 9)), r"dy must have the shape of x \(dy \[4, 9\], x \[4, 8\]\)\."),
+    Row("torch", "gamma dtype differs from x", Tensors(gamma_dtype="float32"), r"gamma must have the dtype of x \(gamma float32, x float16\)\."),
+    Row("torch", "gamma not the trailing dims", Tensors(x=(4, 8, 6), rstd=(4, 8, 1)),
+        r"gamma must equal the trailing 1 dims of x \(gamma \[8\], x \[4, 8, 6\]\)\."),
+    Row("torch", "rstd of the wrong size", Tensors(rstd=(3, 1)), r"rstd must hold one value per row of x, shaped \[4, 1\] or \[4\] \(got \[3, 1\]\)\."),
+    Row("torch", "rstd float16", Tensors(rstd_dtype="float16"), r"rstd must be float32 \(got float16\)\."),
+    Row("torch", "int32 inputs", Tensors(dtype="int32"), r"x must be float16, float32 or bfloat16 \(got int32\)\."),
+    Row("torch", "float64 inputs", Tensors(dtype="float64"), r"x must be float16, float32 or bfloat16 \(got float64\)\."),
+    Row("torch", "rank 0", Tensors(x=(), gamma=(1,), rstd=()), r"x must have rank 1 to 8 \(got rank 0\)\."),
+    Row("torch", "rank 9", Tensors(x=(1,) * 8 + (8,), rstd=(1,) * 9), r"x must have rank 1 to 8 \(got rank 9\)\."),
+    # The CLI.
+    Row("cli", "--shape not integers", cli("--shape", "3,x"), r"--shape must be non-negative integers separated by commas.*\(got '3,x'\)"),
+    Row("cli", "--shape empty", cli("--shape", ""), r"--shape must be non-negative integers separated by commas.*\(got ''\)"),
+    Row("cli", "--shape negative", cli("--shape", "4,-8"), r"--shape must be non-negative integers.*\(got '4,-8'\)"),
+    Row("cli", "--shape rank 10", cli("--shape", "1,1,1,1,1,1,1,1,1,8"), r"x must have rank 1 to 8 \(got rank 10\)\."),
+    Row("cli", "--gamma-dims = rank", cli("--shape", "4,8", "--gamma-dims", "2"), r"--gamma-dims must be from 1 to 1 for a 2-D --shape \(got 2\)"),
+    Row("cli", "--dtype float64", cli("--dtype", "fp64"), r"argument --dtype: invalid choice: 'fp64'"),
+    Row("cli", "--soc unsupported", cli("--soc", "Ascend310P3"), r"soc must be one of Ascend910B2, Ascend910B3, Ascend910_93 \(got Ascend310P3\)\."),
+    Row("cli", "--seed negative", cli("--seed", "-1"), r"--seed must be a non-negative integer"),
+    Row("cli", "--from-dir missing", cli("--from-dir", "{tmp}/nowhere"), r"--from-dir \S+/nowhere is not a directory"),
+    Row("cli", "missing x.bin", cli(change=lambda d: (d / "input" / "x.bin").unlink()), r"\S+/input/x\.bin is missing"),
+    Row("cli", "short dy.bin", cli(change=_truncate("dy", 10)), r"\S+/input/dy\.bin has 10 bytes; shape \[4, 8\] of float32 needs 128"),
+    Row("cli", "case.json: dy shape differs from x",
+        cli(change=lambda d: (_edit_case(shapes__dy=[4, 9])(d), _write_ones("dy", 36, np.float32)(d))),
+        r"dy must have the shape of x \(dy \[4, 9\], x \[4, 8\]\)\."),
+    Row("cli", "case.json: float64 tensors", cli(change=_edit_case(dtypes__x="float64", dtypes__dy="float64")),
+        r"case\.json is not a valid case description \(dtypes must be among float16, float32, bfloat16\)"),
+    Row("cli", "case.json not JSON", cli(change=lambda d: (d / "case.json").write_text("{nope")),
+        r"case\.json is not a valid case description"),
+    Row("cli", "--save-dir is a file", cli("--save-dir", "{tmp}/a_file"), r"--save-dir \S+/a_file"),
+]
+
+
+def _tensor_row(row: Row, rng):
+    if row.surface == "api":
+        simulate(*row.spec.arrays(rng), **row.options)
+    elif row.surface == "tiling":
+        kwargs = {f"{n}_shape": list(s) for n, s in row.spec.shapes().items()}
+        kwargs.update({f"{n}_dtype": d for n, d in row.spec.dtypes().items()})
+        _twin.compute_tiling(**kwargs, **row.options)
+    else:
+        torch = pytest.importorskip("torch", reason="the torch operator needs torch")
+        import rmsnorm_backward.torch  # noqa: F401  (registers torch.ops.rmsnorm_backward)
+
+        tensors = [torch.from_numpy(a) for a in row.spec.arrays(rng)]  # no bf16 rows: NumPy has no torch bf16
+        torch.ops.rmsnorm_backward.rms_norm_backward(*tensors)
+
+
+@pytest.fixture(scope="module")
+def sample_dir(tmp_path_factory) -> Path:
+    """A valid sample directory (x [4, 8] fp32), written by the CLI itself."""
+    d = tmp_path_factory.mktemp("sample") / "good"
+    done = run_cli(["--shape", "4,8", "--save-dir", str(d)])
+    assert done.returncode == 0, done.stderr
+    return d
+
+
+def run_cli(argv):
+    return subprocess.run([sys.executable, "-m", "rmsnorm_backward.cli", "golden", "--json", *argv],
+                          capture_output=True, text=True, timeout=300)
+
+
+def _cli_row(row: Row, tmp_path: Path, sample_dir: Path):
+    argv, change = row.spec
+    (tmp_path / "a_file").write_text("not a directory\n")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    if change is not None:
+        shutil.copytree(sample_dir, tmp_path / "case")
+        change(tmp_path / "case")
+        argv += ["--from-dir", str(tmp_path / "case")]
+    if "--save-dir" not in argv:
+        argv += ["--save-dir", str(tmp_path / "out")]
+    done = run_cli(argv)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert not (tmp_path / "out").exists(), "a failed run left files in --save-dir"
+    assert (tmp_path / "a_file").read_text() == "not a directory\n"
+    return lines[0]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r.surface}: {r.case}" for r in ROWS])
+def test_bad_input_gets_one_clear_sentence(row, rng, tmp_path, request):
+    if row.surface == "cli":
+        line = _cli_row(row, tmp_path, request.getfixturevalue("sample_dir"))
+        assert re.search(row.message, line), line
+        return
+    with pytest.raises(InvalidInputError, match=row.message) as raised:
+        _tensor_row(row, rng)
+    assert "\n" not in str(raised.value)
+

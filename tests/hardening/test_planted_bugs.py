@@ -1,0 +1,176 @@
+"""Planted bugs: deliberately broken copies of the kernel (op_kernel/ patched by exact text
+replacements in a cache directory, never in the tree) must each be caught, by a twin rule, by the
+check that inputs come back unchanged (conftest) or by the golden. Every replacement must match
+exactly once, so a kernel refactor turns a stale planted bug into a loud failure, never a silent
+no-op; then update its text here.
+
+Each variant compiles only the tiling key its case runs (TILING_KEY_IS is narrowed in the patched
+entry), all variants once per session, two at a time, into the kernel cache (by content: a second
+run with the same kernel and twin compiles nothing)."""
+from __future__ import annotations
+
+import hashlib
+import re
+import importlib
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from conftest import InputChanged
+
+from rmsnorm_backward import _twin
+from rmsnorm_backward.errors import TwinRuleError
+from rmsnorm_backward.golden import golden
+from rmsnorm_backward.precision import compare
+from rmsnorm_backward.twin import compile_kernel
+from rmsnorm_backward.twin.build import cache_dir
+
+from test_randomized import make_inputs
+
+simulate_module = importlib.import_module("rmsnorm_backward.simulate")
+KERNEL_DIR = simulate_module.KERNEL_SOURCE.parent
+ENTRY = simulate_module.KERNEL_SOURCE.name
+OP_HOST = KERNEL_DIR.parent / "op_host"
+GOLDEN = "the golden"
+INPUT = "an input check"
+
+ROWS_IN_UB = "rms_norm_backward_rows_in_ub.h"
+SMALL_COLS = "rms_norm_backward_small_cols.h"
+COMMON = "rms_norm_backward_common.h"
+
+
+class Bug(NamedTuple):
+    file: str
+    old: str
+    new: str
+    shape: tuple       # x's shape; gamma is the last dim
+    dtype: str
+    caught_by: str     # a regex of the TwinRuleError, or GOLDEN, or INPUT
+
+
+BUGS = {
+    "UB buffer one block too small": Bug(
+        ROWS_IN_UB, "pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float));",
+        "pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float) - 32);", (8, 1000), "float32",
+        r"core \d+: Mul: the dst operand's footprint .* must stay inside its buffer"),
+    "DataCopy of an odd length": Bug(
+        COMMON, "DataCopyPad(dst, src, DataCopyExtParams(1, count * sizeof(T), 0, 0, 0), "
+                "DataCopyPadExtParams<T>(false, 0, 0, T(0)));",
+        "DataCopy(dst, src, count);", (8, 1000), "float16", r"core \d+: DataCopy: count \* sizeof\(T\) must be a multiple of 32 bytes"),
+    "odd-cols padding not zeroed": Bug(
+        SMALL_COLS, "DataCopyPadExtParams<T>(true, 0, pad, T(0))", "DataCopyPadExtParams<T>(false, 0, 0, T(0))",
+        (64, 13), "float32", GOLDEN),
+    "last tile runs past the rows": Bug(
+        COMMON, "return left < tileRows ? uint32_t(left) : tileRows;", "return tileRows;", (40, 1000), "float32",
+        r"core \d+: DataCopyPad: "),
+    "dgamma accumulator never zeroed (UB nothing wrote)": Bug(
+        ROWS_IN_UB, "            Duplicate(dgamma_, 0.0f, t_.cols);\n", "", (8, 1000), "float32",
+        r"core \d+: DataCopyPad: copies UB bytes that nothing wrote to GM"),
+    "no SyncAll before the dgamma reduction": Bug(
+        ENTRY, "        SyncAll();\n", "", (4096, 64), "float32", GOLDEN),
+    "queue buffer never freed": Bug(
+        ROWS_IN_UB, "        dxQue_.FreeTensor(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::AllocTensor: every AllocTensor needs its FreeTensor"),
+    "bf16 arithmetic without widening": Bug(
+        ROWS_IN_UB, "                Muls(g_, g_, rstdRow, cols);\n                Narrow(dxT[r * t_.row_stride], g_, cols);",
+        "                Narrow(dxT[r * t_.row_stride], g_, cols);\n"
+        "                Muls(dxT[r * t_.row_stride], dxT[r * t_.row_stride], T(rstdRow), cols);",
+        (8, 1000), "bfloat16", r"core \d+: Muls: .*bfloat16_t has no vector arithmetic on A2"),
+    "dx truncated instead of rounded to nearest even": Bug(
+        COMMON, "Cast(dst, src, RoundMode::CAST_RINT, count);", "Cast(dst, src, RoundMode::CAST_TRUNC, count);",
+        (8, 1000), "bfloat16", GOLDEN),
+    "row mean over the aligned cols": Bug(
+        ROWS_IN_UB, "ReduceSum(sum, values, workBuf_.Get<float>(), t_.cols);",
+        "ReduceSum(sum, values, workBuf_.Get<float>(), t_.row_stride);", (8, 1001), "float32", GOLDEN),
+    "vector unit reads gamma without waiting for its copy-in": Bug(
+        ROWS_IN_UB, "        CopyInPad(gammaT, gm_.gamma, t_.cols);\n        WaitFor<HardEvent::MTE2_V>(pipe_);\n",
+        "        CopyInPad(gammaT, gm_.gamma, t_.cols);\n", (8, 1000), "float16", r"core \d+: Cast: "),
+    "dx tile never enqueued": Bug(
+        ROWS_IN_UB, "        dxQue_.EnQue(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::DeQue: the queue is empty"),
+    "dx written over x": Bug(
+        ROWS_IN_UB, "CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);",
+        "CopyOutRows(gm_.x[row * t_.cols], dxT, n, t_.cols);", (8, 1000), "float32", INPUT),
+}
+
+
+def case_of(bug: Bug) -> dict:
+    return {"lead": bug.shape[:-1], "gamma_shape": bug.shape[-1:], "dtype": bug.dtype, "soc": "Ascend910B2",
+            "rstd_keepdims": True, "scale_exp": 0, "seed": 7}
+
+
+def tiling_key(bug: Bug) -> int:
+    dy, x, rstd, gamma, _ = make_inputs(case_of(bug))
+    return simulate_module.tiling_for(dy, x, rstd, gamma)["tiling_key"]
+
+
+def patched_kernel(name: str, bug: Bug) -> Path:
+    """The kernel with `bug` planted, compiled for its case's tiling key only, in the cache."""
+    files = {p.name: p.read_text() for p in KERNEL_DIR.iterdir() if p.is_file()}
+    text = files[bug.file]
+    assert text.count(bug.old) == 1, f"planted bug {name!r}: its text must occur once in op_kernel/{bug.file}"
+    files[bug.file] = text.replace(bug.old, bug.new)
+    anchor = "using namespace rms_norm_backward_impl;\n"
+    assert files[ENTRY].count(anchor) == 1, f"op_kernel/{ENTRY} must contain {anchor!r} once"
+    only = (f"#undef TILING_KEY_IS\n#define TILING_KEY_IS(key) (static_cast<uint64_t>(key) == {tiling_key(bug)}u && "
+            "::twin::Launch().tiling_key == static_cast<uint64_t>(key))\n")
+    files[ENTRY] = files[ENTRY].replace(anchor, anchor + only)
+    digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
+    directory = cache_dir().parent / "planted" / digest
+    if not (directory / ENTRY).is_file():
+        work = directory.with_name(digest + ".tmp")
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        for file, content in files.items():
+            (work / file).write_text(content)
+        shutil.rmtree(directory, ignore_errors=True)
+        work.rename(directory)
+    return directory / ENTRY
+
+
+@pytest.fixture(scope="session")
+def variants() -> dict:
+    """Every planted bug's kernel source, compiled (two compiles at a time)."""
+    sources = {name: patched_kernel(name, bug) for name, bug in BUGS.items()}
+
+    def build(source: Path):
+        return compile_kernel(source, simulate_module.KERNEL_NAME, include_dirs=[source.parent, OP_HOST])
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(build, sources.values()))
+    return sources
+
+
+def run_variant(source: Path, bug: Bug, monkeypatch):
+    """simulate on the broken kernel; returns how the bug was caught, or None."""
+    dy, x, rstd, gamma, _ = make_inputs(case_of(bug))
+    monkeypatch.setattr(simulate_module, "KERNEL_SOURCE", source)
+    try:
+        dx, dgamma, _ = simulate_module.simulate(dy, x, rstd, gamma)
+    except TwinRuleError as e:
+        return str(e)
+    except InputChanged:
+        return INPUT
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    if not (compare(dx, golden_dx, bug.dtype).passed and
+            compare(dgamma, golden_dgamma, "float32", round_golden=False).passed):
+        return GOLDEN
+    return None
+
+
+@pytest.mark.parametrize("name", BUGS)
+def test_planted_bug_is_caught(name, variants, monkeypatch):
+    bug = BUGS[name]
+    caught = run_variant(variants[name], bug, monkeypatch)
+    assert caught is not None, f"planted bug {name!r} passed unnoticed"
+    if bug.caught_by in (GOLDEN, INPUT):
+        assert caught == bug.caught_by
+    else:
+        assert re.search(bug.caught_by, caught), caught
+
+
+def test_the_unbroken_kernel_passes_the_same_cases(monkeypatch):
+    """The cases themselves are fine: the shipped kernel passes each of them."""
+    for bug in BUGS.values():
+        assert run_variant(simulate_module.KERNEL_SOURCE, bug, monkeypatch) is None

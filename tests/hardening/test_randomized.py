@@ -1,0 +1,95 @@
+"""Randomized cases (hypothesis): any shape with 1-4 leading dims and a 1-3-dim gamma of 1 to 20000
+cols, every dtype and SoC, both rstd shapes, values from 1e-4 to 1e3, through the kernel on the twin
+(every rule check is always on) against the float64 golden by the precision standard.
+
+1000 cases by default (elements capped at 32K per case so the suite stays within the CI budget);
+RMSNORM_HYPOTHESIS_CASES=<n> runs n. A failure prints hypothesis' falsifying example.
+
+Scale: dy and x are drawn at the same power-of-two scale s = 2^e (2^-13 ~ 1.2e-4 to 2^10 ~ 1e3),
+gamma near 1 and rstd from x as a forward pass saves it, so dx = rstd * (...) is O(1) while dgamma
+(a sum over rows of dy * xhat) grows with s. The standard's atol (1e-4 for fp32) is absolute, and an
+fp32 sum of s-sized terms carries rounding of order s * 2^-24 per term whatever the kernel does, so
+dgamma is compared in units of s: dgamma / s against golden / s. Dividing by a power of two is exact,
+so this is the standard applied at the data's own scale, not a looser tolerance.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import ml_dtypes
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from rmsnorm_backward import _twin
+from rmsnorm_backward.golden import golden
+from rmsnorm_backward.precision import compare
+from rmsnorm_backward.simulate import simulate
+
+CASES = int(os.environ.get("RMSNORM_HYPOTHESIS_CASES", "1000"))
+MAX_COLS = 20000
+MAX_ELEMENTS = 1 << 15
+DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
+SOCS = [row["name"] for row in _twin.soc_table()]
+
+
+@st.composite
+def dims_up_to(draw, count: int, limit: int) -> tuple[int, ...]:
+    """`count` dims whose product stays at most `limit`; the first one is often as large as it can be
+    (many rows: several dgamma groups on several cores)."""
+    dims = []
+    for i in range(count):
+        d = draw(st.one_of(st.integers(1, limit), st.just(limit))) if i == 0 else draw(st.integers(1, limit))
+        dims.append(d)
+        limit //= d
+    return tuple(dims)
+
+
+@st.composite
+def cases(draw):
+    gamma_shape = draw(st.integers(1, 3).flatmap(lambda k: dims_up_to(k, MAX_COLS)))
+    cols = math.prod(gamma_shape)
+    lead = draw(st.integers(1, 4).flatmap(lambda n: dims_up_to(n, max(1, MAX_ELEMENTS // cols))))
+    if draw(st.integers(0, 31)) == 0:  # now and then no rows at all
+        lead = (0,) + lead[1:]
+    return {
+        "lead": lead,
+        "gamma_shape": gamma_shape,
+        "dtype": draw(st.sampled_from(sorted(DTYPES))),
+        "soc": draw(st.sampled_from(SOCS)),
+        "rstd_keepdims": draw(st.booleans()),
+        "scale_exp": draw(st.integers(-13, 10)),
+        "seed": draw(st.integers(0, 2**32 - 1)),
+    }
+
+
+def make_inputs(case):
+    rng = np.random.default_rng(case["seed"])
+    lead, gamma_shape, dtype = case["lead"], case["gamma_shape"], DTYPES[case["dtype"]]
+    shape = lead + gamma_shape
+    scale = 2.0 ** case["scale_exp"]
+    x = (scale * rng.standard_normal(shape)).astype(dtype)
+    dy = (scale * rng.standard_normal(shape)).astype(dtype)
+    gamma = rng.uniform(0.5, 1.5, gamma_shape).astype(dtype)
+    rows, cols = math.prod(lead), math.prod(gamma_shape)
+    mean_sq = np.square(x.astype(np.float64).reshape(rows, cols)).mean(axis=1)
+    rstd = (1 / np.sqrt(mean_sq + 1e-6 * scale * scale)).astype(np.float32)
+    rstd = rstd.reshape(lead + (1,) * len(gamma_shape) if case["rstd_keepdims"] else lead)
+    return dy, x, rstd, gamma, scale
+
+
+@settings(max_examples=CASES, deadline=None, database=None)
+@given(case=cases())
+def test_random_case_meets_the_precision_standard(case):
+    dy, x, rstd, gamma, scale = make_inputs(case)
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc=case["soc"])
+    event(f"path {stats['path']}, {'several' if stats['groups'] > 1 else 'one'} dgamma group(s)")
+    event(f"cols up to 10^{math.ceil(math.log10(dgamma.size + 1))}, rows {'0' if x.size == 0 else '> 0'}")
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    assert dx.shape == x.shape and dx.dtype == x.dtype
+    assert dgamma.shape == gamma.shape and dgamma.dtype == np.float32
+    dx_report = compare(dx, golden_dx, case["dtype"])
+    assert dx_report.passed, f"dx on {stats['tiling_key']}: {dx_report}"
+    dgamma_report = compare(dgamma / np.float32(scale), golden_dgamma / scale, "float32", round_golden=False)
+    assert dgamma_report.passed, f"dgamma / {scale:g} on {stats['tiling_key']}: {dgamma_report}"
