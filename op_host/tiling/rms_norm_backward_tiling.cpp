@@ -125,12 +125,12 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
 }
 
 // Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C), gamma (GR*s) and dgamma (GR*4); fp32 work
-// chunks a, xh, g, sum (4 x C*4); dx out 2 x C*s; rstd batch; ReduceSum work; streaming queues for
+// chunks a, b, sum (3 x C*4); dx out 2 x C*s; rstd batch; ReduceSum work; streaming queues for
 // the cols not resident: dy, x (2 x C*s each) and, beyond GR, gamma (2 x C*s) and the dgamma partial
 // in and out (2 x C*4 each).
 uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols)
 {
-    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 4 * Ub(C * 4) + 2 * Ub(C * s) +
+    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 3 * Ub(C * 4) + 2 * Ub(C * s) +
                   Ub(kRstdBatchRows * 4) + ReduceWorkUb(C);
     if (XR < cols) ub += 2 * 2 * Ub(C * s);
     if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
