@@ -1,0 +1,54 @@
+"""Reproducible dgamma, extending tests/kernel/test_edges.py (20 runs of one small-cols case, block
+dims 1..48 for three shapes on the default SoC): the same input gives the same dgamma and dx bits on
+every SoC and every block dim the tiling may be given, on each path with several dgamma row groups and
+with 1-, 2- and 3-dim gamma; and 20 runs of the rows-in-UB and long-rows paths agree bit for bit.
+The design makes this possible: the row groups of dgamma depend on the shape only (never on the core
+count) and their partials are added in group order after SyncAll, without atomics."""
+import pytest
+
+from rmsnorm_backward import _twin
+from rmsnorm_backward.simulate import simulate
+
+from test_randomized import make_inputs
+
+SOC_CORES = {row["name"]: row["vector_cores"] for row in _twin.soc_table()}
+BLOCK_DIMS = (1, 7, 20, 40, 48)
+
+# (x shape, gamma dims, dtype, the kernel path it takes): each gives several dgamma groups.
+CASES = {
+    "small cols, 3-D gamma": ((300, 3, 5, 7), 3, "float32", "small_cols"),
+    "small cols, fp16": ((2000, 24), 1, "float16", "small_cols"),
+    "rows in UB, 2-D gamma": ((600, 40, 30), 2, "float16", "rows_in_ub"),
+    "long rows": ((250, 9000), 1, "bfloat16", "long_rows"),
+}
+
+
+def inputs(rng, shape, gamma_dims, dtype):
+    case = {"lead": shape[:-gamma_dims], "gamma_shape": shape[-gamma_dims:], "dtype": dtype,
+            "rstd_keepdims": True, "scale_exp": int(rng.integers(-4, 5)), "seed": int(rng.integers(2**32))}
+    return make_inputs(case)[:4]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_same_bits_on_every_soc_and_block_dim(rng, case):
+    shape, gamma_dims, dtype, path = CASES[case]
+    dy, x, rstd, gamma = inputs(rng, shape, gamma_dims, dtype)
+    results, groups = set(), set()
+    for soc, cores in SOC_CORES.items():
+        for block_dim in BLOCK_DIMS:
+            if block_dim > cores:
+                continue
+            dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc=soc, block_dim=block_dim)
+            assert stats["block_dim"] == min(block_dim, stats["groups"]) and stats["path"] == path
+            groups.add(stats["groups"])
+            results.add((dx.tobytes(), dgamma.tobytes()))
+    assert len(groups) == 1 and groups.pop() > 1, "the case must sum dgamma in several row groups"
+    assert len(results) == 1
+
+
+@pytest.mark.parametrize("case", ["rows in UB, 2-D gamma", "long rows"])
+def test_same_bits_over_20_runs(rng, case):
+    shape, gamma_dims, dtype, _ = CASES[case]
+    dy, x, rstd, gamma = inputs(rng, shape, gamma_dims, dtype)
+    runs = {tuple(a.tobytes() for a in simulate(dy, x, rstd, gamma)[:2]) for _ in range(20)}
+    assert len(runs) == 1
