@@ -269,6 +269,8 @@ def test_first_touches_are_counted_to_the_byte(run_source, rng):
     assert core["gm_read_bytes"] == 2 * x.nbytes
     assert core["l2_bytes"] == x.nbytes
     assert core["hbm_bytes"] == x.nbytes + y.nbytes
+    # the masked-off lanes of the short adds: 20 x (64 - 37), and 12 repeats for 740 lanes
+    assert core["lane_slots"] - core["active_lanes"] == pieces * (64 - piece) + (12 * 64 - pieces * piece)
     want = x.copy()
     want[:piece] += x[:piece]  # every piece was added at the front, then the whole row on top
     for i in range(1, pieces):

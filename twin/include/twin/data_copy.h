@@ -207,7 +207,8 @@ void CopyUb(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
         std::memmove(core.ub.data() + d, core.ub.data() + s, b.len);
         std::memmove(core.shadow.data() + d, core.shadow.data() + s, b.len);
     }
-    OnVector((uint64_t(b.count) * b.len + kRepeatBytes - 1) / kRepeatBytes, uint64_t(b.count) * b.len / sizeof(T));
+    const uint64_t repeats = (uint64_t(b.count) * b.len + kRepeatBytes - 1) / kRepeatBytes;
+    OnVector(repeats, uint64_t(b.count) * b.len / sizeof(T), repeats * (kRepeatBytes / sizeof(T)));
 }
 
 inline void CheckCount(const char *call, uint64_t bytes, uint32_t count, size_t elem)

@@ -319,7 +319,7 @@ bool Issue(const char *call, const VecOperand (&ops)[N], const LanePlan &p, int 
     for (size_t i = 1; i < N; ++i) CheckOverlap(call, ops[0], ops[i], p, int(i) == accumulating_src, partial_ok);
     if (p.Empty()) return false;
     VectorPipeAccess(call, ops);
-    OnVector(p.repeats, p.ActiveLanes());
+    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes);
     return true;
 }
 

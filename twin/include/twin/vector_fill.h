@@ -89,7 +89,7 @@ void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src, int64_t repeatTi
     if (repeatTime == 0) return;
     const twin::VecOperand ops[2] = {d, s};
     twin::VectorPipeAccess(call, ops);
-    twin::OnVector(plan.repeats, plan.ActiveLanes());
+    twin::OnVector(plan.repeats, plan.ActiveLanes(), uint64_t(plan.repeats) * plan.lanes);
     twin::CoreState &core = twin::Core();
     const uint32_t per_block = twin::kUbBlockBytes / sizeof(T);
     for (uint32_t r = 0; r < plan.repeats; ++r) {
