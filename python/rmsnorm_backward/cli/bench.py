@@ -30,6 +30,7 @@ def add_arguments(p) -> None:
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="write the results as JSON to FILE (no FILE: print JSON instead of the table)")
     p.add_argument("--plot", type=Path, metavar="FILE.png", help="draw ours, the anchor and the roofline per case")
+    p.add_argument("--markdown", action="store_true", help="print the table in Markdown")
 
 
 def _cases(args):
@@ -75,5 +76,5 @@ def run(args) -> int:
         write_atomic(Path(args.json), (json.dumps(to_jsonable(report), indent=2, allow_nan=False) + "\n").encode())
     print(f"RmsNormBackward on {args.soc} (all figures modelled by the twin's timeline; anchor = model of CANN "
           f"RmsNormGrad with perfect overlap)")
-    print(format_table(rows))
+    print(format_table(rows, markdown=args.markdown))
     return 0
