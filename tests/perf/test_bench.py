@@ -48,3 +48,9 @@ def test_bench_rejects_bad_options_in_one_sentence(capsys, argv, message):
     assert main(["bench", "--suite", "atb"] + argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_bench_markdown_table(capsys):
+    assert main(QUICK + ["--markdown"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
+    assert len(lines) == 3 and lines[1].startswith("| ---:") and "32x32x48" in lines[2]
