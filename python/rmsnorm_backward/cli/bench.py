@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..perf import SUITES, format_table, load_model, run_case, suite
+from ..perf import SUITES, format_table, load_model, run_case, suite, twin_speed
 from ..perf.suites import DTYPES
 from ._common import CliError, print_json, progress, to_jsonable, write_atomic
 
@@ -31,6 +31,8 @@ def add_arguments(p) -> None:
                    help="write the results as JSON to FILE (no FILE: print JSON instead of the table)")
     p.add_argument("--plot", type=Path, metavar="FILE.png", help="draw ours, the anchor and the roofline per case")
     p.add_argument("--markdown", action="store_true", help="print the table in Markdown")
+    p.add_argument("--twin-speed", action="store_true",
+                   help="also time the twin against NumPy float32 on 4096x4096 (wall clock, best of 3)")
 
 
 def _cases(args):
@@ -60,6 +62,8 @@ def run(args) -> int:
             bar.update()
     report = {"soc": args.soc, "suite": args.suite, "modelled": True, "constants": model.constants,
               "cases": rows}
+    if args.twin_speed:
+        report["twin_speed"] = twin_speed(rng=rng, soc=args.soc)
     if args.plot is not None:
         try:
             from ..perf.plot import render_png
@@ -77,4 +81,8 @@ def run(args) -> int:
     print(f"RmsNormBackward on {args.soc} (all figures modelled by the twin's timeline; anchor = model of CANN "
           f"RmsNormGrad with perfect overlap)")
     print(format_table(rows, markdown=args.markdown))
+    if args.twin_speed:
+        t = report["twin_speed"]
+        print(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on 4096x4096 fp32, "
+              f"NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
     return 0
