@@ -1,10 +1,11 @@
 // Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
 // fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next row streams in meanwhile:
-// into a second row buffer when two rows fit, else into a ring of chunk slots, slot k refilled as soon
-// as pass 2 has read it. Rows too long for UB keep their leading resident_cols of dy and x and the leading
-// gamma_resident_cols of gamma and the dgamma accumulator; the rest is streamed per chunk (dy, x and
-// gamma read in both passes, the group's dgamma partial read-modified-written in GM per row).
+// into a second row buffer when two rows fit, else into a ring of chunk slots, each refilled as soon
+// as pass 2 has read it and taken by the next row's pass 1 as soon as it has landed. Rows too long for
+// UB keep their leading resident_cols of dy and x and the leading gamma_resident_cols of gamma and the
+// dgamma accumulator; the rest is streamed per chunk (dy, x and gamma read in both passes, the group's
+// dgamma partial read-modified-written in GM per row).
 //
 // UB budget (XR = resident_cols, GR = gamma_resident_cols, C = chunk_cols, s = sizeof(T), rb = row
 // buffers); checked by the tiling (LongRowsUb):
@@ -31,14 +32,10 @@ public:
         t_ = tiling;
         pipe_ = pipe;
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
-        rowReady_ = static_cast<event_t>(pipe_->FetchEventID(HardEvent::MTE2_V));
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.resident_cols == t_.cols && t_.row_buffers == 1;
         if (ring_) {
-            for (uint32_t k = 0; k < CeilDiv(t_.cols, C); ++k) {
-                pipe_->InitBuffer(dySlot_[k], C * sizeof(T));
-                pipe_->InitBuffer(xSlot_[k], C * sizeof(T));
-            }
+            pipe_->InitBuffer(slotQue_, CeilDiv(t_.cols, C), 2 * C * sizeof(T));
         } else if (t_.resident_cols > 0) {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
             pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
@@ -114,12 +111,10 @@ private:
 
     __aicore__ inline void CopyInRow(uint64_t row)
     {
-        if (ring_) {  // a group's first row: the slots may still be read by the last group's pass 2
-            WaitFor<HardEvent::V_MTE2>(pipe_);
+        if (ring_) {
             for (uint32_t begin = 0; begin < t_.cols; begin += t_.chunk_cols) {
                 CopyInSlot(row, begin);
             }
-            SetFlag<HardEvent::MTE2_V>(rowReady_);
             return;
         }
         if (t_.resident_cols == 0) {
@@ -133,13 +128,15 @@ private:
         xRowQue_.EnQue(xRow);
     }
 
-    // Chunk slot begin / C of the ring receives that chunk of `row`.
+    // A free slot of the ring receives the chunk of `row` at `begin` (dy, then x C elements later);
+    // slots are queued in chunk order, so pass 1 of the row takes chunk k as soon as it has landed.
     __aicore__ inline void CopyInSlot(uint64_t row, uint32_t begin)
     {
-        const uint32_t k = begin / t_.chunk_cols;
         const uint32_t n = t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols;
-        CopyInPad(dySlot_[k].Get<T>(), gm_.dy[row * t_.cols + begin], n);
-        CopyInPad(xSlot_[k].Get<T>(), gm_.x[row * t_.cols + begin], n);
+        LocalTensor<T> slot = slotQue_.AllocTensor<T>();
+        CopyInPad(slot, gm_.dy[row * t_.cols + begin], n);
+        CopyInPad(slot[t_.chunk_cols], gm_.x[row * t_.cols + begin], n);
+        slotQue_.EnQue(slot);
     }
 
     // rstd is fetched 64 rows at a time (never past the group) and read by the scalar unit.
@@ -160,7 +157,8 @@ private:
         return batch.GetValue(uint32_t(row - rstdBatchBegin_));
     }
 
-    __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint64_t row, uint32_t k)
+    __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint64_t row, uint32_t k,
+                                      bool firstPass)
     {
         Chunk c;
         c.begin = k * t_.chunk_cols;
@@ -168,8 +166,11 @@ private:
         c.dyStreamed = c.begin >= t_.resident_cols;
         c.gammaStreamed = c.begin >= t_.gamma_resident_cols;
         if (ring_) {
-            c.dy = dySlot_[k].Get<T>();
-            c.x = xSlot_[k].Get<T>();
+            if (firstPass) {
+                slot_[k] = slotQue_.DeQue<T>();
+            }
+            c.dy = slot_[k];
+            c.x = slot_[k][t_.chunk_cols];
         } else if (c.dyStreamed) {
             LocalTensor<T> dy = dyChunkQue_.AllocTensor<T>();
             LocalTensor<T> x = xChunkQue_.AllocTensor<T>();
@@ -225,9 +226,7 @@ private:
     {
         LocalTensor<T> dyRow, xRow;
         const bool refill = ring_ && row + 1 < group.end;
-        if (ring_) {
-            WaitFlag<HardEvent::MTE2_V>(rowReady_);
-        } else if (t_.resident_cols > 0) {
+        if (!ring_ && t_.resident_cols > 0) {
             dyRow = dyRowQue_.DeQue<T>();
             xRow = xRowQue_.DeQue<T>();
         }
@@ -236,7 +235,7 @@ private:
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>(), sum = sumBuf_.Get<float>();
         // Pass 1: dgamma += rstd*(dy*x); sum += gamma*(dy*x), lane-wise over the chunks, then across lanes.
         for (uint32_t k = 0; k < chunks; ++k) {
-            const Chunk c = LoadChunk(dyRow, xRow, row, k);
+            const Chunk c = LoadChunk(dyRow, xRow, row, k, true);
             const LocalTensor<float> dyX = a;
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             AddDgamma(c, dyX, rstd, firstRow);
@@ -252,7 +251,7 @@ private:
         const float xScale = -(rstd * meanGXhat);
         // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype.
         for (uint32_t k = 0; k < chunks; ++k) {
-            const Chunk c = LoadChunk(dyRow, xRow, row, k);
+            const Chunk c = LoadChunk(dyRow, xRow, row, k, false);
             const LocalTensor<float> g = a;
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
@@ -265,15 +264,15 @@ private:
             }
             dxQue_.EnQue(dxT);
             FreeChunk(c);
-            if (refill) {  // pass 2 is done with this slot: the next row's chunk may land in it
-                WaitFor<HardEvent::V_MTE2>(pipe_);
+            if (ring_) {  // pass 2 is done with this slot: the next row's chunk may land in it
+                slotQue_.FreeTensor(slot_[k]);
+            }
+            if (refill) {
                 CopyInSlot(row + 1, c.begin);
             }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
-        if (refill) {
-            SetFlag<HardEvent::MTE2_V>(rowReady_);
-        } else if (!ring_ && t_.resident_cols > 0) {
+        if (!ring_ && t_.resident_cols > 0) {
             dyRowQue_.FreeTensor(dyRow);
             xRowQue_.FreeTensor(xRow);
         }
@@ -341,8 +340,8 @@ private:
     GlobalTensor<float> partialGm_;
     uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
     bool ring_ = false;
-    event_t rowReady_ = EVENT_ID0;  // MTE2 -> V: the ring holds the whole next row
-    TBuf<QuePosition::VECCALC> dySlot_[kMaxRowSlots], xSlot_[kMaxRowSlots];
+    TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row
+    LocalTensor<T> slot_[kMaxRowSlots];              // the current row's chunks, in order
     TQue<QuePosition::VECIN, 2> dyRowQue_, xRowQue_;  // depth 2: the next row is queued early
     TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_, partialOutQue_;
