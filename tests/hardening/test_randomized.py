@@ -35,22 +35,29 @@ SOCS = [row["name"] for row in _twin.soc_table()]
 
 
 @st.composite
-def dims_up_to(draw, count: int, limit: int) -> tuple[int, ...]:
-    """`count` dims whose product stays at most `limit`; the first one is often as large as it can be
-    (many rows: several dgamma groups on several cores)."""
+def dims_up_to(draw, count: int, limit: int, first) -> tuple[int, ...]:
+    """`count` dims whose product stays at most `limit`, the first drawn by `first(limit)`."""
     dims = []
     for i in range(count):
-        d = draw(st.one_of(st.integers(1, limit), st.just(limit))) if i == 0 else draw(st.integers(1, limit))
+        d = draw(first(limit) if i == 0 else st.integers(1, limit))
         dims.append(d)
         limit //= d
     return tuple(dims)
 
 
+def spread_cols(limit):  # about as many small-cols, rows-in-UB and long-rows cases
+    return st.one_of(st.integers(1, min(limit, 128)), st.integers(1, min(limit, 4096)), st.integers(1, limit))
+
+
+def many_rows(limit):  # often as many rows as fit: several dgamma groups on several cores
+    return st.one_of(st.integers(1, limit), st.just(limit))
+
+
 @st.composite
 def cases(draw):
-    gamma_shape = draw(st.integers(1, 3).flatmap(lambda k: dims_up_to(k, MAX_COLS)))
+    gamma_shape = draw(st.integers(1, 3).flatmap(lambda k: dims_up_to(k, MAX_COLS, spread_cols)))
     cols = math.prod(gamma_shape)
-    lead = draw(st.integers(1, 4).flatmap(lambda n: dims_up_to(n, max(1, MAX_ELEMENTS // cols))))
+    lead = draw(st.integers(1, 4).flatmap(lambda n: dims_up_to(n, max(1, MAX_ELEMENTS // cols), many_rows)))
     if draw(st.integers(0, 31)) == 0:  # now and then no rows at all
         lead = (0,) + lead[1:]
     return {
