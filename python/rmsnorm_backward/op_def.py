@@ -120,7 +120,12 @@ class TilingData:
 
     @property
     def size(self) -> int:
-        return self.fields[-1].offset + self.fields[-1].size if self.fields else 0
+        """sizeof the struct: the fields, then tail padding up to the largest field's alignment."""
+        if not self.fields:
+            return 0
+        end = self.fields[-1].offset + self.fields[-1].size
+        align = max(f.size for f in self.fields)
+        return -(-end // align) * align
 
 
 def _tiling(raw: dict, type_values: tuple[DType, ...], where: str) -> TilingData:
@@ -135,8 +140,6 @@ def _tiling(raw: dict, type_values: tuple[DType, ...], where: str) -> TilingData
                              f"not a multiple of its size: reorder the fields so the struct has no padding")
         fields.append(TilingField(f["name"], f["type"], f["doc"], offset))
         offset += size
-    if offset % 8:
-        raise ValueError(f"{where}: the tiling fields take {offset} bytes; add a reserved field to reach a multiple of 8")
     codes = raw["dtype_codes"]
     missing = [d.name for d in type_values if d.name not in codes]
     if missing:

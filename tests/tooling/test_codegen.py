@@ -184,7 +184,7 @@ def test_plain_tiling_struct_has_op_defs_layout(tmp_path, which, toml, root):
     got = dict(line.rsplit(" ", 1) for line in subprocess.run([str(exe)], check=True, capture_output=True,
                                                                text=True).stdout.splitlines())
     assert {f.name: int(got[f.name]) for f in t.fields} == {f.name: f.offset for f in t.fields}
-    assert int(got["sizeof"]) == t.size == sum(f.size for f in t.fields)
+    assert int(got["sizeof"]) == t.size
     for p in t.paths:
         for d, code in t.dtype_codes:
             assert int(got[f"key {p.name}{d.short}"]) == p.value * t.path_step + code
@@ -194,7 +194,6 @@ def test_plain_tiling_struct_has_op_defs_layout(tmp_path, which, toml, root):
     ('{name="a", type="uint32_t", doc="x"}, {name="b", type="uint64_t", doc="y"}',
      "tiling field 'b' (uint64_t) would start at byte 4, not a multiple of its size"),
     ('{name="a", type="size_t", doc="x"}', "tiling field 'a' has type 'size_t'; it must be one of"),
-    ('{name="a", type="uint32_t", doc="x"}', "the tiling fields take 4 bytes; add a reserved field"),
 ])
 def test_op_def_rejects_tiling_fields_that_would_differ_across_compilers(tmp_path, fields, message):
     text = TOY.read_text()

@@ -3,15 +3,17 @@
 // run `rmsnorm-backward gen` (`gen --check` fails while this file differs).
 // The tiling data of ToyScale in CANN's TilingData form (BEGIN_TILING_DATA_DEF), from the same
 // field list as the plain struct in op_kernel/toy_scale_tiling_data.h: same order, same types, no
-// padding, 16 bytes. Host code may fill either; the kernel reads the plain struct.
+// padding between fields (24 bytes as a C++ struct). Host code may fill either; the kernel
+// reads the plain struct.
 #pragma once
 #include "register/tilingdata_base.h"
 
 namespace optiling {
 BEGIN_TILING_DATA_DEF(ToyScaleTilingData)
-    TILING_DATA_FIELD_DEF(uint64_t, rows);  // rows of a
-    TILING_DATA_FIELD_DEF(uint32_t, cols);  // cols of a
-    TILING_DATA_FIELD_DEF(float, scale);    // a constant factor
+    TILING_DATA_FIELD_DEF(uint64_t, rows);    // rows of a
+    TILING_DATA_FIELD_DEF(uint32_t, cols);    // cols of a
+    TILING_DATA_FIELD_DEF(float, scale);      // a constant factor
+    TILING_DATA_FIELD_DEF(uint32_t, splits);  // splits per row (the struct ends in 4 bytes of tail padding)
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(ToyScale, ToyScaleTilingData)

@@ -20,8 +20,9 @@ inline constexpr uint32_t kTilingKeyPathStep = 10;
 inline constexpr uint32_t kToyMaxSplits = 4;
 
 struct ToyScaleTilingData {
-    uint64_t rows;  // rows of a
-    uint32_t cols;  // cols of a
-    float scale;    // a constant factor
+    uint64_t rows;    // rows of a
+    uint32_t cols;    // cols of a
+    float scale;      // a constant factor
+    uint32_t splits;  // splits per row (the struct ends in 4 bytes of tail padding)
 };
-static_assert(sizeof(ToyScaleTilingData) == 16, "ToyScaleTilingData must have op_def's layout: 16 bytes, no padding");
+static_assert(sizeof(ToyScaleTilingData) == 24, "ToyScaleTilingData must have op_def's layout: 24 bytes, no padding between fields");
