@@ -1,11 +1,11 @@
 // Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
 // fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
-// pass 2 writes dx. So each byte of dy and x is read from GM once. The next row streams in meanwhile:
-// into a second row buffer when two rows fit, else into a ring of chunk slots, each refilled as soon
-// as pass 2 has read it and taken by the next row's pass 1 as soon as it has landed. Rows too long for
-// UB keep their leading resident_cols of dy and x and the leading gamma_resident_cols of gamma and the
-// dgamma accumulator; the rest is streamed per chunk (dy, x and gamma read in both passes, the group's
-// dgamma partial read-modified-written in GM per row).
+// pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
+// into spare row buffers when two or three rows fit, else into a ring of chunk slots, each refilled
+// as soon as pass 2 has read it and taken by the next row's pass 1 as soon as it has landed. Rows too
+// long for UB keep their leading resident_cols of dy and x and the leading gamma_resident_cols of
+// gamma and the dgamma accumulator; the rest is streamed per chunk (dy, x and gamma read in both
+// passes, the group's dgamma partial read-modified-written in GM per row).
 //
 // UB budget (XR = resident_cols, GR = gamma_resident_cols, C = chunk_cols, s = sizeof(T), rb = row
 // buffers); checked by the tiling (LongRowsUb):
@@ -75,20 +75,19 @@ public:
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
             rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
-            if (group.begin < group.end) {
-                CopyInRow(group.begin);
-            } else {
+            // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
+            const uint32_t ahead = ring_ ? 1 : t_.row_buffers - 1;
+            for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
+                CopyInRow(row);
+            }
+            if (group.begin == group.end) {
                 ZeroStreamedPartial();
             }
             for (uint64_t row = group.begin; row < group.end; ++row) {
-                const bool prefetch = !ring_ && t_.row_buffers > 1 && row + 1 < group.end;
-                if (prefetch) {
-                    CopyInRow(row + 1);
+                if (!ring_ && row + ahead < group.end) {
+                    CopyInRow(row + ahead);
                 }
                 Compute(row, group, row == group.begin);
-                if (!ring_ && !prefetch && row + 1 < group.end) {
-                    CopyInRow(row + 1);
-                }
             }
             if (t_.gamma_resident_cols > 0) {
                 WaitFor<HardEvent::V_MTE3>(pipe_);
@@ -342,7 +341,7 @@ private:
     bool ring_ = false;
     TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row
     LocalTensor<T> slot_[kMaxRowSlots];              // the current row's chunks, in order
-    TQue<QuePosition::VECIN, 2> dyRowQue_, xRowQue_;  // depth 2: the next row is queued early
+    TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
     TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_, partialOutQue_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, rstdBuf_, workBuf_, rowSumBuf_;

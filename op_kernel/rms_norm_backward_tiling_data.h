@@ -15,6 +15,8 @@ enum class RmsNormBackwardTilingKey : uint32_t {
 inline constexpr uint32_t kTilingKeyPathStep = 100;
 // Long rows kept whole in a ring of chunk slots (row_buffers = 1): at most this many slots per tensor.
 inline constexpr uint32_t kMaxRowSlots = 16;
+// Long rows kept whole in row buffers: at most this many (the next rows stream in while one is computed).
+inline constexpr uint32_t kMaxRowBuffers = 3;
 // Long rows: rstd values fetched per copy.
 inline constexpr uint32_t kRstdBatchRows = 64;
 
@@ -28,7 +30,7 @@ struct RmsNormBackwardTilingData {
     uint32_t chunk_cols;     // long rows: fp32 work chunk; rows-in-UB / small cols: row_stride
     uint32_t resident_cols;  // long rows: leading cols of dy and x kept in UB (== cols: the whole row)
     uint32_t gamma_resident_cols;  // long rows: leading cols of gamma and the dgamma accumulator kept in UB
-    uint32_t row_buffers;    // long rows kept whole: 2 = two row buffers; 1 = a ring of chunk slots
+    uint32_t row_buffers;    // long rows kept whole: 2 or 3 row buffers; 1 = a ring of chunk slots
     uint32_t partial_stride; // fp32 elements between group partials of dgamma in the workspace
     uint32_t reduce_chunk;   // fp32 elements per step of the final dgamma reduction
     float inv_cols;          // 1 / cols, for the row mean

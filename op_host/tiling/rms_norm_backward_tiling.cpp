@@ -145,10 +145,11 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     // instruction costs an issue overhead besides its repeats, so chunks of 2048 and more come first,
     // then the ring with smaller chunks before two buffers with smaller chunks.
     const uint64_t S = RoundUp(cols, elems32);
-    constexpr struct { uint32_t rb, C; } kChoices[] = {{2, 4096}, {2, 2048}, {1, 4096}, {1, 2048},
-                                                       {1, 1024}, {2, 1024}, {1, 512}, {2, 512}};
+    constexpr struct { uint32_t rb, C; } kChoices[] = {{kMaxRowBuffers, 4096}, {2, 4096}, {2, 2048},
+                                                       {1, 4096}, {1, 2048}, {1, 1024}, {2, 1024},
+                                                       {1, 512}, {2, 512}};
     for (const auto &choice : kChoices) {
-        const uint64_t XR = choice.rb == 2 ? S : RoundUp(cols, choice.C);
+        const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
         if (choice.rb == 1 && XR / choice.C > kMaxRowSlots) continue;
         if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols) <= ub) {
             t.chunk_cols = choice.C;
