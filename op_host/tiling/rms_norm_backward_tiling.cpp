@@ -140,13 +140,13 @@ uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t 
 void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
 {
     const uint32_t elems32 = kUbBlockBytes / s;
-    // The whole row resident: in two row buffers (the next row streams in during both passes), or in
-    // one ring of chunk slots (the next row streams into the slots pass 2 frees). Each vector
-    // instruction costs an issue overhead besides its repeats, so chunks of 2048 and more come first,
-    // then the ring with smaller chunks before two buffers with smaller chunks.
+    // The whole row resident: in three or two row buffers (the next rows stream in during both
+    // passes), or in one ring of chunk slots (the next row streams into the slots pass 2 frees). Each
+    // vector instruction costs an issue overhead besides its repeats, so chunks of 2048 and more come
+    // first, then the ring with smaller chunks before two buffers with smaller chunks.
     const uint64_t S = RoundUp(cols, elems32);
     constexpr struct { uint32_t rb, C; } kChoices[] = {{kMaxRowBuffers, 4096}, {2, 4096}, {2, 2048},
-                                                       {1, 4096}, {1, 2048}, {1, 1024}, {2, 1024},
+                                                       {1, 4096}, {1, 3072}, {1, 2048}, {1, 1024}, {2, 1024},
                                                        {1, 512}, {2, 512}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
