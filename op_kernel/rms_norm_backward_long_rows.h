@@ -13,7 +13,7 @@
 //   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s     (ring: XR = cols rounded up to C)
 //   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
 //   a, b, sum (fp32)           C each         12 * C
-//   dx queue                   2 x C          2 * C*s
+//   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
 //   rstd batch                 64             256
 //   ReduceSum work + sum       C/64 + 8       ReduceWorkBytes(C) + 32
 //   streamed dy, x (XR < cols) 2 x C each     4 * C*s
@@ -47,7 +47,10 @@ public:
         pipe_->InitBuffer(aBuf_, C * sizeof(float));
         pipe_->InitBuffer(bBuf_, C * sizeof(float));
         pipe_->InitBuffer(sumBuf_, C * sizeof(float));
-        pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
+        dxOverDy_ = ring_ && t_.dx_over_dy != 0;
+        if (!dxOverDy_) {
+            pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
+        }
         pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(C));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
@@ -254,15 +257,25 @@ private:
             const LocalTensor<float> g = a;
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
-            LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
+            const LocalTensor<T> dxT = dxOverDy_ ? c.dy : dxQue_.AllocTensor<T>();
             if constexpr (IsFloat()) {
                 Muls(dxT, g, rstd, c.count);
             } else {
                 Muls(g, g, rstd, c.count);
                 Narrow(dxT, g, c.count);
             }
-            dxQue_.EnQue(dxT);
             FreeChunk(c);
+            if (dxOverDy_) {  // dx replaced dy in the slot: once dx has left, the next row's chunk may land
+                WaitFor<HardEvent::V_MTE3>(pipe_);
+                CopyOutPad(gm_.dx[row * t_.cols + c.begin], dxT, c.count);
+                slotQue_.FreeTensor(slot_[k]);
+                if (refill) {
+                    WaitFor<HardEvent::MTE3_MTE2>(pipe_);
+                    CopyInSlot(row + 1, c.begin);
+                }
+                continue;
+            }
+            dxQue_.EnQue(dxT);
             if (ring_) {  // pass 2 is done with this slot: the next row's chunk may land in it
                 slotQue_.FreeTensor(slot_[k]);
             }
@@ -339,6 +352,7 @@ private:
     GlobalTensor<float> partialGm_;
     uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
     bool ring_ = false;
+    bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
     TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row
     LocalTensor<T> slot_[kMaxRowSlots];              // the current row's chunks, in order
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early

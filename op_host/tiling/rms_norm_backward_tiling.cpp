@@ -125,12 +125,13 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
 }
 
 // Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C), gamma (GR*s) and dgamma (GR*4); fp32 work
-// chunks a, b, sum (3 x C*4); dx out 2 x C*s; rstd batch; ReduceSum work; streaming queues for
+// chunks a, b, sum (3 x C*4); dx out 2 x C*s (none when dx_over_dy); rstd batch; ReduceSum work; streaming queues for
 // the cols not resident: dy, x (2 x C*s each) and, beyond GR, gamma (2 x C*s) and the dgamma partial
 // in and out (2 x C*4 each).
-uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols)
+uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols,
+                    bool dxQueue = true)
 {
-    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 3 * Ub(C * 4) + 2 * Ub(C * s) +
+    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 3 * Ub(C * 4) + (dxQueue ? 2 * Ub(C * s) : 0) +
                   Ub(kRstdBatchRows * 4) + ReduceWorkUb(C);
     if (XR < cols) ub += 2 * 2 * Ub(C * s);
     if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
@@ -145,17 +146,21 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     // vector instruction costs an issue overhead besides its repeats, so chunks of 2048 and more come
     // first, then the ring with smaller chunks before two buffers with smaller chunks.
     const uint64_t S = RoundUp(cols, elems32);
-    constexpr struct { uint32_t rb, C; } kChoices[] = {{kMaxRowBuffers, 4096}, {2, 4096}, {2, 2048},
-                                                       {1, 4096}, {1, 3072}, {1, 2048}, {1, 1024}, {2, 1024},
-                                                       {1, 512}, {2, 512}};
+    // The ring may write dx over dy's slot (no dx queue, but each slot's refill then waits for dx to
+    // leave): worth it only where it buys chunks over 1024 cols.
+    constexpr struct { uint32_t rb, C; bool dxQueue; } kChoices[] = {
+        {kMaxRowBuffers, 4096, true}, {2, 4096, true}, {2, 2048, true}, {1, 4096, true}, {1, 3072, true},
+        {1, 2048, true}, {1, 2048, false}, {1, 1536, false}, {1, 1024, true}, {2, 1024, true}, {1, 512, true},
+        {2, 512, true}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
         if (choice.rb == 1 && XR / choice.C > kMaxRowSlots) continue;
-        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols) <= ub) {
+        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue) <= ub) {
             t.chunk_cols = choice.C;
             t.resident_cols = uint32_t(cols);
             t.gamma_resident_cols = uint32_t(cols);
             t.row_buffers = choice.rb;
+            t.dx_over_dy = choice.dxQueue ? 0 : 1;
             return;
         }
     }
