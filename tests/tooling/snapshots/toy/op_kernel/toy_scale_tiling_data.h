@@ -2,8 +2,8 @@
 // scripts/codegen/tiling_data.h.j2. Do not edit: change the definition or the template and
 // run `rmsnorm-backward gen` (`gen --check` fails while this file differs).
 // The tiling data of ToyScale.
-// Same field list, same layout (no padding, checked when op_def loads) as the CANN TilingData form in
-// op_host/toy_scale_tiling_data_def.h.
+// Same field list, same layout (no padding between fields, checked when op_def loads) as the CANN
+// TilingData form in op_host/toy_scale_tiling_data_def.h.
 #pragma once
 #include <cstdint>
 
