@@ -16,6 +16,21 @@ HEADER = f"""
 using namespace AscendC;
 constexpr uint32_t TILE = {TILE};
 
+// x (xn floats) in through a VECIN queue of `bufs` tiles, y (one tile per core) out through a VECOUT one.
+struct Io {{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> qin;
+    TQue<QuePosition::VECOUT, 1> qout;
+    GlobalTensor<float> xg, yg;
+    __aicore__ inline Io(GM_ADDR x, uint64_t xn, GM_ADDR y, int bufs)
+    {{
+        pipe.InitBuffer(qin, bufs, TILE * sizeof(float));
+        pipe.InitBuffer(qout, 1, TILE * sizeof(float));
+        xg.SetGlobalBuffer((__gm__ float *)x + GetBlockIdx() * xn, xn);
+        yg.SetGlobalBuffer((__gm__ float *)y + GetBlockIdx() * TILE, TILE);
+    }}
+}};
+
 // V -> MTE3 through a VECOUT queue: the tile goes to GM.
 __aicore__ inline void WriteBack(TQue<QuePosition::VECOUT, 1> &q, const LocalTensor<float> &t, const GlobalTensor<float> &g)
 {{
@@ -30,19 +45,13 @@ __aicore__ inline void WriteBack(TQue<QuePosition::VECOUT, 1> &q, const LocalTen
 ACCUMULATE = HEADER + """
 extern "C" __global__ __aicore__ void accumulate(GM_ADDR x, GM_ADDR y)
 {
-    TPipe pipe;
-    TQue<QuePosition::VECIN, 1> qin;
-    TQue<QuePosition::VECOUT, 1> qout;
-    pipe.InitBuffer(qin, BUFS, TILE * sizeof(float));
-    pipe.InitBuffer(qout, 1, TILE * sizeof(float));
-    GlobalTensor<float> xg, yg;
-    xg.SetGlobalBuffer((__gm__ float *)x + GetBlockIdx() * TILES * TILE, TILES * TILE);
-    yg.SetGlobalBuffer((__gm__ float *)y + GetBlockIdx() * TILE, TILE);
-    LocalTensor<float> acc = qout.AllocTensor<float>();
+    Io io(x, TILES * TILE, y, BUFS);
+    TQue<QuePosition::VECIN, 1> &qin = io.qin;
+    LocalTensor<float> acc = io.qout.AllocTensor<float>();
     Duplicate(acc, 0.0f, TILE);
     for (int i = 0; i < TILES; ++i) {
         LocalTensor<float> in = qin.AllocTensor<float>();
-        DataCopy(in, xg[i * TILE], TILE);
+        DataCopy(in, io.xg[i * TILE], TILE);
         qin.EnQue(in);
         LocalTensor<float> tile = qin.DeQue<float>();
         for (int k = 0; k < OPS; ++k) {
@@ -50,7 +59,7 @@ extern "C" __global__ __aicore__ void accumulate(GM_ADDR x, GM_ADDR y)
         }
         qin.FreeTensor(tile);
     }
-    WriteBack(qout, acc, yg);
+    WriteBack(io.qout, acc, io.yg);
 }
 """
 
@@ -192,27 +201,20 @@ def test_sync_all_waits_for_the_slowest_core(run_source, model, sync_all):
 REREAD = HEADER + """
 extern "C" __global__ __aicore__ void reread(GM_ADDR x, GM_ADDR y)
 {
-    TPipe pipe;
-    TQue<QuePosition::VECIN, 1> qin;
-    TQue<QuePosition::VECOUT, 1> qout;
-    pipe.InitBuffer(qin, 1, TILE * sizeof(float));
-    pipe.InitBuffer(qout, 1, TILE * sizeof(float));
-    GlobalTensor<float> xg, yg;
-    xg.SetGlobalBuffer((__gm__ float *)x, TILE);
-    yg.SetGlobalBuffer((__gm__ float *)y, TILE);
-    const float scale = xg.GetValue(0);  // a scalar GM read: the scalar unit waits for it
-    LocalTensor<float> acc = qout.AllocTensor<float>();
+    Io io(x, TILE, y, 1);
+    const float scale = io.xg.GetValue(0);  // a scalar GM read: the scalar unit waits for it
+    LocalTensor<float> acc = io.qout.AllocTensor<float>();
     Duplicate(acc, 0.0f, TILE);
     for (int pass = 0; pass < 2; ++pass) {
-        LocalTensor<float> in = qin.AllocTensor<float>();
-        DataCopy(in, xg, TILE);
-        qin.EnQue(in);
-        LocalTensor<float> t = qin.DeQue<float>();
+        LocalTensor<float> in = io.qin.AllocTensor<float>();
+        DataCopy(in, io.xg, TILE);
+        io.qin.EnQue(in);
+        LocalTensor<float> t = io.qin.DeQue<float>();
         Add(acc, acc, t, TILE);
-        qin.FreeTensor(t);
+        io.qin.FreeTensor(t);
     }
     Muls(acc, acc, scale, TILE);
-    WriteBack(qout, acc, yg);
+    WriteBack(io.qout, acc, io.yg);
 }
 """
 
@@ -235,28 +237,21 @@ def test_a_second_read_comes_from_l2_writes_go_to_hbm_scalar_reads_stall(run_sou
 PIECES = HEADER + """
 extern "C" __global__ __aicore__ void pieces(GM_ADDR x, GM_ADDR y)
 {
-    TPipe pipe;
-    TQue<QuePosition::VECIN, 1> qin;
-    TQue<QuePosition::VECOUT, 1> qout;
-    pipe.InitBuffer(qin, 1, TILE * sizeof(float));
-    pipe.InitBuffer(qout, 1, TILE * sizeof(float));
-    GlobalTensor<float> xg, yg;
-    xg.SetGlobalBuffer((__gm__ float *)x, PIECE * PIECES);
-    yg.SetGlobalBuffer((__gm__ float *)y, TILE);
-    LocalTensor<float> acc = qout.AllocTensor<float>();
+    Io io(x, PIECE * PIECES, y, 1);
+    LocalTensor<float> acc = io.qout.AllocTensor<float>();
     Duplicate(acc, 0.0f, TILE);
     // First PIECES unaligned pieces one by one, then all of them again in one copy.
     for (int i = 0; i <= PIECES; ++i) {
         const bool all = i == PIECES;
-        LocalTensor<float> in = qin.AllocTensor<float>();
-        DataCopyPad(in, xg[all ? 0 : i * PIECE], DataCopyExtParams(1, (all ? PIECES : 1) * PIECE * 4, 0, 0),
+        LocalTensor<float> in = io.qin.AllocTensor<float>();
+        DataCopyPad(in, io.xg[all ? 0 : i * PIECE], DataCopyExtParams(1, (all ? PIECES : 1) * PIECE * 4, 0, 0),
                     DataCopyPadExtParams<float>(true, 0, 0, 0.0f));
-        qin.EnQue(in);
-        LocalTensor<float> t = qin.DeQue<float>();
+        io.qin.EnQue(in);
+        LocalTensor<float> t = io.qin.DeQue<float>();
         Add(acc, acc, t, all ? PIECES * PIECE : PIECE);
-        qin.FreeTensor(t);
+        io.qin.FreeTensor(t);
     }
-    WriteBack(qout, acc, yg);
+    WriteBack(io.qout, acc, io.yg);
 }
 """
 
