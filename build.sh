@@ -10,8 +10,12 @@ STAMP="$VENV/.rmsnorm_backward-installed"
 
 usage() {
     cat <<'EOF'
-Usage: ./build.sh <command> [args]
+Usage: ./build.sh [command] [args]
 
+  build [--preset NAME]
+                the default (msopgen style): with CANN (ASCEND_HOME_PATH, or CANN's default
+                install path) the NPU preset (ASCEND_COMPUTE_UNIT, default ascend910b) is built and
+                packaged into build_out/; without CANN the cpu preset builds the twin extension
   run [ARGS]    the main job: prepare the environment, then `rmsnorm-backward golden [ARGS]`
   test [ARGS]   prepare the environment, then run the test suite (ARGS go to pytest)
   setup         only prepare: .venv, Python dependencies, editable install + native build
@@ -56,9 +60,40 @@ main_job() {
     "$VENV/bin/rmsnorm-backward" golden "$@"
 }
 
-cmd="${1:-}"
+# CANN's toolkit root, or nothing: the same places cmake/npu.cmake looks.
+find_cann() {
+    local dir
+    for dir in "${ASCEND_HOME_PATH:-}" /usr/local/Ascend/ascend-toolkit/latest /usr/local/Ascend/latest; do
+        if [[ -n "$dir" && -f "$dir/include/acl/acl.h" ]]; then
+            echo "$dir"
+            return
+        fi
+    done
+}
+
+build() {
+    local preset=""
+    if [[ "${1:-}" == "--preset" ]]; then
+        [[ $# -ge 2 ]] || { echo "build.sh: --preset needs a name (cpu, ascend910b or ascend910_93)" >&2; exit 2; }
+        preset="$2"
+    elif [[ $# -gt 0 ]]; then
+        echo "build.sh: build takes only --preset NAME (got '$1')" >&2
+        exit 2
+    fi
+    if [[ -z "$preset" ]]; then
+        if [[ -n "$(find_cann)" ]]; then preset="${ASCEND_COMPUTE_UNIT:-ascend910b}"; else preset=cpu; fi
+    fi
+    echo "build.sh: building the $preset preset"
+    (cd "$ROOT" && cmake --preset "$preset" && cmake --build --preset "$preset")
+    if [[ "$preset" != cpu ]]; then
+        "$ROOT/scripts/package.sh" --build-dir "$ROOT/build_out"
+    fi
+}
+
+cmd="${1:-build}"
 [[ $# -gt 0 ]] && shift
 case "$cmd" in
+    build) build "$@" ;;
     run) setup; main_job "$@" ;;
     test) setup; run_tests "$@" ;;
     setup) setup ;;

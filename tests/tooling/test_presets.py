@@ -62,3 +62,19 @@ def test_cpu_preset_builds_the_twin_extension(tmp_path):
                             "print(' '.join(row['name'] for row in _twin.soc_table()))"],
                            capture_output=True, text=True, check=True).stdout.split()
     assert "Ascend910B2" in names and "Ascend910_93" in names
+
+
+@pytest.mark.skipif(CANN_HERE, reason="CANN is installed here: build.sh would pick an NPU preset")
+def test_build_sh_without_cann_names_what_is_missing_for_an_npu_preset():
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_HOME_PATH"}
+    proc = subprocess.run([str(ROOT / "build.sh"), "build", "--preset", "ascend910b"], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode != 0
+    assert "The ascend910b preset needs the CANN toolkit" in one_line(proc.stderr)
+
+
+@pytest.mark.parametrize("args", [["build", "--preset"], ["build", "--fast"]])
+def test_build_sh_bad_build_options_are_one_sentence(args):
+    proc = subprocess.run([str(ROOT / "build.sh"), *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "build.sh: " in proc.stderr
