@@ -7,15 +7,16 @@
 // gamma and the dgamma accumulator; the rest is streamed per chunk (dy, x and gamma read in both
 // passes, the group's dgamma partial read-modified-written in GM per row).
 //
-// UB budget (XR = resident_cols, GR = gamma_resident_cols, C = chunk_cols, s = sizeof(T), rb = row
-// buffers); checked by the tiling (LongRowsUb):
+// UB budget (XR = resident_cols, GR = gamma_resident_cols, C = chunk_cols, SC = sum_cols <= C,
+// s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
 //   buffer                     elements       bytes
 //   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s     (ring: XR = cols rounded up to C)
 //   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
-//   a, b, sum (fp32)           C each         12 * C
+//   a, b (fp32)                C each         8 * C
+//   row sum (fp32, lane-wise)  SC             4 * SC
 //   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
 //   rstd batch                 64             256
-//   ReduceSum work + sum       C/64 + 8       ReduceWorkBytes(C) + 32
+//   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC) + 32
 //   streamed dy, x (XR < cols) 2 x C each     4 * C*s
 //   streamed gamma, dgamma partial in/out (GR < cols)  2 x C each   2 * C*s + 16 * C
 #pragma once
@@ -46,13 +47,13 @@ public:
         }
         pipe_->InitBuffer(aBuf_, C * sizeof(float));
         pipe_->InitBuffer(bBuf_, C * sizeof(float));
-        pipe_->InitBuffer(sumBuf_, C * sizeof(float));
+        pipe_->InitBuffer(sumBuf_, t_.sum_cols * sizeof(float));
         dxOverDy_ = ring_ && t_.dx_over_dy != 0;
         if (!dxOverDy_) {
             pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
         }
         pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(C));
+        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.sum_cols));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
         if (t_.resident_cols < t_.cols) {
             pipe_->InitBuffer(dyChunkQue_, 2, C * sizeof(T));
@@ -223,7 +224,8 @@ private:
     // With xhat = x*rstd the per-row factor rstd moves out of the lanes: dy*xhat = rstd*(dy*x),
     // mean(g*xhat) = rstd*mean(gamma*dy*x) and dx = rstd*(dy*gamma - (rstd*mean(g*xhat))*x); the fused
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
-    // fp32 scratch chunks a and b and the lane-wise row sum.
+    // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
+    // further sum_cols of a chunk).
     __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow)
     {
         LocalTensor<T> dyRow, xRow;
@@ -242,14 +244,17 @@ private:
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             AddDgamma(c, dyX, rstd, firstRow);
             const LocalTensor<float> gamma = AsFloat(b, c.gamma, c.count);
-            if (k == 0) {
-                Mul(sum, gamma, dyX, c.count);
-            } else {
-                MulAddDst(sum, gamma, dyX, c.count);
+            for (uint32_t p = 0; p < c.count; p += t_.sum_cols) {
+                const uint32_t n = c.count - p < t_.sum_cols ? c.count - p : t_.sum_cols;
+                if (k == 0 && p == 0) {
+                    Mul(sum, gamma, dyX, n);
+                } else {
+                    MulAddDst(sum, gamma[p], dyX[p], n);
+                }
             }
             FreeChunk(c);
         }
-        const float meanGXhat = RowSum(sum, t_.cols < t_.chunk_cols ? t_.cols : t_.chunk_cols) * t_.inv_cols * rstd;
+        const float meanGXhat = RowSum(sum, t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols) * t_.inv_cols * rstd;
         const float xScale = -(rstd * meanGXhat);
         // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype.
         for (uint32_t k = 0; k < chunks; ++k) {

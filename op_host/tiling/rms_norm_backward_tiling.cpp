@@ -125,14 +125,15 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
 }
 
 // Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C), gamma (GR*s) and dgamma (GR*4); fp32 work
-// chunks a, b, sum (3 x C*4); dx out 2 x C*s (none when dx_over_dy); rstd batch; ReduceSum work; streaming queues for
-// the cols not resident: dy, x (2 x C*s each) and, beyond GR, gamma (2 x C*s) and the dgamma partial
-// in and out (2 x C*4 each).
+// chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols); dx out 2 x C*s (none when dx_over_dy); rstd
+// batch; ReduceSum work (over SC); streaming queues for the cols not resident: dy, x (2 x C*s each) and, beyond GR,
+// gamma (2 x C*s) and the dgamma partial in and out (2 x C*4 each).
 uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols,
-                    bool dxQueue = true)
+                    bool dxQueue = true, uint32_t SC = 0)
 {
-    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 3 * Ub(C * 4) + (dxQueue ? 2 * Ub(C * s) : 0) +
-                  Ub(kRstdBatchRows * 4) + ReduceWorkUb(C);
+    if (SC == 0) SC = C;
+    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 2 * Ub(C * 4) + Ub(SC * 4) +
+                  (dxQueue ? 2 * Ub(C * s) : 0) + Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC);
     if (XR < cols) ub += 2 * 2 * Ub(C * s);
     if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
     return ub;
@@ -147,16 +148,20 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     // first, then the ring with smaller chunks before two buffers with smaller chunks.
     const uint64_t S = RoundUp(cols, elems32);
     // The ring may write dx over dy's slot (no dx queue, but each slot's refill then waits for dx to
-    // leave): worth it only where it buys chunks over 1024 cols.
-    constexpr struct { uint32_t rb, C; bool dxQueue; } kChoices[] = {
-        {kMaxRowBuffers, 4096, true}, {2, 4096, true}, {2, 2048, true}, {1, 4096, true}, {1, 3072, true},
-        {1, 2048, true}, {1, 2048, false}, {1, 1536, false}, {1, 1024, true}, {2, 1024, true}, {1, 512, true},
-        {2, 512, true}};
+    // leave): worth it only where it buys chunks over 1024 cols. A row-sum accumulator of 1024 lanes
+    // (SC) instead of C costs one instruction per further 1024 cols of a chunk and frees UB for longer
+    // chunks, which save more issues than that.
+    constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC; } kChoices[] = {
+        {kMaxRowBuffers, 4096, true, 4096}, {2, 4096, true, 4096}, {2, 2048, true, 2048}, {1, 4096, true, 4096},
+        {1, 3072, true, 3072}, {1, 2048, true, 2048}, {1, 2048, false, 2048},
+        {1, 2048, false, 1024}, {1, 1536, false, 1536}, {1, 1024, true, 1024}, {2, 1024, true, 1024},
+        {1, 512, true, 512}, {2, 512, true, 512}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
         if (choice.rb == 1 && XR / choice.C > kMaxRowSlots) continue;
-        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue) <= ub) {
+        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue, choice.SC) <= ub) {
             t.chunk_cols = choice.C;
+            t.sum_cols = choice.SC;
             t.resident_cols = uint32_t(cols);
             t.gamma_resident_cols = uint32_t(cols);
             t.row_buffers = choice.rb;
@@ -174,6 +179,7 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     const uint64_t used = LongRowsUb(0, GR == cols ? S : GR, C, 1, s, cols);
     const uint64_t XR = ub > used ? (ub - used) / (2 * s) / C * C : 0;
     t.chunk_cols = C;
+    t.sum_cols = C;
     t.row_buffers = 1;
     t.resident_cols = uint32_t(std::min<uint64_t>(XR, cols));
     t.gamma_resident_cols = uint32_t(GR);
@@ -218,6 +224,7 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     t.inv_cols = float(1.0 / double(cols));
     t.tile_rows = 1;
     t.chunk_cols = t.row_stride;
+    t.sum_cols = t.row_stride;
     t.resident_cols = t.cols;
     t.gamma_resident_cols = t.cols;
     t.row_buffers = 1;
