@@ -11,6 +11,7 @@
 // s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
 //   buffer                     elements       bytes
 //   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s     (ring: XR = cols rounded up to C)
+//   spare ring slots           2C each        spare_slots * 2 * C*s
 //   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
 //   a, b (fp32)                C each         8 * C
 //   row sum (fp32, lane-wise)  SC             4 * SC
@@ -36,7 +37,7 @@ public:
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.resident_cols == t_.cols && t_.row_buffers == 1;
         if (ring_) {
-            pipe_->InitBuffer(slotQue_, CeilDiv(t_.cols, C), 2 * C * sizeof(T));
+            pipe_->InitBuffer(slotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, 2 * C * sizeof(T));
         } else if (t_.resident_cols > 0) {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
             pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
@@ -79,6 +80,9 @@ public:
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
             rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
+            fillRow_ = group.begin;
+            fillBegin_ = 0;
+            fillEnd_ = group.end;
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
             const uint32_t ahead = ring_ ? 1 : t_.row_buffers - 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
@@ -115,8 +119,8 @@ private:
     __aicore__ inline void CopyInRow(uint64_t row)
     {
         if (ring_) {
-            for (uint32_t begin = 0; begin < t_.cols; begin += t_.chunk_cols) {
-                CopyInSlot(row, begin);
+            for (uint32_t k = 0; k < CeilDiv(t_.cols, t_.chunk_cols) + t_.spare_slots; ++k) {
+                Refill();
             }
             return;
         }
@@ -129,6 +133,21 @@ private:
         CopyInPad(xRow, gm_.x[row * t_.cols], t_.resident_cols);
         dyRowQue_.EnQue(dyRow);
         xRowQue_.EnQue(xRow);
+    }
+
+    // The next chunk the ring has not yet received (rows of the group in order) lands in a free slot.
+    __aicore__ inline bool RefillPending() const { return fillRow_ < fillEnd_; }
+    __aicore__ inline void Refill()
+    {
+        if (!RefillPending()) {
+            return;
+        }
+        CopyInSlot(fillRow_, fillBegin_);
+        fillBegin_ += t_.chunk_cols;
+        if (fillBegin_ >= t_.cols) {
+            fillBegin_ = 0;
+            ++fillRow_;
+        }
     }
 
     // A free slot of the ring receives the chunk of `row` at `begin` (dy, then x C elements later);
@@ -229,7 +248,6 @@ private:
     __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow)
     {
         LocalTensor<T> dyRow, xRow;
-        const bool refill = ring_ && row + 1 < group.end;
         if (!ring_ && t_.resident_cols > 0) {
             dyRow = dyRowQue_.DeQue<T>();
             xRow = xRowQue_.DeQue<T>();
@@ -274,18 +292,16 @@ private:
                 WaitFor<HardEvent::V_MTE3>(pipe_);
                 CopyOutPad(gm_.dx[row * t_.cols + c.begin], dxT, c.count);
                 slotQue_.FreeTensor(slot_[k]);
-                if (refill) {
+                if (RefillPending()) {
                     WaitFor<HardEvent::MTE3_MTE2>(pipe_);
-                    CopyInSlot(row + 1, c.begin);
+                    Refill();
                 }
                 continue;
             }
             dxQue_.EnQue(dxT);
-            if (ring_) {  // pass 2 is done with this slot: the next row's chunk may land in it
+            if (ring_) {  // pass 2 is done with this slot: the next chunk may land in it
                 slotQue_.FreeTensor(slot_[k]);
-            }
-            if (refill) {
-                CopyInSlot(row + 1, c.begin);
+                Refill();
             }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
@@ -356,6 +372,8 @@ private:
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
+    uint64_t fillRow_ = 0, fillEnd_ = 0;  // the ring's next chunk to receive: row and first col
+    uint32_t fillBegin_ = 0;
     bool ring_ = false;
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
     TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row

@@ -43,8 +43,9 @@ struct RmsNormBackwardTilingData {
     uint32_t row_buffers;          // long rows kept whole: 2 or 3 row buffers; 1 = a ring of chunk slots
     uint32_t dx_over_dy;           // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue)
     uint32_t sum_cols;             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks)
+    uint32_t spare_slots;          // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any
     uint32_t partial_stride;       // fp32 elements between group partials of dgamma in the workspace
     uint32_t reduce_chunk;         // fp32 elements per step of the final dgamma reduction
     float inv_cols;                // 1 / cols, for the row mean
 };
-static_assert(sizeof(RmsNormBackwardTilingData) == 64, "RmsNormBackwardTilingData must have op_def's layout: 64 bytes, no padding between fields");
+static_assert(sizeof(RmsNormBackwardTilingData) == 72, "RmsNormBackwardTilingData must have op_def's layout: 72 bytes, no padding between fields");

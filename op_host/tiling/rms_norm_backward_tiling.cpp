@@ -124,15 +124,16 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
            ReduceWorkUb(S);
 }
 
-// Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C), gamma (GR*s) and dgamma (GR*4); fp32 work
+// Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C, plus
+// spare slots of 2 x C*s), gamma (GR*s) and dgamma (GR*4); fp32 work
 // chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols); dx out 2 x C*s (none when dx_over_dy); rstd
 // batch; ReduceSum work (over SC); streaming queues for the cols not resident: dy, x (2 x C*s each) and, beyond GR,
 // gamma (2 x C*s) and the dgamma partial in and out (2 x C*4 each).
 uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols,
-                    bool dxQueue = true, uint32_t SC = 0)
+                    bool dxQueue = true, uint32_t SC = 0, uint32_t spare = 0)
 {
     if (SC == 0) SC = C;
-    uint64_t ub = 2 * rb * Ub(XR * s) + Ub(GR * s) + Ub(GR * 4) + 2 * Ub(C * 4) + Ub(SC * 4) +
+    uint64_t ub = 2 * rb * Ub(XR * s) + spare * 2 * Ub(C * s) + Ub(GR * s) + Ub(GR * 4) + 2 * Ub(C * 4) + Ub(SC * 4) +
                   (dxQueue ? 2 * Ub(C * s) : 0) + Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC);
     if (XR < cols) ub += 2 * 2 * Ub(C * s);
     if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
@@ -151,17 +152,20 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     // leave): worth it only where it buys chunks over 1024 cols. A row-sum accumulator of 1024 lanes
     // (SC) instead of C costs one instruction per further 1024 cols of a chunk and frees UB for longer
     // chunks, which save more issues than that.
-    constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC; } kChoices[] = {
-        {kMaxRowBuffers, 4096, true, 4096}, {2, 4096, true, 4096}, {2, 2048, true, 2048}, {1, 4096, true, 4096},
-        {1, 3072, true, 3072}, {1, 2048, true, 2048}, {1, 2048, false, 2048},
-        {1, 2048, false, 1024}, {1, 1536, false, 1536}, {1, 1024, true, 1024}, {2, 1024, true, 1024},
-        {1, 512, true, 512}, {2, 512, true, 512}};
+    // A spare slot lets the next row's first chunk land while the ring still holds the whole row, so
+    // HBM keeps streaming between pass 1 and pass 2.
+    constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
+        {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
+        {1, 4096, true, 4096, 0}, {1, 3072, true, 3072, 1}, {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0},
+        {1, 2048, false, 2048, 0}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
+        {1, 1024, true, 1024, 0}, {2, 1024, true, 1024, 0}, {1, 512, true, 512, 0}, {2, 512, true, 512, 0}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
-        if (choice.rb == 1 && XR / choice.C > kMaxRowSlots) continue;
-        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue, choice.SC) <= ub) {
+        if (choice.rb == 1 && XR / choice.C + choice.spare > kMaxRowSlots) continue;
+        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue, choice.SC, choice.spare) <= ub) {
             t.chunk_cols = choice.C;
             t.sum_cols = choice.SC;
+            t.spare_slots = choice.spare;
             t.resident_cols = uint32_t(cols);
             t.gamma_resident_cols = uint32_t(cols);
             t.row_buffers = choice.rb;
