@@ -168,6 +168,24 @@ inline LanePlan CountFormPlan(const char *call, uint32_t lanes, int64_t count, b
     return CountPlan(lanes, uint64_t(count));
 }
 
+// The rules of a BinaryRepeatParams (all strides 8 bits, no dst block stride 0) and the three
+// operands it addresses: {dst, src0, src1}.
+template <typename T>
+void BinaryOperands(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
+                    const AscendC::LocalTensor<T> &src1, const AscendC::BinaryRepeatParams &rp, VecOperand (&ops)[3])
+{
+    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 8);
+    CheckStride(call, "src0BlkStride", rp.src0BlkStride, 8);
+    CheckStride(call, "src1BlkStride", rp.src1BlkStride, 8);
+    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
+    CheckStride(call, "src0RepStride", rp.src0RepStride, 8);
+    CheckStride(call, "src1RepStride", rp.src1RepStride, 8);
+    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
+    ops[0] = Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride);
+    ops[1] = Operand("src0", src0, rp.src0BlkStride, rp.src0RepStride);
+    ops[2] = Operand("src1", src1, rp.src1BlkStride, rp.src1RepStride);
+}
+
 template <typename Op, typename T>
 void Binary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
             const AscendC::LocalTensor<T> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp)
@@ -181,16 +199,8 @@ void Binary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     } else {
         TWIN_CHECK_DTYPE(kArithType<T>, call, "half, float, int16_t and int32_t", T);
     }
-    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 8);
-    CheckStride(call, "src0BlkStride", rp.src0BlkStride, 8);
-    CheckStride(call, "src1BlkStride", rp.src1BlkStride, 8);
-    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
-    CheckStride(call, "src0RepStride", rp.src0RepStride, 8);
-    CheckStride(call, "src1RepStride", rp.src1RepStride, 8);
-    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
-    const VecOperand ops[3] = {Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride),
-                               Operand("src0", src0, rp.src0BlkStride, rp.src0RepStride),
-                               Operand("src1", src1, rp.src1BlkStride, rp.src1RepStride)};
+    VecOperand ops[3];
+    BinaryOperands(call, dst, src0, src1, rp, ops);
     // dst accumulating onto src1 across repeats is documented for these ops on half/int32/float.
     const bool accumulates = !is_div && kIsOneOf<T, half, float, int32_t>;
     if (!Issue(call, ops, p, accumulates ? 2 : -1)) return;
@@ -274,16 +284,8 @@ void MulAddDst(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T>
     src0.Check(call);
     src1.Check(call);
     TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
-    CheckStride(call, "dstBlkStride", rp.dstBlkStride, 8);
-    CheckStride(call, "src0BlkStride", rp.src0BlkStride, 8);
-    CheckStride(call, "src1BlkStride", rp.src1BlkStride, 8);
-    CheckStride(call, "dstRepStride", rp.dstRepStride, 8);
-    CheckStride(call, "src0RepStride", rp.src0RepStride, 8);
-    CheckStride(call, "src1RepStride", rp.src1RepStride, 8);
-    TWIN_CHECK(rp.dstBlkStride != 0, call, "dstBlkStride must not be 0 (undefined behaviour on the hardware)");
-    const VecOperand ops[3] = {Operand("dst", dst, rp.dstBlkStride, rp.dstRepStride),
-                               Operand("src0", src0, rp.src0BlkStride, rp.src0RepStride),
-                               Operand("src1", src1, rp.src1BlkStride, rp.src1RepStride)};
+    VecOperand ops[3];
+    BinaryOperands(call, dst, src0, src1, rp, ops);
     if (!Issue(call, ops, p)) return;
     CoreState &core = Core();
     ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { MulAddDstRun<T>(core.ub.data(), core.shadow.data(), off, n); });
