@@ -157,7 +157,7 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
         {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
         {1, 4096, true, 4096, 0}, {1, 3072, true, 3072, 1}, {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0},
-        {1, 2048, false, 2048, 0}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
+        {1, 2048, false, 2048, 0}, {1, 1664, false, 640, 1}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
         {1, 1024, true, 1024, 0}, {2, 1024, true, 1024, 0}, {1, 512, true, 512, 0}, {2, 512, true, 512, 0}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
