@@ -21,7 +21,7 @@ BEGIN_TILING_DATA_DEF(RmsNormBackwardTilingData)
     TILING_DATA_FIELD_DEF(uint32_t, gamma_resident_cols);  // long rows: leading cols of gamma and the dgamma accumulator kept in UB
     TILING_DATA_FIELD_DEF(uint32_t, row_buffers);          // long rows kept whole: 2 or 3 row buffers; 1 = a ring of chunk slots
     TILING_DATA_FIELD_DEF(uint32_t, dx_over_dy);           // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue)
-    TILING_DATA_FIELD_DEF(uint32_t, sum_cols);             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks)
+    TILING_DATA_FIELD_DEF(uint32_t, sum_cols);             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); 0 = one sum per chunk
     TILING_DATA_FIELD_DEF(uint32_t, spare_slots);          // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any
     TILING_DATA_FIELD_DEF(uint32_t, partial_stride);       // fp32 elements between group partials of dgamma in the workspace
     TILING_DATA_FIELD_DEF(uint32_t, reduce_chunk);         // fp32 elements per step of the final dgamma reduction

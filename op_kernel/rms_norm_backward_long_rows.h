@@ -14,10 +14,10 @@
 //   spare ring slots           2C each        spare_slots * 2 * C*s
 //   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
 //   a, b (fp32)                C each         8 * C
-//   row sum (fp32, lane-wise)  SC             4 * SC
+//   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
 //   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
 //   rstd batch                 64             256
-//   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC) + 32
+//   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
 //   streamed dy, x (XR < cols) 2 x C each     4 * C*s
 //   streamed gamma, dgamma partial in/out (GR < cols)  2 x C each   2 * C*s + 16 * C
 #pragma once
@@ -48,13 +48,14 @@ public:
         }
         pipe_->InitBuffer(aBuf_, C * sizeof(float));
         pipe_->InitBuffer(bBuf_, C * sizeof(float));
-        pipe_->InitBuffer(sumBuf_, t_.sum_cols * sizeof(float));
+        sumPerChunk_ = t_.sum_cols == 0;
+        pipe_->InitBuffer(sumBuf_, (sumPerChunk_ ? kMaxRowSlots : t_.sum_cols) * sizeof(float));
         dxOverDy_ = ring_ && t_.dx_over_dy != 0;
         if (!dxOverDy_) {
             pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
         }
         pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.sum_cols));
+        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
         if (t_.resident_cols < t_.cols) {
             pipe_->InitBuffer(dyChunkQue_, 2, C * sizeof(T));
@@ -262,7 +263,11 @@ private:
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             AddDgamma(c, dyX, rstd, firstRow);
             const LocalTensor<float> gamma = AsFloat(b, c.gamma, c.count);
-            for (uint32_t p = 0; p < c.count; p += t_.sum_cols) {
+            if (sumPerChunk_) {  // sum[k] = sum(gamma*(dy*x)) of this chunk
+                Mul(b, gamma, dyX, c.count);
+                ReduceSum(sum[k], b, workBuf_.Get<float>(), c.count);
+            }
+            for (uint32_t p = 0; !sumPerChunk_ && p < c.count; p += t_.sum_cols) {
                 const uint32_t n = c.count - p < t_.sum_cols ? c.count - p : t_.sum_cols;
                 if (k == 0 && p == 0) {
                     Mul(sum, gamma, dyX, n);
@@ -272,7 +277,8 @@ private:
             }
             FreeChunk(c);
         }
-        const float meanGXhat = RowSum(sum, t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols) * t_.inv_cols * rstd;
+        const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
+        const float meanGXhat = RowSum(sum, sumCount) * t_.inv_cols * rstd;
         const float xScale = -(rstd * meanGXhat);
         // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype.
         for (uint32_t k = 0; k < chunks; ++k) {
@@ -375,6 +381,7 @@ private:
     uint64_t fillRow_ = 0, fillEnd_ = 0;  // the ring's next chunk to receive: row and first col
     uint32_t fillBegin_ = 0;
     bool ring_ = false;
+    bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
     TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row
     LocalTensor<T> slot_[kMaxRowSlots];              // the current row's chunks, in order

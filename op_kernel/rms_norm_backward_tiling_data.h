@@ -42,7 +42,7 @@ struct RmsNormBackwardTilingData {
     uint32_t gamma_resident_cols;  // long rows: leading cols of gamma and the dgamma accumulator kept in UB
     uint32_t row_buffers;          // long rows kept whole: 2 or 3 row buffers; 1 = a ring of chunk slots
     uint32_t dx_over_dy;           // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue)
-    uint32_t sum_cols;             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks)
+    uint32_t sum_cols;             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); 0 = one sum per chunk
     uint32_t spare_slots;          // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any
     uint32_t partial_stride;       // fp32 elements between group partials of dgamma in the workspace
     uint32_t reduce_chunk;         // fp32 elements per step of the final dgamma reduction
