@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gm_order.h"
 #include "soc_table.h"
 #include "timeline.h"
 
@@ -107,6 +108,7 @@ struct CoreState {
     int atomic_dtype = 0;
 
     Counters counters;
+    GmAccessLog gm_log;      // GM ranges touched per SyncAll interval (gm_order.h)
     uint64_t instr_seq = 0;  // instructions issued so far on this core (pipe hazard tracking)
     PipeSync pipe_sync;
     CoreTimeline timeline;  // the modelled pipes of this core (timeline.h), fed by the hooks below

@@ -33,6 +33,7 @@ struct LaunchState {
     std::mutex atomic_mutex;  // held by one core's atomic read-add-write of GM
     std::atomic<bool> aborted{false};
     LaunchTimeline timeline;  // what the cores' performance timelines share (timeline.h)
+    std::vector<GmAccessLog> gm_logs;  // each core's GM ranges, checked when all returned (gm_order.h)
 
     // All cores of the launch wait here (SyncAll). On the NPU a core that returns from the kernel
     // while others wait leaves them hanging; here the waiters fail instead, and a core that
@@ -141,6 +142,18 @@ inline void CheckGm(const char *call, const void *p, uint64_t bytes)
                    " bytes ", offset < 0 ? "before its start" : "past its end", ")"));
 }
 
+// A GM address as "byte offset <k> of '<buffer>'" for messages.
+inline std::string DescribeGm(const LaunchState &launch, uint64_t at)
+{
+    for (const GmRegion &r : launch.regions) {
+        const uint64_t begin = reinterpret_cast<uintptr_t>(r.begin);
+        if (at >= begin && at < begin + r.bytes) {
+            return Cat("byte offset ", at - begin, " of '", r.name, "'");
+        }
+    }
+    return Cat("GM address ", at);
+}
+
 // The twin::Counters fields, in order, for the loader (LaunchStats in Python).
 #define TWIN_COUNTER_FIELDS(X)                                                                  \
     X(gm_read_bytes) X(gm_write_bytes) X(gm_scalar_reads) X(gm_scalar_writes) X(copy_in_instrs) \
@@ -204,6 +217,7 @@ void RunCore(void (*entry)(Params...), const TwinLaunchArgs &args, LaunchState &
     if (!failed) {
         launch.CoreReturned(idx);
     }
+    launch.gm_logs[idx] = std::move(core.gm_log);
     if (args.counters != nullptr) {
         StoreTimeline(core);
         StoreCounters(core.counters, args.counters + uint64_t(idx) * kNumCounters);
@@ -252,6 +266,7 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
     for (uint32_t i = 0; i < args.num_gm; ++i) {
         launch.regions.push_back({static_cast<uint8_t *>(args.gm[i].data), args.gm[i].bytes, args.gm[i].name});
     }
+    launch.gm_logs.resize(args.block_dim);
     std::vector<std::thread> cores;
     for (uint32_t i = 0; i < args.block_dim; ++i) {
         cores.emplace_back([&, i] { RunCore(entry, args, launch, i); });
@@ -262,7 +277,8 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
     if (!launch.FirstError().empty()) {
         return SetResult(result, TWIN_RULE_ERROR, launch.FirstError());
     }
-    return SetResult(result, TWIN_OK, "");
+    const std::string order = CheckGmOrder(launch.gm_logs, [&](uint64_t at) { return DescribeGm(launch, at); });
+    return SetResult(result, order.empty() ? TWIN_OK : TWIN_RULE_ERROR, order);
 }
 
 }  // namespace twin

@@ -175,6 +175,7 @@ public:
     T GetValue(uint64_t index) const
     {
         twin::CheckGm("GlobalTensor::GetValue", ptr_ + index, sizeof(T));
+        twin::Core().gm_log.Record("GlobalTensor::GetValue", ptr_ + index, 1, sizeof(T), sizeof(T), twin::GmAccess::kRead);
         twin::Core().counters.gm_scalar_reads++;
         twin::OnScalarGm();
         T value;
@@ -184,6 +185,7 @@ public:
     void SetValue(uint64_t index, T value) const
     {
         twin::CheckGm("GlobalTensor::SetValue", ptr_ + index, sizeof(T));
+        twin::Core().gm_log.Record("GlobalTensor::SetValue", ptr_ + index, 1, sizeof(T), sizeof(T), twin::GmAccess::kWrite);
         twin::Core().counters.gm_scalar_writes++;
         twin::OnScalarGm();
         std::memcpy(ptr_ + index, &value, sizeof(T));

@@ -181,6 +181,7 @@ void SyncAll()
     core.counters.sync_alls++;
     twin::OnSyncAllArrive();
     twin::Launch().Barrier("SyncAll");
+    core.gm_log.NextInterval();  // every core's GM accesses before it are ordered before what follows
     twin::OnSyncAllLeave();
 }
 
