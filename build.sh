@@ -60,10 +60,11 @@ main_job() {
     "$VENV/bin/rmsnorm-backward" golden "$@"
 }
 
-# CANN's toolkit root, or nothing: the same places cmake/npu.cmake looks.
+# CANN's toolkit root, or nothing: the same places cmake/npu.cmake looks (its default list is one file).
 find_cann() {
-    local dir
-    for dir in "${ASCEND_HOME_PATH:-}" /usr/local/Ascend/ascend-toolkit/latest /usr/local/Ascend/latest; do
+    local dir defaults
+    mapfile -t defaults < <(grep -v '^#' "$ROOT/python/rmsnorm_backward/cann_default_paths.txt")
+    for dir in "${ASCEND_HOME_PATH:-}" "${defaults[@]}"; do
         if [[ -n "$dir" && -f "$dir/include/acl/acl.h" ]]; then
             echo "$dir"
             return

@@ -12,8 +12,8 @@ if(NOT ASCEND_COMPUTE_UNIT)
     return()
 endif()
 
-set(_cann_candidates "${ASCEND_CANN_PACKAGE_PATH}" "$ENV{ASCEND_HOME_PATH}"
-    "/usr/local/Ascend/ascend-toolkit/latest" "/usr/local/Ascend/latest")
+file(STRINGS "${CMAKE_CURRENT_LIST_DIR}/../python/rmsnorm_backward/cann_default_paths.txt" _cann_defaults REGEX "^[^#]")
+set(_cann_candidates "${ASCEND_CANN_PACKAGE_PATH}" "$ENV{ASCEND_HOME_PATH}" ${_cann_defaults})
 set(_cann_looked "")
 set(CANN_ROOT "")
 foreach(_cand IN LISTS _cann_candidates)

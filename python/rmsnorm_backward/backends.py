@@ -18,7 +18,10 @@ from pathlib import Path
 
 from .errors import InvalidInputError
 
-CANN_DEFAULT_PATHS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/latest")
+# CANN's default install locations (shared with build.sh and cmake/npu.cmake).
+CANN_DEFAULT_PATHS = tuple(
+    line.strip() for line in (Path(__file__).with_name("cann_default_paths.txt")).read_text().splitlines()
+    if line.strip() and not line.lstrip().startswith("#"))
 NPU_ADAPTER = "rmsnorm_backward_npu_adapter"
 
 _NPU_PROBE = f"""
