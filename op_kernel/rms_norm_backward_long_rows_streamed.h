@@ -2,13 +2,13 @@
 // One row at a time in C-col chunks, two passes, like CANN's own kernel: pass 1 reads dy and x from
 // HBM, adds dy*xhat into dgamma and sums g*xhat (g = dy*gamma); pass 2 reads them again (from L2)
 // and writes dx = rstd*(g + k*xhat), k = -mean(g*xhat), over the slot's dy.
-// What keeps HBM busy (the timeline's verdict, PERFORMANCE.md):
+// What keeps HBM busy (measured on the twin's timeline):
 // - pass 2 of a row runs chunk by chunk interleaved with pass 1 of the next row, so dx leaves while
 //   the next row streams in and MTE3's writes cover MTE2's copy set-ups and L2 re-reads;
 // - k stays on the vector unit (ReduceSum, Brcb, a stride-0 operand): the scalar unit never waits
 //   for the row sum and keeps issuing copies;
 // - every step takes the next slot of one queue in order, and each freed slot is refilled at once
-//   with the step `stream_slots` ahead, so MTE2 is never more than the slots behind.
+//   with the step stream_slots ahead, so MTE2 runs as far ahead as the slots allow.
 // Keeping part of the row in UB from pass 1 to pass 2 instead (fewer re-reads) measured slower: the
 // slots it holds are missing from the stream.
 // gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
@@ -92,11 +92,7 @@ public:
                 ZeroStreamedPartial();
             }
             for (Step step = first; step.row < group.end; step = Next(step)) {
-                if (step.pass == 1) {
-                    Pass1(step.row, step.k, group);
-                } else {
-                    Pass2(step.row, step.k);
-                }
+                Compute(step, group);
             }
             if (t_.gamma_resident_cols > 0) {
                 WaitFor<HardEvent::V_MTE3>(pipe_);
@@ -212,6 +208,15 @@ private:
             const LocalTensor<float> wide = wideBuf_.Get<float>()[i * C_];
             Widen(wide, src, count);
             return wide;
+        }
+    }
+
+    __aicore__ inline void Compute(const Step &step, const RowGroup &group)
+    {
+        if (step.pass == 1) {
+            Pass1(step.row, step.k, group);
+        } else {
+            Pass2(step.row, step.k);
         }
     }
 
