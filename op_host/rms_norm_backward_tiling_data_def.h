@@ -3,7 +3,7 @@
 // run `rmsnorm-backward gen` (`gen --check` fails while this file differs).
 // The tiling data of RmsNormBackward in CANN's TilingData form (BEGIN_TILING_DATA_DEF), from the same
 // field list as the plain struct in op_kernel/rms_norm_backward_tiling_data.h: same order, same types, no
-// padding between fields (72 bytes as a C++ struct). Host code may fill either; the kernel
+// padding between fields (80 bytes as a C++ struct). Host code may fill either; the kernel
 // reads the plain struct.
 #pragma once
 #include "register/tilingdata_base.h"
@@ -23,6 +23,8 @@ BEGIN_TILING_DATA_DEF(RmsNormBackwardTilingData)
     TILING_DATA_FIELD_DEF(uint32_t, dx_over_dy);           // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue)
     TILING_DATA_FIELD_DEF(uint32_t, sum_cols);             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); 0 = one sum per chunk
     TILING_DATA_FIELD_DEF(uint32_t, spare_slots);          // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any
+    TILING_DATA_FIELD_DEF(uint32_t, stream_slots);         // long rows streamed: slots for the chunks not retained (read in pass 1 and again in pass 2)
+    TILING_DATA_FIELD_DEF(uint32_t, gamma_slots);          // long rows streamed: gamma chunk slots; 0 = gamma whole in UB
     TILING_DATA_FIELD_DEF(uint32_t, partial_stride);       // fp32 elements between group partials of dgamma in the workspace
     TILING_DATA_FIELD_DEF(uint32_t, reduce_chunk);         // fp32 elements per step of the final dgamma reduction
     TILING_DATA_FIELD_DEF(float, inv_cols);                // 1 / cols, for the row mean

@@ -3,6 +3,7 @@
 #include "kernel_operator.h"
 #include "rms_norm_backward_dgamma.h"
 #include "rms_norm_backward_long_rows.h"
+#include "rms_norm_backward_long_rows_streamed.h"
 #include "rms_norm_backward_rows_in_ub.h"
 #include "rms_norm_backward_small_cols.h"
 
@@ -43,6 +44,13 @@ extern "C" __global__ __aicore__ void rms_norm_backward(GM_ADDR dy, GM_ADDR x, G
         RunPath<RmsNormBackwardSmallCols<half>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kSmallColsBf16))) {
         RunPath<RmsNormBackwardSmallCols<bfloat16_t>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
+    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsStreamedFp32))) {
+        RunPath<RmsNormBackwardLongRowsStreamed<float>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
+    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsStreamedFp16))) {
+        RunPath<RmsNormBackwardLongRowsStreamed<half>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
+    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsStreamedBf16))) {
+        RunPath<RmsNormBackwardLongRowsStreamed<bfloat16_t>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData,
+                                                             &pipe);
     }
     if (tilingData.groups > 1) {
         pipe.Reset();

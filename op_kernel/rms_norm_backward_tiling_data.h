@@ -16,6 +16,7 @@ enum class RmsNormBackwardTilingKey : uint32_t {
     kRowsInUbFp32 = 100, kRowsInUbFp16 = 101, kRowsInUbBf16 = 102,  // several whole rows per tile
     kLongRowsFp32 = 200, kLongRowsFp16 = 201, kLongRowsBf16 = 202,  // one row at a time, widened in chunks
     kSmallColsFp32 = 300, kSmallColsFp16 = 301, kSmallColsBf16 = 302,  // many packed rows per instruction
+    kLongRowsStreamedFp32 = 400, kLongRowsStreamedFp16 = 401, kLongRowsStreamedBf16 = 402,  // one row at a time, too long for UB: partly retained, the rest read again
 };
 inline constexpr uint32_t kTilingKeyPathStep = 100;
 
@@ -44,8 +45,10 @@ struct RmsNormBackwardTilingData {
     uint32_t dx_over_dy;           // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue)
     uint32_t sum_cols;             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); 0 = one sum per chunk
     uint32_t spare_slots;          // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any
+    uint32_t stream_slots;         // long rows streamed: slots for the chunks not retained (read in pass 1 and again in pass 2)
+    uint32_t gamma_slots;          // long rows streamed: gamma chunk slots; 0 = gamma whole in UB
     uint32_t partial_stride;       // fp32 elements between group partials of dgamma in the workspace
     uint32_t reduce_chunk;         // fp32 elements per step of the final dgamma reduction
     float inv_cols;                // 1 / cols, for the row mean
 };
-static_assert(sizeof(RmsNormBackwardTilingData) == 72, "RmsNormBackwardTilingData must have op_def's layout: 72 bytes, no padding between fields");
+static_assert(sizeof(RmsNormBackwardTilingData) == 80, "RmsNormBackwardTilingData must have op_def's layout: 80 bytes, no padding between fields");

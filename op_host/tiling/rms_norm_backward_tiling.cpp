@@ -192,6 +192,91 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     t.gamma_resident_cols = uint32_t(GR);
 }
 
+// Long rows streamed (op_kernel/rms_norm_backward_long_rows_streamed.h): C-col chunks of dy | x
+// through Ns slots (read in pass 1 and again in pass 2), gamma whole (Ng = 0) or through Ng chunk
+// buffers, the dgamma accumulator for the leading DR cols, the row sum over SC lanes.
+struct StreamedChoice {
+    uint32_t C, Ns, Ng, SC;
+    uint64_t DR;
+};
+constexpr uint32_t kStreamedSumLanes = 256;  // row-sum lanes at least (1 KiB); up to a chunk where UB is left
+
+// The kernel header's budget table, buffer by buffer.
+uint64_t StreamedUb(const StreamedChoice &c, uint32_t s, uint64_t cols)
+{
+    uint64_t ub = c.Ns * Ub(2ull * c.C * s) + (c.Ng == 0 ? Ub(cols * s) : c.Ng * Ub(uint64_t(c.C) * s)) +
+                  Ub(c.DR * 4) + (s == 4 ? 0 : Ub(3ull * c.C * 4)) + Ub(c.SC * 4) + ReduceWorkUb(c.SC) + Ub(64 * 4) +
+                  Ub(kRstdBatchRows * 4);
+    if (c.DR < cols) ub += 2 * 2 * Ub(uint64_t(c.C) * 4);
+    return ub;
+}
+
+// Modelled cycles per row (PERFORMANCE.md): the core's HBM share (dy, x read, dx written) against
+// MTE2's own work (dy and x from HBM, again from L2, gamma chunks from L2, a set-up per copy). Measured
+// on the timeline (fp32, 12288 and 16384 cols), a thin stream loses more to latencies: 18 % with 2
+// slots, 3.5 % with 3 unless they hold 3/4 of the row. The rates are Ascend910B2's for every SoC, so
+// the tiling (and with it every bit of dx) is the same on all of them.
+constexpr double kCopySetupCycles = 64;  // the twin's model (copy_issue_cycles, twin/include/twin/timeline.h)
+double StreamedCost(const StreamedChoice &c, uint32_t s, uint64_t cols)
+{
+    const SocInfo &ref = *FindSoc("Ascend910B2");
+    const double share = ref.hbm_gbps / ref.clock_ghz / ref.vector_cores, l2 = ref.l2_bytes_per_cycle;
+    const double K = double((cols + c.C - 1) / c.C), row = double(cols) * s;
+    const double gamma = c.Ng == 0 ? 0 : 2 * (kCopySetupCycles * K + row / l2);
+    const double mte2 = 2 * row / share + 2 * row / l2 + 4 * kCopySetupCycles * K + gamma;
+    const double hbm = 3 * row / share;
+    const double held = double(c.Ns) * c.C / double(cols);
+    const double thin = c.Ns == 2 ? 1.18 : c.Ns == 3 && held < 0.75 ? 1.035 : 1.0;
+    return std::max(mte2, hbm * thin);
+}
+
+// Chunks as even as 64-lane repeats allow (a short last chunk costs a copy set-up for little data),
+// as many slots as fit, the cheapest count of chunks; gamma whole in UB when it fits beside dgamma
+// (streamed gamma is re-read from L2 by every row).
+void TileLongRowsStreamed(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
+{
+    bool found = false;
+    StreamedChoice best{};
+    double bestCost = 0;
+    for (uint32_t Ng : {0u, 2u}) {
+        for (uint64_t K = (cols + 4095) / 4096;; ++K) {
+            const uint32_t C = uint32_t(RoundUp((cols + K - 1) / K, 64));
+            if (C < 512) break;
+            StreamedChoice c{C, 0, Ng, kStreamedSumLanes, cols};
+            while (c.Ns < kMaxRowSlots && StreamedUb(StreamedChoice{C, c.Ns + 1, Ng, c.SC, cols}, s, cols) <= ub) {
+                ++c.Ns;
+            }
+            if (c.Ns < 2) continue;
+            const double cost = StreamedCost(c, s, cols);
+            if (!found || cost < bestCost) {
+                found = true;
+                best = c;
+                bestCost = cost;
+            }
+        }
+        if (found) break;
+    }
+    if (!found) {  // not even gamma and dgamma fit: dgamma's tail goes through the group's GM partial
+        best = StreamedChoice{1024, 2, 2, kStreamedSumLanes, 0};
+        best.DR = (ub - StreamedUb(best, s, cols)) / 4 / best.C * best.C;
+    }
+    for (uint32_t SC : {best.C, 2048u, 1024u, 512u}) {  // fewer row-sum instructions where UB is left
+        StreamedChoice wider = best;
+        wider.SC = std::min(SC, best.C);
+        if (wider.SC > best.SC && StreamedUb(wider, s, cols) <= ub) {
+            best = wider;
+            break;
+        }
+    }
+    t.chunk_cols = best.C;
+    t.resident_cols = 0;
+    t.spare_slots = 0;
+    t.stream_slots = best.Ns;
+    t.gamma_slots = best.Ng;
+    t.sum_cols = best.SC;
+    t.gamma_resident_cols = uint32_t(best.DR);
+}
+
 }  // namespace
 
 const char *TilingPathName(uint32_t tiling_key)
@@ -200,6 +285,7 @@ const char *TilingPathName(uint32_t tiling_key)
         case 1: return "rows_in_ub";
         case 2: return "long_rows";
         case 3: return "small_cols";
+        case 4: return "long_rows_streamed";
         default: return "unknown";
     }
 }
@@ -258,6 +344,10 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
             t.tile_rows = R;
         } else {
             TileLongRows(t, cols, s, ub);
+            if (t.resident_cols < cols || t.gamma_resident_cols < cols) {  // too long to keep whole
+                path = 4;
+                TileLongRowsStreamed(t, cols, s, ub);
+            }
         }
     }
     out.data = t;

@@ -65,7 +65,7 @@ def test_dgamma_bitwise_identical_over_20_runs(rng):
 
 
 @pytest.mark.parametrize("dtype,shape", [("float16", (6000, 128)), ("float32", (1500, 700)),
-                                         ("bfloat16", (400, 9000))])
+                                         ("bfloat16", (400, 9000)), ("float32", (400, 12288))])
 def test_dgamma_identical_for_every_block_dim(rng, dtype, shape):
     dy, x, rstd, gamma = make_inputs(rng, shape, dtype=dtype)
     results = {}
@@ -74,3 +74,14 @@ def test_dgamma_identical_for_every_block_dim(rng, dtype, shape):
         assert stats["block_dim"] == min(block_dim, stats["groups"])
         results[block_dim] = (dx.tobytes(), dgamma.tobytes())
     assert len(set(results.values())) == 1
+
+
+def test_streamed_rows_same_bits_on_every_soc_and_block_dim(rng):
+    dy, x, rstd, gamma = make_inputs(rng, (150, 20000), dtype="float32")
+    results = set()
+    for soc in ("Ascend910B2", "Ascend910B3", "Ascend910_93"):
+        for block_dim in (1, 2, 3):
+            dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc=soc, block_dim=block_dim)
+            assert stats["path"] == "long_rows_streamed" and stats["groups"] == 3
+            results.add((dx.tobytes(), dgamma.tobytes()))
+    assert len(results) == 1

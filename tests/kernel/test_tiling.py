@@ -15,7 +15,8 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0):
     ("float16", 1, "small_cols"), ("float16", 128, "small_cols"), ("float32", 128, "small_cols"),
     ("float16", 129, "rows_in_ub"), ("float32", 2000, "rows_in_ub"), ("float16", 3000, "rows_in_ub"),
     ("float16", 6080, "long_rows"), ("bfloat16", 16384, "long_rows"), ("float32", 8192, "long_rows"),
-    ("float32", 1000000, "long_rows"),
+    ("float32", 12288, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
+    ("float32", 1000000, "long_rows_streamed"),
 ])
 def test_path_by_width(dtype, cols, path):
     assert tiling(64, cols, dtype)["path"] == path
@@ -27,10 +28,21 @@ def test_long_rows_up_to_the_goal_stay_resident(dtype, cols):
     assert fields["resident_cols"] == cols and fields["gamma_resident_cols"] == cols
 
 
-def test_rows_beyond_ub_keep_gamma_resident_first():
-    fields = tiling(100, 16384, "float32")["fields"]
-    assert fields["gamma_resident_cols"] == 16384
-    assert 0 < fields["resident_cols"] < 16384 and fields["resident_cols"] % fields["chunk_cols"] == 0
+@pytest.mark.parametrize("cols,min_slots", [(12288, 3), (16384, 4)])
+def test_streamed_rows_keep_gamma_and_dgamma_whole_and_stream_dy_and_x(cols, min_slots):
+    fields = tiling(4096, cols, "float32")["fields"]
+    assert fields["gamma_slots"] == 0 and fields["gamma_resident_cols"] == cols
+    assert fields["stream_slots"] >= min_slots and fields["chunk_cols"] % 64 == 0
+    chunks = -(-cols // fields["chunk_cols"])
+    assert cols - (chunks - 1) * fields["chunk_cols"] >= fields["chunk_cols"] // 2  # no stub of a last chunk
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_rows_beyond_ub_stream_gamma_and_keep_the_head_of_dgamma(dtype):
+    fields = tiling(3, 1000000, dtype)["fields"]
+    assert fields["gamma_slots"] >= 1 and fields["stream_slots"] >= 2
+    assert 0 < fields["gamma_resident_cols"] < 1000000
+    assert fields["gamma_resident_cols"] % fields["chunk_cols"] == 0
 
 
 @pytest.mark.parametrize("rows,cols,dtype", [(4096, 4096, "float16"), (1 << 20, 64, "float16"),

@@ -28,6 +28,8 @@ py::dict Fields(const RmsNormBackwardTilingData &t)
     d["dx_over_dy"] = t.dx_over_dy;
     d["sum_cols"] = t.sum_cols;
     d["spare_slots"] = t.spare_slots;
+    d["stream_slots"] = t.stream_slots;
+    d["gamma_slots"] = t.gamma_slots;
     d["partial_stride"] = t.partial_stride;
     d["reduce_chunk"] = t.reduce_chunk;
     d["inv_cols"] = t.inv_cols;

@@ -1,0 +1,370 @@
+// Long rows streamed: rows too long to keep whole in UB beside gamma and the fp32 dgamma accumulator.
+// One row at a time in C-col chunks, two passes, like CANN's own kernel: pass 1 reads dy and x from
+// HBM, adds dy*xhat into dgamma and sums g*xhat (g = dy*gamma); pass 2 reads them again (from L2)
+// and writes dx = rstd*(g + k*xhat), k = -mean(g*xhat), over the slot's dy.
+// What keeps HBM busy (measured on the twin's timeline):
+// - pass 2 of a row runs chunk by chunk interleaved with pass 1 of the next row, so dx leaves while
+//   the next row streams in and MTE3's writes cover MTE2's copy set-ups and L2 re-reads;
+// - k stays on the vector unit (ReduceSum, Brcb, a stride-0 operand): the scalar unit never waits
+//   for the row sum and keeps issuing copies;
+// - every step takes the next slot of one queue in order, and each freed slot is refilled at once
+//   with the step stream_slots ahead, so MTE2 runs as far ahead as the slots allow.
+// Keeping part of the row in UB from pass 1 to pass 2 instead (fewer re-reads) measured slower: the
+// slots it holds are missing from the stream.
+// gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
+// accumulated in UB for its leading gamma_resident_cols (a multiple of C) and beyond them
+// read-modified-written per row in the group's GM partial (rows of about 10^6 cols).
+//
+// UB budget (C = chunk_cols, s = sizeof(T), DR = gamma_resident_cols, SC = sum_cols); checked by the
+// tiling (StreamedUb):
+//   buffer                          elements               bytes
+//   stream slots (dy | x)           stream_slots x 2C      stream_slots * 2*C*s
+//   gamma                           cols, or gamma_slots x C   cols*s, or gamma_slots * C*s
+//   dgamma accumulator (fp32)       DR                     4 * DR
+//   16-bit: dy, x, gamma widened    3 x C                  12 * C
+//   row sum (fp32, lane-wise)       SC                     4 * SC
+//   ReduceSum work, total, k        SC/64 (blocks), 8, 64  ReduceWorkBytes(SC) + 32 + 256
+//   rstd batch                      64                     256
+//   dgamma partial in, out (DR < cols)  2 x C each         16 * C
+#pragma once
+#include "rms_norm_backward_common.h"
+
+namespace rms_norm_backward_impl {
+
+template <typename T>
+class RmsNormBackwardLongRowsStreamed {
+public:
+    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
+                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    {
+        t_ = tiling;
+        pipe_ = pipe;
+        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
+        C_ = t_.chunk_cols;
+        chunks_ = CeilDiv(t_.cols, C_);
+        pipe_->InitBuffer(slotQue_, t_.stream_slots, 2 * C_ * sizeof(T));
+        if (t_.gamma_slots == 0) {
+            pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
+        } else {
+            pipe_->InitBuffer(gammaQue_, t_.gamma_slots, C_ * sizeof(T));
+        }
+        if (t_.gamma_resident_cols > 0) {
+            pipe_->InitBuffer(dgammaBuf_, t_.gamma_resident_cols * sizeof(float));
+        }
+        if constexpr (!IsFloat()) {
+            pipe_->InitBuffer(wideBuf_, 3 * C_ * sizeof(float));
+        }
+        pipe_->InitBuffer(sumBuf_, t_.sum_cols * sizeof(float));
+        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.sum_cols));
+        pipe_->InitBuffer(totalBuf_, kBlockBytes);
+        pipe_->InitBuffer(coefBuf_, kFloatsPerRepeat * sizeof(float));
+        pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
+        if (t_.gamma_resident_cols < t_.cols) {
+            pipe_->InitBuffer(partialInQue_, 2, C_ * sizeof(float));
+            pipe_->InitBuffer(partialOutQue_, 2, C_ * sizeof(float));
+        }
+    }
+
+    __aicore__ inline void Process()
+    {
+        if (t_.gamma_slots == 0) {
+            CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
+            WaitFor<HardEvent::MTE2_V>(pipe_);
+        }
+        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
+            const RowGroup group = GroupRows(t_, g);
+            partialGm_ = gm_.Partial(t_, g);
+            if (t_.gamma_resident_cols > 0) {
+                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
+            }
+            rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
+            groupBegin_ = group.begin;
+            groupEnd_ = group.end;
+            const Step first{group.begin, 1, 0};
+            slotFill_ = gammaFill_ = first;
+            for (uint32_t i = 0; i < t_.stream_slots; ++i) {
+                CopyIn(g != GetBlockIdx());  // the core's earlier group wrote dx from these slots
+            }
+            for (uint32_t i = 0; i < t_.gamma_slots; ++i) {
+                CopyInGamma();
+            }
+            if (group.begin == group.end) {
+                ZeroStreamedPartial();
+            }
+            for (Step step = first; step.row < group.end; step = Next(step)) {
+                Compute(step, group);
+            }
+            if (t_.gamma_resident_cols > 0) {
+                WaitFor<HardEvent::V_MTE3>(pipe_);
+                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
+                WaitFor<HardEvent::MTE3_V>(pipe_);
+            }
+        }
+    }
+
+private:
+    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
+
+    // One step: chunk k of `row` in pass 1 or 2. A group runs pass 1 of its first row, then pass 2 of
+    // each row chunk by chunk interleaved with pass 1 of the next: P2(r, k), P1(r+1, k), P2(r, k+1), ...
+    // row == groupEnd_: no step left.
+    struct Step {
+        uint64_t row;
+        uint32_t pass;
+        uint32_t k;
+    };
+    __aicore__ inline Step Next(const Step &s) const
+    {
+        if (s.row >= groupEnd_) {
+            return s;
+        }
+        if (s.pass == 1) {
+            if (s.k + 1 == chunks_) {
+                return Step{s.row, 2, 0};
+            }
+            return s.row == groupBegin_ ? Step{s.row, 1, s.k + 1} : Step{s.row - 1, 2, s.k + 1};
+        }
+        if (s.row + 1 < groupEnd_) {
+            return Step{s.row + 1, 1, s.k};
+        }
+        return s.k + 1 < chunks_ ? Step{s.row, 2, s.k + 1} : Step{groupEnd_, 0, 0};
+    }
+
+    __aicore__ inline uint32_t Count(uint32_t k) const
+    {
+        const uint32_t begin = k * C_;
+        return t_.cols - begin < C_ ? t_.cols - begin : C_;
+    }
+
+    // The next step's chunk of dy lands in a free slot, then its x C elements later. A slot whose dx
+    // went out waits for that copy before it is overwritten.
+    __aicore__ inline void CopyIn(bool afterCopyOut)
+    {
+        const Step s = slotFill_;
+        if (s.row >= groupEnd_) {
+            return;
+        }
+        slotFill_ = Next(s);
+        LocalTensor<T> slot = slotQue_.AllocTensor<T>();
+        if (afterCopyOut) {
+            WaitFor<HardEvent::MTE3_MTE2>(pipe_);
+        }
+        const uint64_t at = s.row * t_.cols + uint64_t(s.k) * C_;
+        CopyInPad(slot, gm_.dy[at], Count(s.k));
+        CopyInPad(slot[C_], gm_.x[at], Count(s.k));
+        slotQue_.EnQue(slot);
+    }
+    __aicore__ inline void CopyInGamma()
+    {
+        const Step s = gammaFill_;
+        if (s.row >= groupEnd_) {
+            return;
+        }
+        gammaFill_ = Next(s);
+        LocalTensor<T> gamma = gammaQue_.AllocTensor<T>();
+        CopyInPad(gamma, gm_.gamma[uint64_t(s.k) * C_], Count(s.k));
+        gammaQue_.EnQue(gamma);
+    }
+
+    // gamma of chunk k as fp32 (widened into scratch 2 for 16-bit data); streamed chunks are freed,
+    // and their slot refilled, by ReleaseGamma once the vector unit has read them.
+    __aicore__ inline LocalTensor<T> TakeGamma(uint32_t k)
+    {
+        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[k * C_] : gammaQue_.DeQue<T>();
+    }
+    __aicore__ inline void ReleaseGamma(const LocalTensor<T> &gamma)
+    {
+        if (t_.gamma_slots != 0) {
+            gammaQue_.FreeTensor(gamma);
+            CopyInGamma();
+        }
+    }
+
+    // rstd is fetched 64 rows at a time (never past the group) and read by the scalar unit.
+    __aicore__ inline float Rstd(uint64_t row, const RowGroup &group)
+    {
+        LocalTensor<float> batch = rstdBuf_.Get<float>();
+        if (row >= rstdBatchEnd_) {
+            if (rstdBatchEnd_ > group.begin) {
+                WaitFor<HardEvent::S_MTE2>(pipe_);
+            }
+            const uint64_t left = group.end - row;
+            const uint32_t n = left < kRstdBatchRows ? uint32_t(left) : kRstdBatchRows;
+            CopyInPad(batch, gm_.rstd[row], n);
+            WaitFor<HardEvent::MTE2_S>(pipe_);
+            rstdBatchBegin_ = row;
+            rstdBatchEnd_ = row + n;
+        }
+        return batch.GetValue(uint32_t(row - rstdBatchBegin_));
+    }
+
+    // The fp32 view of a chunk input: the input itself for fp32 (computed on in place), else widened
+    // into scratch `i`.
+    __aicore__ inline LocalTensor<float> AsFloat(uint32_t i, const LocalTensor<T> &src, uint32_t count)
+    {
+        if constexpr (IsFloat()) {
+            return src;
+        } else {
+            const LocalTensor<float> wide = wideBuf_.Get<float>()[i * C_];
+            Widen(wide, src, count);
+            return wide;
+        }
+    }
+
+    __aicore__ inline void Compute(const Step &step, const RowGroup &group)
+    {
+        if (step.pass == 1) {
+            Pass1(step.row, step.k, group);
+        } else {
+            Pass2(step.row, step.k);
+        }
+    }
+
+    // Both passes start the same: xhat = x*rstd and g = dy*gamma; pass 1 first adds dy*xhat into dgamma.
+    __aicore__ inline void Prepare(const LocalTensor<T> &slot, uint32_t k, float rstd, bool addDgamma, bool firstRow,
+                                   LocalTensor<float> &g, LocalTensor<float> &xhat)
+    {
+        const uint32_t n = Count(k);
+        g = AsFloat(0, slot, n);
+        xhat = AsFloat(1, slot[C_], n);
+        Muls(xhat, xhat, rstd, n);
+        if (addDgamma) {
+            AddDgamma(g, xhat, k * C_, n, firstRow);
+        }
+        const LocalTensor<T> gamma = TakeGamma(k);
+        Mul(g, g, AsFloat(2, gamma, n), n);
+        ReleaseGamma(gamma);
+    }
+
+    // Pass 1 of chunk k: dgamma += dy*xhat, sum += g*xhat (lane-wise); after the row's last chunk,
+    // the row's k. The slot is free again at once.
+    __aicore__ inline void Pass1(uint64_t row, uint32_t k, const RowGroup &group)
+    {
+        if (k == 0) {
+            rstd_[row & 1] = Rstd(row, group);
+        }
+        const LocalTensor<T> slot = slotQue_.DeQue<T>();
+        LocalTensor<float> g, xhat;
+        Prepare(slot, k, rstd_[row & 1], true, row == group.begin, g, xhat);
+        AddRowSum(g, xhat, Count(k), k == 0);
+        slotQue_.FreeTensor(slot);
+        CopyIn(false);
+        if (k + 1 == chunks_) {
+            RowScale();
+        }
+    }
+
+    // Pass 2 of chunk k: dx = rstd*(g + k*xhat), rounded to the dtype, leaves from the slot's dy.
+    __aicore__ inline void Pass2(uint64_t row, uint32_t k)
+    {
+        const float rstd = rstd_[row & 1];
+        const LocalTensor<T> slot = slotQue_.DeQue<T>();
+        const uint32_t n = Count(k);
+        LocalTensor<float> g, xhat;
+        Prepare(slot, k, rstd, false, false, g, xhat);
+        AddScaled(g, xhat, n);
+        Muls(g, g, rstd, n);
+        if constexpr (!IsFloat()) {
+            Narrow(slot, g, n);
+        }
+        CopyOut(row * t_.cols + k * C_, slot, n);
+        slotQue_.FreeTensor(slot);
+        CopyIn(true);
+    }
+
+    // sum[0, SC) += g*xhat over the chunk in pieces of SC lanes; the row's first piece initialises it.
+    __aicore__ inline void AddRowSum(const LocalTensor<float> &g, const LocalTensor<float> &xhat, uint32_t count,
+                                     bool firstChunk)
+    {
+        const LocalTensor<float> sum = sumBuf_.Get<float>();
+        for (uint32_t p = 0; p < count; p += t_.sum_cols) {
+            const uint32_t n = count - p < t_.sum_cols ? count - p : t_.sum_cols;
+            if (firstChunk && p == 0) {
+                Mul(sum, g, xhat, n);
+            } else {
+                MulAddDst(sum, g[p], xhat[p], n);
+            }
+        }
+    }
+
+    // k = -sum(g*xhat)/cols into the first block of coefBuf_, without the scalar unit. The row's
+    // pass 2 follows its pass 1 in the vector unit's program order, so one k is live at a time.
+    __aicore__ inline void RowScale()
+    {
+        const LocalTensor<float> total = totalBuf_.Get<float>();
+        const uint32_t lanes = t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols;
+        ReduceSum(total, sumBuf_.Get<float>(), workBuf_.Get<float>(), lanes);
+        Muls(total, total, -t_.inv_cols, 1);
+        Brcb(coefBuf_.Get<float>(), total, 1, BrcbRepeatParams(1, 8));
+    }
+
+    // g += k*xhat, k read by every repeat (src1 strides 0). The lanes past `count` up to the next
+    // repeat lie inside the slot or scratch and never reach GM.
+    __aicore__ inline void AddScaled(const LocalTensor<float> &g, const LocalTensor<float> &xhat, uint32_t count)
+    {
+        MulAddDst(g, xhat, coefBuf_.Get<float>(), uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),
+                  BinaryRepeatParams(1, 1, 0, 8, 8, 0));
+    }
+
+    // dgamma += dy*xhat: in UB for the resident cols; beyond them in the group's GM partial, which
+    // the group's first row writes and later rows read back (after this core's earlier writes landed).
+    __aicore__ inline void AddDgamma(const LocalTensor<float> &dy, const LocalTensor<float> &xhat, uint32_t begin,
+                                     uint32_t count, bool firstRow)
+    {
+        if (begin < t_.gamma_resident_cols) {
+            MulAddDst(dgammaBuf_.Get<float>()[begin], dy, xhat, count);
+            return;
+        }
+        LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+        Mul(out, dy, xhat, count);
+        if (!firstRow) {
+            LocalTensor<float> in = partialInQue_.AllocTensor<float>();
+            WaitFor<HardEvent::MTE3_MTE2>(pipe_);
+            CopyInPad(in, partialGm_[begin], count);
+            partialInQue_.EnQue(in);
+            in = partialInQue_.DeQue<float>();
+            Add(out, out, in, count);
+            partialInQue_.FreeTensor(in);
+        }
+        partialOutQue_.EnQue(out);
+        out = partialOutQue_.DeQue<float>();
+        CopyOutPad(partialGm_[begin], out, count);
+        partialOutQue_.FreeTensor(out);
+    }
+
+    // A group without rows still owes zeros for the GM part of its partial.
+    __aicore__ inline void ZeroStreamedPartial()
+    {
+        for (uint32_t begin = t_.gamma_resident_cols; begin < t_.cols; begin += C_) {
+            const uint32_t n = t_.cols - begin < C_ ? t_.cols - begin : C_;
+            LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+            Duplicate(out, 0.0f, n);
+            partialOutQue_.EnQue(out);
+            out = partialOutQue_.DeQue<float>();
+            CopyOutPad(partialGm_[begin], out, n);
+            partialOutQue_.FreeTensor(out);
+        }
+    }
+
+    // dx leaves from the slot it was computed in, once the vector unit is done with it.
+    __aicore__ inline void CopyOut(uint64_t offset, const LocalTensor<T> &dx, uint32_t count)
+    {
+        WaitFor<HardEvent::V_MTE3>(pipe_);
+        CopyOutPad(gm_.dx[offset], dx, count);
+    }
+
+    RmsNormBackwardTilingData t_;
+    TPipe *pipe_ = nullptr;
+    OperatorGm<T> gm_;
+    GlobalTensor<float> partialGm_;
+    uint32_t C_ = 0, chunks_ = 0;
+    uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0, groupBegin_ = 0, groupEnd_ = 0;
+    Step slotFill_{}, gammaFill_{};  // the step each queue loads next
+    float rstd_[2] = {};             // per row parity: two rows are in flight
+    TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_, gammaQue_;
+    TQue<QuePosition::VECIN, 1> partialInQue_;
+    TQue<QuePosition::VECOUT, 1> partialOutQue_;
+    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_, rstdBuf_;
+};
+
+}  // namespace rms_norm_backward_impl
