@@ -68,15 +68,15 @@ public:
             const RowGroup group = GroupRows(t_, g);
             Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
             batchLoadEnd_ = group.begin;
+            if (!gammaLoaded) {  // first: its widening overlaps the first tile's copies
+                LoadGamma();
+                gammaLoaded = true;
+            }
             uint64_t row = group.begin;
             uint32_t n = NextTile(group.end - row);
             if (n > 0) {
                 CopyInDy(row, n);
                 CopyInX(row, n, group.end);
-            }
-            if (!gammaLoaded) {  // after the first tile's copies: HBM starts on the big transfers
-                LoadGamma();
-                gammaLoaded = true;
             }
             // Tile k's dx leaves between the copies of tile k+2's dy and x: its bytes take HBM while
             // the x copy is set up, so HBM never waits for a copy set-up.
@@ -122,19 +122,20 @@ public:
 
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-    static constexpr uint32_t kTailRows = 16;        // a group's last tiles halve down to about this many rows
     static constexpr uint32_t kRstdBatchTiles = 4;   // rstd arrives for this many whole tiles per copy
 
     // Rows of the next tile when `left` rows of the group remain: whole tiles while more than two are
-    // left, then halves (multiples of 8) down to kTailRows. Depends on the group only, so every block
-    // dim accumulates each row into the same lanes of dgamma.
+    // left, then halves (multiples of 8) down to 2R/3. Smaller last tiles leave less work behind the
+    // last copy-in, but below about R/2 rows the vector unit's fixed cost per tile exceeds what the
+    // tile's copies take, and it would fall behind. Depends on the group only, so every block dim
+    // accumulates each row into the same lanes of dgamma.
     __aicore__ inline uint32_t NextTile(uint64_t left) const
     {
         const uint32_t R = t_.tile_rows;
         if (left > 2 * uint64_t(R)) {
             return R;
         }
-        if (left <= kTailRows) {
+        if (left <= R * 2 / 3) {
             return uint32_t(left);
         }
         const uint32_t half = RoundUp(CeilDiv(uint32_t(left), 2), kFloatsPerBlock);
@@ -284,14 +285,11 @@ private:
     {
         LocalTensor<T> dyT = dyQue_.DeQue<T>();
         LocalTensor<T> xT = xQue_.DeQue<T>();
-        const LocalTensor<float> rstd = RstdOf(row);
         const uint32_t lanes = n * t_.row_stride;
         const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
         const LocalTensor<float> dgamma = dgammaBuf_.Get<float>(), sums = sumBuf_.Get<float>();
         const LocalTensor<float> rk = rkBuf_.Get<float>(), rstdRow = rstdRowBuf_.Get<float>();
         const LocalTensor<float> cRow = cRowBuf_.Get<float>();
-        Muls(rk, rstd, -t_.inv_cols, n);
-        PerRow(rstdRow, rstd, n);
         LocalTensor<float> dy, x;
         if constexpr (IsFloat()) {
             dy = dyT;
@@ -304,6 +302,9 @@ private:
             dy = a;
             x = xhat;
         }
+        const LocalTensor<float> rstd = RstdOf(row);
+        Muls(rk, rstd, -t_.inv_cols, n);
+        PerRow(rstdRow, rstd, n);
         MulRows<false>(xhat, x, rstdRow, n);
         if constexpr (IsFloat()) {
             xQue_.FreeTensor(xT);
