@@ -3,9 +3,10 @@
 // short row. Row sums come from WholeReduceSum, one repeat per row (two for rows wider than 64).
 //
 // The kernel is bound by HBM when the vector unit keeps up, so the schedule is about keeping the
-// core's HBM share busy: the input slots are freed as soon as their contents are widened (not at the
-// end of the tile), so the next tile's copy starts early; and a group's last rows come in halving
-// tiles, so the copy-out and the dgamma partial behind the last copy-in are short.
+// core's HBM share busy: the input slots are freed once widened (not at the end of the tile), so the
+// next tile's copy starts early; tile k's dx is copied out after tile k+2's inputs (see Process);
+// rstd arrives for several tiles per copy; and a group's last rows come in halving tiles, so less
+// work is left behind the last copy-in.
 //
 // Per row r the scalars rstd[r] and c[r] = -rstd[r] * mean(g*xhat)[r] scale whole rows:
 //   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c.
@@ -75,24 +76,21 @@ public:
             uint64_t row = group.begin;
             uint32_t n = NextTile(group.end - row);
             if (n > 0) {
-                CopyInDy(row, n);
-                CopyInX(row, n, group.end);
+                CopyIn(row, n, group.end);
             }
-            // Tile k's dx leaves between the copies of tile k+2's dy and x: its bytes take HBM while
-            // the x copy is set up, so HBM never waits for a copy set-up.
+            // Tile k's dx leaves after tile k+2's inputs are queued: the inputs, placed first, get HBM
+            // first (the vector unit never waits behind a copy-out), and the copy-out fills the HBM
+            // time the next input copy spends on its set-up.
             uint64_t outRow = 0;
             uint32_t outN = 0;
             while (n > 0) {
                 const uint64_t next = row + n;
                 const uint32_t nextN = NextTile(group.end - next);
                 if (nextN > 0) {
-                    CopyInDy(next, nextN);
+                    CopyIn(next, nextN, group.end);
                 }
                 if (outN > 0) {
                     CopyOut(outRow, outN);
-                }
-                if (nextN > 0) {
-                    CopyInX(next, nextN, group.end);
                 }
                 Compute(row, n);
                 outRow = row;
@@ -169,19 +167,15 @@ private:
         }
     }
 
-    __aicore__ inline void CopyInDy(uint64_t row, uint32_t n)
+    // dy and x of the tile, and rstd of the next kRstdBatchTiles tiles' rows when the tile starts past
+    // the last batch (one copy set-up for many tiles).
+    __aicore__ inline void CopyIn(uint64_t row, uint32_t n, uint64_t groupEnd)
     {
         LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
-        CopyInPacked(dyT, gm_.dy[row * t_.cols], n);
-        dyQue_.EnQue(dyT);
-    }
-
-    // x of the tile, and rstd of the next kRstdBatchTiles tiles' rows when the tile starts past the
-    // last batch (one copy set-up for many tiles).
-    __aicore__ inline void CopyInX(uint64_t row, uint32_t n, uint64_t groupEnd)
-    {
         LocalTensor<T> xT = xQue_.AllocTensor<T>();
+        CopyInPacked(dyT, gm_.dy[row * t_.cols], n);
         CopyInPacked(xT, gm_.x[row * t_.cols], n);
+        dyQue_.EnQue(dyT);
         xQue_.EnQue(xT);
         if (row + n > batchLoadEnd_) {
             const uint64_t end = row + RstdBatchRows() < groupEnd ? row + RstdBatchRows() : groupEnd;
