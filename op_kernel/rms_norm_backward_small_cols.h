@@ -17,12 +17,12 @@
 // dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
 // at the end of each group.
 //
-// UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T); per-row scalar
-// as a block: B = 8, spread: B = S; gamma pattern: P = 64 (S divides 64), 128 (S = 128), else R*S);
-// checked by the tiling (SmallColsUb):
+// UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T),
+// K = kSmallColsRstdBatchTiles; per-row scalar as a block: B = 8, spread: B = S; gamma pattern:
+// P = 64 (S divides 64), 128 (S = 128), else R*S); checked by the tiling (SmallColsUb):
 //   buffer                                      elements     bytes
 //   dy, x, dx queues                            2 x R*S each 6 * R*S*s
-//   rstd queue (batches of 4 tiles' rows)       2 x 4R       32 * R
+//   rstd queue (batches of K tiles' rows)       2 x K*R      8 * K*R
 //   a (dy widened, g*xhat, dx), xhat, g, dgamma R*S each     16 * R*S
 //   rstd and c per row                          R*B each     8 * R*B
 //   gamma                                       P            4 * P
@@ -120,7 +120,6 @@ public:
 
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-    static constexpr uint32_t kRstdBatchTiles = 4;   // rstd arrives for this many whole tiles per copy
 
     // Rows of the next tile when `left` rows of the group remain: whole tiles while more than two are
     // left, then halves (multiples of 8) down to 2R/3. Smaller last tiles leave less work behind the
@@ -167,8 +166,8 @@ private:
         }
     }
 
-    // dy and x of the tile, and rstd of the next kRstdBatchTiles tiles' rows when the tile starts past
-    // the last batch (one copy set-up for many tiles).
+    // dy and x of the tile, and rstd of the next kSmallColsRstdBatchTiles tiles' rows when the tile
+    // starts past the last batch (one copy set-up for many tiles).
     __aicore__ inline void CopyIn(uint64_t row, uint32_t n, uint64_t groupEnd)
     {
         LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
@@ -202,7 +201,7 @@ private:
         return rstdBatch_[uint32_t(row - batchStart_)];
     }
 
-    __aicore__ inline uint32_t RstdBatchRows() const { return kRstdBatchTiles * t_.tile_rows; }
+    __aicore__ inline uint32_t RstdBatchRows() const { return kSmallColsRstdBatchTiles * t_.tile_rows; }
 
     // values[r] for the rows of a tile, laid out for MulRows: one block per row (rowBlocks_), else
     // spread over the S lanes of the row (S/8 Brcb calls, one block column each).
