@@ -1,8 +1,9 @@
 // The last phase of the launch when dgamma was summed in several row groups: after SyncAll, each core
-// takes a slice of the columns and adds the groups' fp32 partials from the workspace in group order
-// 0, 1, ..., G-1. The order never depends on the core or the block dim, so dgamma is bitwise
-// reproducible; no atomics are involved. The partials of as many groups as fit the partial buffer
-// arrive in one strided copy (one copy set-up instead of one per group).
+// takes a slice of the columns and adds the groups' fp32 partials from the workspace by one pairwise
+// tree over the groups (the upper half of the groups onto the lower, log2(G) times). Every column is
+// summed in that same order, whatever slice a core takes, so dgamma is bitwise reproducible across
+// block dims; no atomics are involved. A step takes as many columns as leave room for all G partials
+// in the partial buffer, in one strided copy, and needs log2(G) vector instructions.
 //
 // UB budget (RC = reduce_chunk fp32 elements):
 //   buffer           elements   bytes
@@ -30,40 +31,40 @@ public:
 
     __aicore__ inline void Process()
     {
-        for (uint32_t col = begin_; col < end_; col += t_.reduce_chunk) {
-            const uint32_t n = end_ - col < t_.reduce_chunk ? end_ - col : t_.reduce_chunk;
-            const uint32_t rowFloats = RoundUp(n, kFloatsPerBlock);  // each group's slice lands block-aligned
-            const uint32_t batch = t_.reduce_chunk / rowFloats < t_.groups ? t_.reduce_chunk / rowFloats : t_.groups;
-            LocalTensor<float> dgamma = sumQue_.AllocTensor<float>();
-            Duplicate(dgamma, 0.0f, n);
-            for (uint32_t g = 0; g < t_.groups; g += batch) {
-                const uint32_t k = t_.groups - g < batch ? t_.groups - g : batch;
-                CopyIn(uint64_t(g) * t_.partial_stride + col, n, k);
-                Compute(dgamma, n, k, rowFloats);
-            }
-            sumQue_.EnQue(dgamma);
+        // Columns per step: all G partials of them fit the partial buffer, each slice block-aligned.
+        const uint32_t span = t_.reduce_chunk / t_.groups / kFloatsPerBlock * kFloatsPerBlock;
+        for (uint32_t col = begin_; col < end_; col += span) {
+            const uint32_t n = end_ - col < span ? end_ - col : span;
+            CopyIn(col, n);
+            Compute(n);
             CopyOut(col, n);
         }
     }
 
 private:
-    // n cols of k consecutive groups' partials, partial_stride apart in GM.
-    __aicore__ inline void CopyIn(uint64_t offset, uint32_t n, uint32_t k)
+    // n cols of every group's partial, partial_stride apart in GM, each landing block-aligned in UB.
+    __aicore__ inline void CopyIn(uint64_t col, uint32_t n)
     {
         LocalTensor<float> partial = partialQue_.AllocTensor<float>();
         const uint32_t gap = (t_.partial_stride - n) * sizeof(float);
-        DataCopyPad(partial, partialsGm_[offset], DataCopyExtParams(k, n * sizeof(float), gap, 0, 0),
+        DataCopyPad(partial, partialsGm_[col], DataCopyExtParams(t_.groups, n * sizeof(float), gap, 0, 0),
                     DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
         partialQue_.EnQue(partial);
     }
 
-    __aicore__ inline void Compute(const LocalTensor<float> &dgamma, uint32_t n, uint32_t k, uint32_t rowFloats)
+    // Folds the upper groups onto the lower ones until two are left, then adds those into the sum.
+    __aicore__ inline void Compute(uint32_t n)
     {
         LocalTensor<float> partial = partialQue_.DeQue<float>();
-        for (uint32_t j = 0; j < k; ++j) {
-            Add(dgamma, dgamma, partial[j * rowFloats], n);
+        LocalTensor<float> dgamma = sumQue_.AllocTensor<float>();
+        const uint32_t rowFloats = RoundUp(n, kFloatsPerBlock);
+        uint32_t rows = t_.groups;
+        for (; rows > 2; rows -= rows / 2) {
+            Add(partial, partial, partial[(rows - rows / 2) * rowFloats], rows / 2 * rowFloats);
         }
+        Add(dgamma, partial, partial[rowFloats], n);
         partialQue_.FreeTensor(partial);
+        sumQue_.EnQue(dgamma);
     }
 
     __aicore__ inline void CopyOut(uint32_t col, uint32_t n)

@@ -1,17 +1,32 @@
-// Small cols (row_stride <= 128): tiles of R rows packed back to back (each row zero-padded to S =
-// row_stride elements), so every vector instruction covers R*S lanes of many rows instead of one short
-// row. Per-row scalars (rstd, the row mean) are spread over their row's lanes with Brcb; row sums
-// come from WholeReduceSum, one repeat per row. dgamma accumulates lane-wise in an R x S tile and is
-// folded to one row, in a fixed pairwise order, at the end of each group.
+// Small cols (row_stride <= 128): tiles of up to R rows packed back to back (each row zero-padded to
+// S = row_stride elements), so every vector instruction covers n*S lanes of many rows instead of one
+// short row. Row sums come from WholeReduceSum, one repeat per row (two for rows wider than 64).
 //
-// UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T)); checked by the
-// tiling (SmallColsUb):
+// The kernel is bound by HBM when the vector unit keeps up, so the schedule is about keeping the
+// core's HBM share busy: the input slots are freed once widened (not at the end of the tile), so the
+// next tile's copy starts early; tile k's dx is copied out after tile k+2's inputs (see Process);
+// rstd arrives for several tiles per copy; and a group's last rows come in halving tiles, so less
+// work is left behind the last copy-in.
+//
+// Per row r the scalars rstd[r] and c[r] = -rstd[r] * mean(g*xhat)[r] scale whole rows:
+//   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c.
+// Where a row is exactly one repeat of 64 fp32 lanes (S = 64) or two (S = 128), a row's scalar is one
+// 32-byte block (Brcb) read with block stride 0 by every block of its repeat; otherwise it is spread
+// over all S lanes of its row (S/8 Brcb calls). gamma, widened, is one 64-lane pattern read with
+// repeat stride 0 where S divides 64 or S = 128; otherwise it is repeated on every row of the tile.
+// dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
+// at the end of each group.
+//
+// UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T),
+// K = kSmallColsRstdBatchTiles; per-row scalar as a block: B = 8, spread: B = S; gamma pattern:
+// P = 64 (S divides 64), 128 (S = 128), else R*S); checked by the tiling (SmallColsUb):
 //   buffer                                      elements     bytes
 //   dy, x, dx queues                            2 x R*S each 6 * R*S*s
-//   rstd queue                                  2 x R        8 * R
-//   gamma, dgamma, rstd and mean broadcast, g   R*S each     20 * R*S
-//   dy, x widened (16-bit only)                 R*S each     8 * R*S
-//   row sums (two halves of a 128-wide row)     2 x R        8 * R
+//   rstd queue (batches of K tiles' rows)       2 x K*R      8 * K*R
+//   a (dy widened, g*xhat, dx), xhat, g, dgamma R*S each     16 * R*S
+//   rstd and c per row                          R*B each     8 * R*B
+//   gamma                                       P            4 * P
+//   -rstd/cols, row sums (two halves)           R each       12 * R
 #pragma once
 #include "rms_norm_backward_common.h"
 
@@ -26,41 +41,69 @@ public:
         t_ = tiling;
         pipe_ = pipe;
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
-        const uint32_t lanes = t_.tile_rows * t_.row_stride;
+        const uint32_t S = t_.row_stride, R = t_.tile_rows, lanes = R * S;
+        rowBlocks_ = S == 2 * kFloatsPerRepeat || S == kFloatsPerRepeat;
+        gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (S == 2 * kFloatsPerRepeat ? S : lanes);
         pipe_->InitBuffer(dyQue_, 2, lanes * sizeof(T));
         pipe_->InitBuffer(xQue_, 2, lanes * sizeof(T));
-        pipe_->InitBuffer(rstdQue_, 2, t_.tile_rows * sizeof(float));
+        pipe_->InitBuffer(rstdQue_, 2, RstdBatchRows() * sizeof(float));
         pipe_->InitBuffer(dxQue_, 2, lanes * sizeof(T));
-        pipe_->InitBuffer(gammaBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(dgammaBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(rstdWideBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(meanWideBuf_, lanes * sizeof(float));
+        pipe_->InitBuffer(aBuf_, lanes * sizeof(float));
+        pipe_->InitBuffer(xhatBuf_, lanes * sizeof(float));
         pipe_->InitBuffer(gBuf_, lanes * sizeof(float));
-        if constexpr (!IsFloat()) {
-            pipe_->InitBuffer(dyF32Buf_, lanes * sizeof(float));
-            pipe_->InitBuffer(xhatBuf_, lanes * sizeof(float));
-        }
-        pipe_->InitBuffer(sumBuf_, t_.tile_rows * sizeof(float));
-        pipe_->InitBuffer(sumHighBuf_, t_.tile_rows * sizeof(float));
+        pipe_->InitBuffer(dgammaBuf_, lanes * sizeof(float));
+        const uint32_t perRow = rowBlocks_ ? kFloatsPerBlock : S;
+        pipe_->InitBuffer(rstdRowBuf_, R * perRow * sizeof(float));
+        pipe_->InitBuffer(cRowBuf_, R * perRow * sizeof(float));
+        pipe_->InitBuffer(gammaBuf_, gammaLanes_ * sizeof(float));
+        pipe_->InitBuffer(rkBuf_, R * sizeof(float));
+        pipe_->InitBuffer(sumBuf_, R * sizeof(float));
+        pipe_->InitBuffer(sumHighBuf_, R * sizeof(float));
     }
 
     __aicore__ inline void Process()
     {
-        LoadGamma();
         const LocalTensor<float> dgamma = dgammaBuf_.Get<float>();
+        bool gammaLoaded = false;
         for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
             const RowGroup group = GroupRows(t_, g);
             Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
-            if (group.begin < group.end) {
-                CopyIn(group.begin, TileRows(group, group.begin, t_.tile_rows));
+            batchLoadEnd_ = group.begin;
+            if (!gammaLoaded) {  // first: its widening overlaps the first tile's copies
+                LoadGamma();
+                gammaLoaded = true;
             }
-            for (uint64_t row = group.begin; row < group.end; row += t_.tile_rows) {
-                const uint64_t next = row + t_.tile_rows;
-                if (next < group.end) {
-                    CopyIn(next, TileRows(group, next, t_.tile_rows));
+            uint64_t row = group.begin;
+            uint32_t n = NextTile(group.end - row);
+            if (n > 0) {
+                CopyIn(row, n, group.end);
+            }
+            // Tile k's dx leaves after tile k+2's inputs are queued: the inputs, placed first, get HBM
+            // first (the vector unit never waits behind a copy-out), and the copy-out fills the HBM
+            // time the next input copy spends on its set-up.
+            uint64_t outRow = 0;
+            uint32_t outN = 0;
+            while (n > 0) {
+                const uint64_t next = row + n;
+                const uint32_t nextN = NextTile(group.end - next);
+                if (nextN > 0) {
+                    CopyIn(next, nextN, group.end);
                 }
-                Compute(TileRows(group, row, t_.tile_rows));
-                CopyOut(row, TileRows(group, row, t_.tile_rows));
+                if (outN > 0) {
+                    CopyOut(outRow, outN);
+                }
+                Compute(row, n);
+                outRow = row;
+                outN = n;
+                row = next;
+                n = nextN;
+            }
+            if (outN > 0) {
+                CopyOut(outRow, outN);
+            }
+            if (batchHeld_) {
+                rstdQue_.FreeTensor(rstdBatch_);
+                batchHeld_ = false;
             }
             // Fold the tile's rows pairwise, the upper rows onto the lower ones, in log2(R) steps:
             // a fixed order, so the same sum on every core and every run.
@@ -78,6 +121,24 @@ public:
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
 
+    // Rows of the next tile when `left` rows of the group remain: whole tiles while more than two are
+    // left, then halves (multiples of 8) down to 2R/3. Smaller last tiles leave less work behind the
+    // last copy-in, but below about R/2 rows the vector unit's fixed cost per tile exceeds what the
+    // tile's copies take, and it would fall behind. Depends on the group only, so every block dim
+    // accumulates each row into the same lanes of dgamma.
+    __aicore__ inline uint32_t NextTile(uint64_t left) const
+    {
+        const uint32_t R = t_.tile_rows;
+        if (left > 2 * uint64_t(R)) {
+            return R;
+        }
+        if (left <= R * 2 / 3) {
+            return uint32_t(left);
+        }
+        const uint32_t half = RoundUp(CeilDiv(uint32_t(left), 2), kFloatsPerBlock);
+        return half < R ? half : R;
+    }
+
     // Rows land S elements apart with their padding lanes zeroed, so whole-row sums see only zeros there.
     __aicore__ inline void CopyInPacked(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t rows)
     {
@@ -86,49 +147,115 @@ private:
                     DataCopyPadExtParams<T>(true, 0, pad, T(0)));
     }
 
-    // gamma, widened, repeated on every row of the tile.
+    // gamma, widened, repeated over gammaLanes_ (its pattern of whole rows).
     __aicore__ inline void LoadGamma()
     {
-        const LocalTensor<float> gammaWide = gammaBuf_.Get<float>();
-        const LocalTensor<float> row = gBuf_.Get<float>();
+        const LocalTensor<float> gamma = gammaBuf_.Get<float>();
         if constexpr (IsFloat()) {
-            CopyInPacked(row, gm_.gamma, 1);
+            CopyInPacked(gamma, gm_.gamma, 1);
             WaitFor<HardEvent::MTE2_V>(pipe_);
         } else {
-            const LocalTensor<T> gammaT = meanWideBuf_.Get<T>();
+            const LocalTensor<T> gammaT = aBuf_.Get<T>();
             CopyInPacked(gammaT, gm_.gamma, 1);
             WaitFor<HardEvent::MTE2_V>(pipe_);
-            Widen(row, gammaT, t_.row_stride);
+            Widen(gamma, gammaT, t_.row_stride);
         }
-        Muls(gammaWide, row, 1.0f, t_.row_stride);
-        for (uint32_t rows = 1; rows < t_.tile_rows; rows *= 2) {  // doubling copies
-            const uint32_t copy = rows < t_.tile_rows - rows ? rows : t_.tile_rows - rows;
-            Muls(gammaWide[rows * t_.row_stride], gammaWide, 1.0f, copy * t_.row_stride);
+        for (uint32_t done = t_.row_stride; done < gammaLanes_; done *= 2) {  // doubling copies
+            const uint32_t copy = done < gammaLanes_ - done ? done : gammaLanes_ - done;
+            Muls(gamma[done], gamma, 1.0f, copy);
         }
     }
 
-    __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
+    // dy and x of the tile, and rstd of the next kSmallColsRstdBatchTiles tiles' rows when the tile
+    // starts past the last batch (one copy set-up for many tiles).
+    __aicore__ inline void CopyIn(uint64_t row, uint32_t n, uint64_t groupEnd)
     {
         LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
         LocalTensor<T> xT = xQue_.AllocTensor<T>();
-        LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
         CopyInPacked(dyT, gm_.dy[row * t_.cols], n);
         CopyInPacked(xT, gm_.x[row * t_.cols], n);
-        CopyInPad(rstd, gm_.rstd[row], n);
         dyQue_.EnQue(dyT);
         xQue_.EnQue(xT);
-        rstdQue_.EnQue(rstd);
+        if (row + n > batchLoadEnd_) {
+            const uint64_t end = row + RstdBatchRows() < groupEnd ? row + RstdBatchRows() : groupEnd;
+            LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
+            CopyInPad(rstd, gm_.rstd[row], uint32_t(end - row));
+            rstdQue_.EnQue(rstd);
+            batchStarts_[batchLoads_++ % 2] = row;
+            batchLoadEnd_ = end;
+        }
     }
 
-    // Spreads values[r] over the S lanes of row r: Brcb fills one 32-byte block per value, and S/8 calls
-    // place those blocks at every block of the rows.
-    __aicore__ inline void Spread(const LocalTensor<float> &wide, const LocalTensor<float> &values, uint32_t n)
+    // rstd of the tile at `row`: a slice of the batch that holds it (taken from the queue at its first tile).
+    __aicore__ inline LocalTensor<float> RstdOf(uint64_t row)
     {
-        const uint32_t blocksPerRow = t_.row_stride / kFloatsPerBlock;
+        if (batchUses_ < batchLoads_ && batchStarts_[batchUses_ % 2] == row) {
+            if (batchHeld_) {
+                rstdQue_.FreeTensor(rstdBatch_);
+            }
+            rstdBatch_ = rstdQue_.DeQue<float>();
+            batchStart_ = row;
+            batchHeld_ = true;
+            batchUses_++;
+        }
+        return rstdBatch_[uint32_t(row - batchStart_)];
+    }
+
+    __aicore__ inline uint32_t RstdBatchRows() const { return kSmallColsRstdBatchTiles * t_.tile_rows; }
+
+    // values[r] for the rows of a tile, laid out for MulRows: one block per row (rowBlocks_), else
+    // spread over the S lanes of the row (S/8 Brcb calls, one block column each).
+    __aicore__ inline void PerRow(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t n)
+    {
         const uint8_t repeats = uint8_t(CeilDiv(n, kFloatsPerBlock));
+        if (rowBlocks_) {
+            Brcb(dst, values, repeats, BrcbRepeatParams{1, kFloatsPerBlock});
+            return;
+        }
+        const uint32_t blocksPerRow = t_.row_stride / kFloatsPerBlock;
         for (uint32_t b = 0; b < blocksPerRow; ++b) {
-            Brcb(wide[b * kFloatsPerBlock], values, repeats,
+            Brcb(dst[b * kFloatsPerBlock], values, repeats,
                  BrcbRepeatParams{uint16_t(blocksPerRow), uint16_t(blocksPerRow * kFloatsPerBlock)});
+        }
+    }
+
+    // dst = src * perRow (accumulate: dst += src * perRow) over n rows.
+    template <bool accumulate>
+    __aicore__ inline void MulRows(const LocalTensor<float> &dst, const LocalTensor<float> &src,
+                                   const LocalTensor<float> &perRow, uint32_t n)
+    {
+        if (!rowBlocks_) {
+            if constexpr (accumulate) {
+                MulAddDst(dst, src, perRow, int32_t(n * t_.row_stride));
+            } else {
+                Mul(dst, src, perRow, int32_t(n * t_.row_stride));
+            }
+            return;
+        }
+        const uint8_t rowBlocks = uint8_t(t_.row_stride / kFloatsPerBlock);
+        const BinaryRepeatParams params(1, 1, 0, rowBlocks, rowBlocks, 1);  // block stride 0: one block per row
+        for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
+            if constexpr (accumulate) {
+                MulAddDst(dst[h], src[h], perRow, kFloatsPerRepeat, n, params);
+            } else {
+                Mul(dst[h], src[h], perRow, kFloatsPerRepeat, n, params);
+            }
+        }
+    }
+
+    // g = dy * gamma over n rows: the gamma pattern read again with repeat stride 0 where it is short.
+    __aicore__ inline void MulGamma(const LocalTensor<float> &g, const LocalTensor<float> &dy, uint32_t n)
+    {
+        const LocalTensor<float> gamma = gammaBuf_.Get<float>();
+        const uint32_t lanes = n * t_.row_stride;
+        if (gammaLanes_ == t_.tile_rows * t_.row_stride) {
+            Mul(g, dy, gamma, int32_t(lanes));
+        } else if (gammaLanes_ == kFloatsPerRepeat) {
+            Mul(g, dy, gamma, kFloatsPerRepeat, CeilDiv(lanes, kFloatsPerRepeat), BinaryRepeatParams(1, 1, 1, 8, 8, 0));
+        } else {  // two repeats per row
+            const BinaryRepeatParams params(1, 1, 1, 16, 16, 0);
+            Mul(g, dy, gamma, kFloatsPerRepeat, n, params);
+            Mul(g[kFloatsPerRepeat], dy[kFloatsPerRepeat], gamma[kFloatsPerRepeat], kFloatsPerRepeat, n, params);
         }
     }
 
@@ -146,48 +273,54 @@ private:
         }
     }
 
-    // xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)), on R*S lanes.
-    __aicore__ inline void Compute(uint32_t n)
+    // xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, c = -rstd*mean(g*xhat), dx = g*rstd + xhat*c.
+    __aicore__ inline void Compute(uint64_t row, uint32_t n)
     {
         LocalTensor<T> dyT = dyQue_.DeQue<T>();
         LocalTensor<T> xT = xQue_.DeQue<T>();
-        LocalTensor<float> rstd = rstdQue_.DeQue<float>();
         const uint32_t lanes = n * t_.row_stride;
-        const LocalTensor<float> rstdWide = rstdWideBuf_.Get<float>(), meanWide = meanWideBuf_.Get<float>();
-        const LocalTensor<float> g = gBuf_.Get<float>(), dgamma = dgammaBuf_.Get<float>();
-        const LocalTensor<float> sums = sumBuf_.Get<float>();
-        LocalTensor<float> dy, xhat;
+        const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
+        const LocalTensor<float> dgamma = dgammaBuf_.Get<float>(), sums = sumBuf_.Get<float>();
+        const LocalTensor<float> rk = rkBuf_.Get<float>(), rstdRow = rstdRowBuf_.Get<float>();
+        const LocalTensor<float> cRow = cRowBuf_.Get<float>();
+        LocalTensor<float> dy, x;
         if constexpr (IsFloat()) {
             dy = dyT;
-            xhat = xT;
-        } else {
-            dy = dyF32Buf_.Get<float>();
-            xhat = xhatBuf_.Get<float>();
-            Widen(dy, dyT, lanes);
+            x = xT;
+        } else {  // widened at once, so the input slots take the next tile's copy early
+            Widen(a, dyT, lanes);
             Widen(xhat, xT, lanes);
+            dyQue_.FreeTensor(dyT);
+            xQue_.FreeTensor(xT);
+            dy = a;
+            x = xhat;
         }
-        Spread(rstdWide, rstd, n);
-        Mul(xhat, xhat, rstdWide, lanes);
-        Mul(g, dy, gammaBuf_.Get<float>(), lanes);
-        Mul(dy, dy, xhat, lanes);
-        Add(dgamma, dgamma, dy, lanes);
-        Mul(dy, g, xhat, lanes);
-        RowSums(sums, dy, n);
-        Muls(sums, sums, t_.inv_cols, n);
-        Spread(meanWide, sums, n);
-        Mul(xhat, xhat, meanWide, lanes);
-        Sub(g, g, xhat, lanes);
+        const LocalTensor<float> rstd = RstdOf(row);
+        Muls(rk, rstd, -t_.inv_cols, n);
+        PerRow(rstdRow, rstd, n);
+        MulRows<false>(xhat, x, rstdRow, n);
+        if constexpr (IsFloat()) {
+            xQue_.FreeTensor(xT);
+        }
+        MulAddDst(dgamma, dy, xhat, int32_t(lanes));
+        MulGamma(g, dy, n);
+        if constexpr (IsFloat()) {
+            dyQue_.FreeTensor(dyT);
+        }
+        Mul(a, g, xhat, int32_t(lanes));
+        RowSums(sums, a, n);
+        Mul(sums, sums, rk, int32_t(n));
+        PerRow(cRow, sums, n);
         LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
         if constexpr (IsFloat()) {
-            Mul(dxT, g, rstdWide, lanes);
+            MulRows<false>(dxT, xhat, cRow, n);
+            MulRows<true>(dxT, g, rstdRow, n);
         } else {
-            Mul(g, g, rstdWide, lanes);
-            Narrow(dxT, g, lanes);
+            MulRows<false>(a, xhat, cRow, n);
+            MulRows<true>(a, g, rstdRow, n);
+            Narrow(dxT, a, lanes);
         }
         dxQue_.EnQue(dxT);
-        dyQue_.FreeTensor(dyT);
-        xQue_.FreeTensor(xT);
-        rstdQue_.FreeTensor(rstd);
     }
 
     __aicore__ inline void CopyOut(uint64_t row, uint32_t n)
@@ -200,9 +333,16 @@ private:
     RmsNormBackwardTilingData t_;
     TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
-    TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile is queued early
+    bool rowBlocks_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
+    uint32_t gammaLanes_ = 0;
+    TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile (rstd batch) is queued early
+    LocalTensor<float> rstdBatch_;                       // the batch the computed tile's rstd is in
+    uint64_t batchStart_ = 0, batchLoadEnd_ = 0;
+    uint64_t batchStarts_[2] = {0, 0};                   // first rows of the batches in the queue
+    uint32_t batchLoads_ = 0, batchUses_ = 0;
+    bool batchHeld_ = false;
     TQue<QuePosition::VECOUT, 1> dxQue_;
-    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, rstdWideBuf_, meanWideBuf_, gBuf_, dyF32Buf_, xhatBuf_, sumBuf_,
+    TBuf<QuePosition::VECCALC> aBuf_, xhatBuf_, gBuf_, dgammaBuf_, rstdRowBuf_, cRowBuf_, gammaBuf_, rkBuf_, sumBuf_,
         sumHighBuf_;
 };
 

@@ -31,6 +31,9 @@ inline constexpr uint32_t kMaxRowBuffers = 3;
 // Long rows: rstd values fetched per copy.
 inline constexpr uint32_t kRstdBatchRows = 64;
 
+// Small cols: rstd values of this many whole tiles (tile_rows each) fetched per copy.
+inline constexpr uint32_t kSmallColsRstdBatchTiles = 4;
+
 struct RmsNormBackwardTilingData {
     uint64_t rows;                 // prod(x.shape) / cols
     uint32_t cols;                 // prod(gamma.shape): the normalised row

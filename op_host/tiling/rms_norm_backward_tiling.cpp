@@ -104,13 +104,19 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
     return "";
 }
 
-// Small cols: R packed rows of S elements; 16-bit adds the two widened copies (dy, x).
-//   queues dy, x, dx: 2 x R*S*s each; rstd: 2 x R*4; fp32 work: gamma, dgamma, rstd and mean broadcast,
-//   g, (dy, x widened): R*S*4 each; row sums: 2 x R*4.
+// Small cols: R packed rows of S elements (the header's UB table). queues dy, x, dx: 2 x R*S*s each;
+// rstd: 2 batches of kSmallColsRstdBatchTiles * R rows, *4; fp32 work a, xhat, g, dgamma: R*S*4
+// each; rstd and c per row: one block per row where a row is one or two whole repeats (S = 64, 128),
+// else spread over the row; gamma: a 64- or 128-lane pattern where S divides 64 or is 128, else
+// R*S; -rstd/cols and the row sums (two halves): R*4 each.
 uint64_t SmallColsUb(uint32_t R, uint32_t S, uint32_t s)
 {
-    const uint32_t work = s == 4 ? 5 : 7;
-    return 3 * 2 * Ub(uint64_t(R) * S * s) + 2 * Ub(R * 4) + work * Ub(uint64_t(R) * S * 4) + 2 * Ub(R * 4);
+    const uint64_t lanes = uint64_t(R) * S;
+    const uint64_t perRow = S == 64 || S == 128 ? 8 : S;
+    const uint64_t gamma = 64 % S == 0 ? 64 : (S == 128 ? 128 : lanes);
+    const uint64_t rstdBatch = uint64_t(kSmallColsRstdBatchTiles) * R;
+    return 3 * 2 * Ub(lanes * s) + 2 * Ub(rstdBatch * 4) + 4 * Ub(lanes * 4) + 2 * Ub(R * perRow * 4) +
+           Ub(gamma * 4) + 3 * Ub(R * 4);
 }
 
 uint64_t ReduceWorkUb(uint32_t n) { return Ub(RoundUp((n + 63) / 64, 8) * 4) + kUbBlockBytes; }

@@ -3,7 +3,7 @@ dims 1..48 for three shapes on the default SoC): the same input gives the same d
 every SoC and every block dim the tiling may be given, on each path with several dgamma row groups and
 with 1-, 2- and 3-dim gamma; and 20 runs of the rows-in-UB and long-rows paths agree bit for bit.
 The design makes this possible: the row groups of dgamma depend on the shape only (never on the core
-count) and their partials are added in group order after SyncAll, without atomics."""
+count) and their partials are added in one fixed order after SyncAll, without atomics."""
 import pytest
 
 from rmsnorm_backward import _twin
