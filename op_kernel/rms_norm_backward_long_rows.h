@@ -16,7 +16,7 @@
 //   a, b (fp32)                C each         8 * C
 //   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
 //   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
-//   rstd batch                 64             256
+//   rstd batches (two)         2 x 64         512
 //   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
 //   streamed dy, x (XR < cols) 2 x C each     4 * C*s
 //   streamed gamma, dgamma partial in/out (GR < cols)  2 x C each   2 * C*s + 16 * C
@@ -51,10 +51,14 @@ public:
         sumPerChunk_ = t_.sum_cols == 0;
         pipe_->InitBuffer(sumBuf_, (sumPerChunk_ ? kMaxRowSlots : t_.sum_cols) * sizeof(float));
         dxOverDy_ = ring_ && t_.dx_over_dy != 0;
+        for (uint32_t i = 0; i < kRefillLag; ++i) {
+            dxLeft_[i] = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
+        }
         if (!dxOverDy_) {
             pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
         }
-        pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
+        pipe_->InitBuffer(rstdBuf_, 2 * kRstdBatchRows * sizeof(float));
+        rstdLanded_ = pipe_->AllocEventID<HardEvent::MTE2_S>();
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
         if (t_.resident_cols < t_.cols) {
@@ -81,6 +85,9 @@ public:
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
             rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
+            if (group.begin < group.end) {  // ahead of the rows, so the scalar unit never waits behind them
+                FetchRstd(group.begin, group.end);
+            }
             fillRow_ = group.begin;
             fillBegin_ = 0;
             fillEnd_ = group.end;
@@ -96,12 +103,15 @@ public:
                 if (!ring_ && row + ahead < group.end) {
                     CopyInRow(row + ahead);
                 }
-                Compute(row, group, row == group.begin);
+                Compute(row, group, row == group.begin, row + 1 == group.end);
             }
             if (t_.gamma_resident_cols > 0) {
-                WaitFor<HardEvent::V_MTE3>(pipe_);
-                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
-                WaitFor<HardEvent::MTE3_V>(pipe_);
+                // (whole rows wrote it after the last row's pass 1; a group without rows owes its zeros)
+                if (t_.gamma_resident_cols < t_.cols || group.begin == group.end) {
+                    WaitFor<HardEvent::V_MTE3>(pipe_);
+                    CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
+                }
+                WaitFor<HardEvent::MTE3_V>(pipe_);  // the next group zeroes dgamma once it has left
             }
         }
     }
@@ -162,22 +172,30 @@ private:
         slotQue_.EnQue(slot);
     }
 
-    // rstd is fetched 64 rows at a time (never past the group) and read by the scalar unit.
+    // rstd is fetched 64 rows at a time (never past the group) into two halves of its buffer, one
+    // batch ahead: the scalar unit reads it, and a wait for a copy issued just now would stall the
+    // scalar unit behind every row copy queued before it on MTE2.
+    __aicore__ inline void FetchRstd(uint64_t begin, uint64_t end)
+    {
+        const uint32_t n = end - begin < kRstdBatchRows ? uint32_t(end - begin) : kRstdBatchRows;
+        WaitFor<HardEvent::S_MTE2>(pipe_);  // the scalar unit is done with the half this batch lands in
+        CopyInPad(rstdBuf_.Get<float>()[rstdFetchHalf_ * kRstdBatchRows], gm_.rstd[begin], n);
+        SetFlag<HardEvent::MTE2_S>(rstdLanded_);
+        rstdFetchHalf_ ^= 1;
+        rstdFetchedEnd_ = begin + n;
+    }
     __aicore__ inline float Rstd(uint64_t row, const RowGroup &group)
     {
-        LocalTensor<float> batch = rstdBuf_.Get<float>();
         if (row >= rstdBatchEnd_) {
-            if (rstdBatchEnd_ > group.begin) {
-                WaitFor<HardEvent::S_MTE2>(pipe_);
-            }
-            const uint64_t left = group.end - row;
-            const uint32_t n = left < kRstdBatchRows ? uint32_t(left) : kRstdBatchRows;
-            CopyInPad(batch, gm_.rstd[row], n);
-            WaitFor<HardEvent::MTE2_S>(pipe_);
+            WaitFlag<HardEvent::MTE2_S>(rstdLanded_);
             rstdBatchBegin_ = row;
-            rstdBatchEnd_ = row + n;
+            rstdBatchEnd_ = rstdFetchedEnd_;
+            rstdUseHalf_ = rstdFetchHalf_ ^ 1;
+            if (rstdFetchedEnd_ < group.end) {
+                FetchRstd(rstdFetchedEnd_, group.end);
+            }
         }
-        return batch.GetValue(uint32_t(row - rstdBatchBegin_));
+        return rstdBuf_.Get<float>().GetValue(rstdUseHalf_ * kRstdBatchRows + uint32_t(row - rstdBatchBegin_));
     }
 
     __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint64_t row, uint32_t k,
@@ -246,7 +264,7 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
     // further sum_cols of a chunk).
-    __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow)
+    __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow, bool lastRow)
     {
         LocalTensor<T> dyRow, xRow;
         if (!ring_ && t_.resident_cols > 0) {
@@ -277,6 +295,10 @@ private:
             }
             FreeChunk(c);
         }
+        if (lastRow && t_.gamma_resident_cols == t_.cols) {  // the group's dgamma is final: it leaves while
+            WaitFor<HardEvent::V_MTE3>(pipe_);              // pass 2 runs, not after it
+            CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
+        }
         const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
         const float meanGXhat = RowSum(sum, sumCount) * t_.inv_cols * rstd;
         const float xScale = -(rstd * meanGXhat);
@@ -297,10 +319,9 @@ private:
             if (dxOverDy_) {  // dx replaced dy in the slot: once dx has left, the next row's chunk may land
                 WaitFor<HardEvent::V_MTE3>(pipe_);
                 CopyOutPad(gm_.dx[row * t_.cols + c.begin], dxT, c.count);
-                slotQue_.FreeTensor(slot_[k]);
-                if (RefillPending()) {
-                    WaitFor<HardEvent::MTE3_MTE2>(pipe_);
-                    Refill();
+                SetFlag<HardEvent::MTE3_MTE2>(dxLeft_[k % kRefillLag]);
+                if (k >= kRefillLag) {
+                    RefillAfterDx(k - kRefillLag);
                 }
                 continue;
             }
@@ -311,10 +332,23 @@ private:
             }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
+        for (uint32_t k = chunks > kRefillLag ? chunks - kRefillLag : 0; dxOverDy_ && k < chunks; ++k) {
+            RefillAfterDx(k);
+        }
         if (!ring_ && t_.resident_cols > 0) {
             dyRowQue_.FreeTensor(dyRow);
             xRowQue_.FreeTensor(xRow);
         }
+    }
+
+    // Slot k's dx has left (its flag was set right after its copy-out): the next chunk may land in it.
+    // Called kRefillLag chunks late: waiting for the copy-out just issued would start the refill and
+    // the next copy-out together, and the HBM channel would idle while both set up.
+    __aicore__ inline void RefillAfterDx(uint32_t k)
+    {
+        WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_[k % kRefillLag]);
+        slotQue_.FreeTensor(slot_[k]);
+        Refill();
     }
 
     // dgamma += rstd*(dy*x): in UB for the resident cols; beyond them in the group's GM partial, which
@@ -377,12 +411,16 @@ private:
     TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
-    uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
+    uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0, rstdFetchedEnd_ = 0;  // rows of the batch in use, fetched
+    uint32_t rstdFetchHalf_ = 0, rstdUseHalf_ = 0;                        // halves of rstdBuf_
+    TEventID rstdLanded_ = 0;                                             // MTE2 -> S: a batch has landed
     uint64_t fillRow_ = 0, fillEnd_ = 0;  // the ring's next chunk to receive: row and first col
     uint32_t fillBegin_ = 0;
     bool ring_ = false;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
+    static constexpr uint32_t kRefillLag = 1;
+    TEventID dxLeft_[kRefillLag] = {};  // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
     TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row
     LocalTensor<T> slot_[kMaxRowSlots];              // the current row's chunks, in order
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
