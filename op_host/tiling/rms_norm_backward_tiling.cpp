@@ -145,27 +145,24 @@ uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t 
 void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
 {
     const uint32_t elems32 = kUbBlockBytes / s;
-    // The whole row resident: in three or two row buffers (the next rows stream in during both
-    // passes), or in one ring of chunk slots (the next row streams into the slots pass 2 frees). Each
-    // vector instruction costs an issue overhead besides its repeats, so chunks of 2048 and more come
-    // first, then the ring with smaller chunks before two buffers with smaller chunks.
+    // The whole row resident: in rings of chunk slots (the next row streams into the slots pass 2
+    // frees) or in three or two row buffers (the next rows stream in during both passes). The ring
+    // with dx written over dy's slot and two spare slots comes first: the vector unit never waits for
+    // dx to leave (only dy's slot refill does), and the spare slots keep HBM streaming from pass 1 to
+    // pass 2. It needs at least two chunks per row (one chunk would only hold whole rows, the row
+    // buffers do that better). Each vector instruction costs an issue overhead besides its repeats, so
+    // long chunks come first, then smaller chunks, smaller spare and smaller row-sum accumulators:
+    // SC lanes instead of C cost one instruction per further SC cols of a chunk, and SC = 0 (one Mul
+    // and one ReduceSum per chunk) needs no lane-wise accumulator at all.
     const uint64_t S = RoundUp(cols, elems32);
-    // The ring may write dx over dy's slot (no dx queue, and the vector unit never waits for dx to
-    // leave; only the slot's refill does): chosen first at 3072-col chunks, where the dx queue's UB
-    // buys a second spare slot. A row-sum accumulator of 1024 lanes
-    // (SC) instead of C costs one instruction per further 1024 cols of a chunk and frees UB for longer
-    // chunks, which save more issues than that.
-    // A row sum per chunk (SC = 0: one Mul and one ReduceSum) needs no lane-wise accumulator at all.
-    // A spare slot lets the next row's first chunk land while the ring still holds the whole row, so
-    // HBM keeps streaming between pass 1 and pass 2.
     constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
-        {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
-        {1, 4096, true, 4096, 0}, {1, 3072, false, 3072, 2}, {1, 3072, true, 3072, 1}, {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0},
+        {1, 4096, false, 4096, 2}, {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0},
+        {2, 2048, true, 2048, 0}, {1, 4096, true, 4096, 0}, {1, 3072, false, 3072, 2}, {1, 2048, false, 0, 2}, {1, 3072, true, 3072, 1}, {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0},
         {1, 2048, false, 2048, 0}, {1, 1856, false, 0, 1}, {1, 1664, false, 640, 1}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
         {1, 1024, true, 1024, 0}, {2, 1024, true, 1024, 0}, {1, 512, true, 512, 0}, {2, 512, true, 512, 0}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
-        if (choice.rb == 1 && XR / choice.C + choice.spare > kMaxRowSlots) continue;
+        if (choice.rb == 1 && (XR / choice.C + choice.spare > kMaxRowSlots || cols <= choice.C)) continue;
         if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue, choice.SC, choice.spare) <= ub) {
             t.chunk_cols = choice.C;
             t.sum_cols = choice.SC;
