@@ -17,12 +17,13 @@
 //   a, b (fp32)                C each         8 * C
 //   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
 //   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
-//   rstd batches (two)         2 x 64         512
+//   rstd batches               see RstdBatches (rms_norm_backward_rstd.h)
 //   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
 //   streamed dy, x (XR < cols) 2 x C each     4 * C*s
 //   streamed gamma, dgamma partial in/out (GR < cols)  2 x C each   2 * C*s + 16 * C
 #pragma once
 #include "rms_norm_backward_common.h"
+#include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
 
@@ -59,8 +60,7 @@ public:
         if (!dxOverDy_) {
             pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
         }
-        pipe_->InitBuffer(rstdBuf_, 2 * kRstdBatchRows * sizeof(float));
-        rstdLanded_ = pipe_->AllocEventID<HardEvent::MTE2_S>();
+        rstd_.Init(pipe_, gm_.rstd);
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
         if (t_.resident_cols < t_.cols) {
@@ -86,10 +86,7 @@ public:
             if (t_.gamma_resident_cols > 0) {
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
-            rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
-            if (group.begin < group.end) {  // ahead of the rows, so the scalar unit never waits behind them
-                FetchRstd(group.begin, group.end);
-            }
+            rstd_.Start(group);  // before the group's row copies
             dyFill_ = {group.begin, group.end, 0};
             xFill_ = dyFill_;
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
@@ -104,7 +101,7 @@ public:
                 if (!ring_ && row + ahead < group.end) {
                     CopyInRow(row + ahead);
                 }
-                Compute(row, group, row == group.begin, row + 1 == group.end);
+                Compute(row, row == group.begin, row + 1 == group.end);
             }
             if (t_.gamma_resident_cols > 0) {
                 // (whole rows wrote it after the last row's pass 1; a group without rows owes its zeros)
@@ -175,32 +172,6 @@ private:
         }
     }
 
-    // rstd is fetched 64 rows at a time (never past the group) into two halves of its buffer, one
-    // batch ahead: the scalar unit reads it, and a wait for a copy issued just now would stall the
-    // scalar unit behind every row copy queued before it on MTE2.
-    __aicore__ inline void FetchRstd(uint64_t begin, uint64_t end)
-    {
-        const uint32_t n = end - begin < kRstdBatchRows ? uint32_t(end - begin) : kRstdBatchRows;
-        WaitFor<HardEvent::S_MTE2>(pipe_);  // the scalar unit is done with the half this batch lands in
-        CopyInPad(rstdBuf_.Get<float>()[rstdFetchHalf_ * kRstdBatchRows], gm_.rstd[begin], n);
-        SetFlag<HardEvent::MTE2_S>(rstdLanded_);
-        rstdFetchHalf_ ^= 1;
-        rstdFetchedEnd_ = begin + n;
-    }
-    __aicore__ inline float Rstd(uint64_t row, const RowGroup &group)
-    {
-        if (row >= rstdBatchEnd_) {
-            WaitFlag<HardEvent::MTE2_S>(rstdLanded_);
-            rstdBatchBegin_ = row;
-            rstdBatchEnd_ = rstdFetchedEnd_;
-            rstdUseHalf_ = rstdFetchHalf_ ^ 1;
-            if (rstdFetchedEnd_ < group.end) {
-                FetchRstd(rstdFetchedEnd_, group.end);
-            }
-        }
-        return rstdBuf_.Get<float>().GetValue(rstdUseHalf_ * kRstdBatchRows + uint32_t(row - rstdBatchBegin_));
-    }
-
     __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint64_t row, uint32_t k,
                                       bool firstPass)
     {
@@ -268,14 +239,14 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
     // further sum_cols of a chunk).
-    __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow, bool lastRow)
+    __aicore__ inline void Compute(uint64_t row, bool firstRow, bool lastRow)
     {
         LocalTensor<T> dyRow, xRow;
         if (!ring_ && t_.resident_cols > 0) {
             dyRow = dyRowQue_.DeQue<T>();
             xRow = xRowQue_.DeQue<T>();
         }
-        const float rstd = Rstd(row, group);
+        const float rstd = rstd_.Get(row);
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>(), sum = sumBuf_.Get<float>();
         // Pass 1: dgamma += rstd*(dy*x); sum += gamma*(dy*x), lane-wise over the chunks, then across lanes.
@@ -419,9 +390,7 @@ private:
     TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
-    uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0, rstdFetchedEnd_ = 0;  // rows of the batch in use, fetched
-    uint32_t rstdFetchHalf_ = 0, rstdUseHalf_ = 0;                        // halves of rstdBuf_
-    TEventID rstdLanded_ = 0;                                             // MTE2 -> S: a batch has landed
+    RstdBatches rstd_;
     FillCursor dyFill_{}, xFill_{};  // the rings' next chunks to receive
     bool ring_ = false;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
@@ -433,7 +402,7 @@ private:
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
     TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_, partialOutQue_;
-    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, rstdBuf_, workBuf_, rowSumBuf_;
+    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 
 }  // namespace rms_norm_backward_impl
