@@ -54,9 +54,7 @@ public:
         sumPerChunk_ = t_.sum_cols == 0;
         pipe_->InitBuffer(sumBuf_, (sumPerChunk_ ? kMaxRowSlots : t_.sum_cols) * sizeof(float));
         dxOverDy_ = ring_ && t_.dx_over_dy != 0;
-        for (uint32_t i = 0; i < kRefillLag; ++i) {
-            dxLeft_[i] = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
-        }
+        dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         if (!dxOverDy_) {
             pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
         }
@@ -298,9 +296,9 @@ private:
             if (dxOverDy_) {  // dx replaced dy in the slot: once dx has left, the next row's chunk may land
                 WaitFor<HardEvent::V_MTE3>(pipe_);
                 CopyOutPad(gm_.dx[row * t_.cols + c.begin], dxT, c.count);
-                SetFlag<HardEvent::MTE3_MTE2>(dxLeft_[k % kRefillLag]);
-                if (k >= kRefillLag) {
-                    RefillAfterDx(k - kRefillLag);
+                SetFlag<HardEvent::MTE3_MTE2>(dxLeft_);
+                if (k > 0) {
+                    RefillAfterDx(k - 1);
                 }
                 continue;
             }
@@ -311,8 +309,8 @@ private:
             }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
-        for (uint32_t k = chunks > kRefillLag ? chunks - kRefillLag : 0; dxOverDy_ && k < chunks; ++k) {
-            RefillAfterDx(k);
+        if (dxOverDy_) {
+            RefillAfterDx(chunks - 1);
         }
         if (!ring_ && t_.resident_cols > 0) {
             dyRowQue_.FreeTensor(dyRow);
@@ -320,12 +318,13 @@ private:
         }
     }
 
-    // dy's slot k: its dx has left (the flag was set right after its copy-out), so the next chunk may
-    // land in it. Called kRefillLag chunks late: waiting for the copy-out just issued would start the
-    // refill and the next copy-out together, and the HBM channel would idle while both set up.
+    // dy's slot k: its dx has left (the oldest pending flag, set right after its copy-out), so the next
+    // chunk may land in it. Called one chunk late: waiting for the copy-out just issued would start the
+    // refill and the next copy-out together, and the HBM channel would idle while both set up (two
+    // chunks late holds slots back from the ring too long).
     __aicore__ inline void RefillAfterDx(uint32_t k)
     {
-        WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_[k % kRefillLag]);
+        WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
         dySlotQue_.FreeTensor(dySlot_[k]);
         Refill(dySlotQue_, dyFill_, gm_.dy);
     }
@@ -395,8 +394,7 @@ private:
     bool ring_ = false;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
-    static constexpr uint32_t kRefillLag = 1;
-    TEventID dxLeft_[kRefillLag] = {};  // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
+    TEventID dxLeft_ = 0;    // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
     TQue<QuePosition::VECIN, kMaxRowSlots> dySlotQue_, xSlotQue_;  // the rings: one buffer per chunk of the row
     LocalTensor<T> dySlot_[kMaxRowSlots], xSlot_[kMaxRowSlots];  // the current row's chunks, in order
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
