@@ -1,8 +1,9 @@
 // Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
 // fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
-// into spare row buffers when two or three rows fit, else into a ring of chunk slots, each refilled
-// as soon as pass 2 has read it and taken by the next row's pass 1 as soon as it has landed. Rows too
+// into spare row buffers when two or three rows fit, else into rings of chunk slots (one for dy, one
+// for x), each slot refilled as soon as pass 2 is done with it (dy's: once the dx written over it has
+// left) and taken by the next row's pass 1 as soon as it has landed. Rows too
 // long for UB keep their leading resident_cols of dy and x and the leading gamma_resident_cols of
 // gamma and the dgamma accumulator; the rest is streamed per chunk (dy, x and gamma read in both
 // passes, the group's dgamma partial read-modified-written in GM per row).
@@ -11,17 +12,18 @@
 // s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
 //   buffer                     elements       bytes
 //   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s     (ring: XR = cols rounded up to C)
-//   spare ring slots           2C each        spare_slots * 2 * C*s
+//   spare ring slots (dy, x)   C each         spare_slots * 2 * C*s
 //   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
 //   a, b (fp32)                C each         8 * C
 //   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
 //   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
-//   rstd batch                 64             256
+//   rstd batches               see RstdBatches (rms_norm_backward_rstd.h)
 //   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
 //   streamed dy, x (XR < cols) 2 x C each     4 * C*s
 //   streamed gamma, dgamma partial in/out (GR < cols)  2 x C each   2 * C*s + 16 * C
 #pragma once
 #include "rms_norm_backward_common.h"
+#include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
 
@@ -37,7 +39,8 @@ public:
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.resident_cols == t_.cols && t_.row_buffers == 1;
         if (ring_) {
-            pipe_->InitBuffer(slotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, 2 * C * sizeof(T));
+            pipe_->InitBuffer(dySlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
+            pipe_->InitBuffer(xSlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
         } else if (t_.resident_cols > 0) {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
             pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
@@ -51,10 +54,11 @@ public:
         sumPerChunk_ = t_.sum_cols == 0;
         pipe_->InitBuffer(sumBuf_, (sumPerChunk_ ? kMaxRowSlots : t_.sum_cols) * sizeof(float));
         dxOverDy_ = ring_ && t_.dx_over_dy != 0;
+        dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         if (!dxOverDy_) {
             pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
         }
-        pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
+        rstd_.Init(pipe_, gm_.rstd);
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
         if (t_.resident_cols < t_.cols) {
@@ -80,10 +84,9 @@ public:
             if (t_.gamma_resident_cols > 0) {
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
-            rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
-            fillRow_ = group.begin;
-            fillBegin_ = 0;
-            fillEnd_ = group.end;
+            rstd_.Start(group);  // before the group's row copies
+            dyFill_ = {group.begin, group.end, 0};
+            xFill_ = dyFill_;
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
             const uint32_t ahead = ring_ ? 1 : t_.row_buffers - 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
@@ -96,18 +99,27 @@ public:
                 if (!ring_ && row + ahead < group.end) {
                     CopyInRow(row + ahead);
                 }
-                Compute(row, group, row == group.begin);
+                Compute(row, row == group.begin, row + 1 == group.end);
             }
             if (t_.gamma_resident_cols > 0) {
-                WaitFor<HardEvent::V_MTE3>(pipe_);
-                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
-                WaitFor<HardEvent::MTE3_V>(pipe_);
+                // (whole rows wrote it after the last row's pass 1; a group without rows owes its zeros)
+                if (t_.gamma_resident_cols < t_.cols || group.begin == group.end) {
+                    WaitFor<HardEvent::V_MTE3>(pipe_);
+                    CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
+                }
+                WaitFor<HardEvent::MTE3_V>(pipe_);  // the next group zeroes dgamma once it has left
             }
         }
     }
 
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
+
+    // A ring's next chunk to receive.
+    struct FillCursor {
+        uint64_t row, end;  // the next row to receive, and the group's end
+        uint32_t begin;     // the next chunk's first col
+    };
 
     // The chunk's inputs: views of the resident data, or streamed copies to free after use.
     struct Chunk {
@@ -121,7 +133,8 @@ private:
     {
         if (ring_) {
             for (uint32_t k = 0; k < CeilDiv(t_.cols, t_.chunk_cols) + t_.spare_slots; ++k) {
-                Refill();
+                Refill(dySlotQue_, dyFill_, gm_.dy);
+                Refill(xSlotQue_, xFill_, gm_.x);
             }
             return;
         }
@@ -136,48 +149,25 @@ private:
         xRowQue_.EnQue(xRow);
     }
 
-    // The next chunk the ring has not yet received (rows of the group in order) lands in a free slot.
-    __aicore__ inline bool RefillPending() const { return fillRow_ < fillEnd_; }
-    __aicore__ inline void Refill()
+    // The next chunk of dy (or x) the ring has not yet received, rows of the group in order, lands in
+    // the tensor's next free slot; slots are queued in chunk order, so pass 1 of a row takes chunk k as
+    // soon as it has landed. dy and x have rings of their own: x's slot is free once pass 2 has read
+    // it, dy's only once the dx written over it has left.
+    __aicore__ inline void Refill(TQue<QuePosition::VECIN, kMaxRowSlots> &que, FillCursor &fill,
+                                  const GlobalTensor<T> &src)
     {
-        if (!RefillPending()) {
+        if (fill.row >= fill.end) {
             return;
         }
-        CopyInSlot(fillRow_, fillBegin_);
-        fillBegin_ += t_.chunk_cols;
-        if (fillBegin_ >= t_.cols) {
-            fillBegin_ = 0;
-            ++fillRow_;
+        const uint32_t n = t_.cols - fill.begin < t_.chunk_cols ? t_.cols - fill.begin : t_.chunk_cols;
+        LocalTensor<T> slot = que.AllocTensor<T>();
+        CopyInPad(slot, src[fill.row * t_.cols + fill.begin], n);
+        que.EnQue(slot);
+        fill.begin += t_.chunk_cols;
+        if (fill.begin >= t_.cols) {
+            fill.begin = 0;
+            ++fill.row;
         }
-    }
-
-    // A free slot of the ring receives the chunk of `row` at `begin` (dy, then x C elements later);
-    // slots are queued in chunk order, so pass 1 of the row takes chunk k as soon as it has landed.
-    __aicore__ inline void CopyInSlot(uint64_t row, uint32_t begin)
-    {
-        const uint32_t n = t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols;
-        LocalTensor<T> slot = slotQue_.AllocTensor<T>();
-        CopyInPad(slot, gm_.dy[row * t_.cols + begin], n);
-        CopyInPad(slot[t_.chunk_cols], gm_.x[row * t_.cols + begin], n);
-        slotQue_.EnQue(slot);
-    }
-
-    // rstd is fetched 64 rows at a time (never past the group) and read by the scalar unit.
-    __aicore__ inline float Rstd(uint64_t row, const RowGroup &group)
-    {
-        LocalTensor<float> batch = rstdBuf_.Get<float>();
-        if (row >= rstdBatchEnd_) {
-            if (rstdBatchEnd_ > group.begin) {
-                WaitFor<HardEvent::S_MTE2>(pipe_);
-            }
-            const uint64_t left = group.end - row;
-            const uint32_t n = left < kRstdBatchRows ? uint32_t(left) : kRstdBatchRows;
-            CopyInPad(batch, gm_.rstd[row], n);
-            WaitFor<HardEvent::MTE2_S>(pipe_);
-            rstdBatchBegin_ = row;
-            rstdBatchEnd_ = row + n;
-        }
-        return batch.GetValue(uint32_t(row - rstdBatchBegin_));
     }
 
     __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint64_t row, uint32_t k,
@@ -190,10 +180,11 @@ private:
         c.gammaStreamed = c.begin >= t_.gamma_resident_cols;
         if (ring_) {
             if (firstPass) {
-                slot_[k] = slotQue_.DeQue<T>();
+                dySlot_[k] = dySlotQue_.DeQue<T>();
+                xSlot_[k] = xSlotQue_.DeQue<T>();
             }
-            c.dy = slot_[k];
-            c.x = slot_[k][t_.chunk_cols];
+            c.dy = dySlot_[k];
+            c.x = xSlot_[k];
         } else if (c.dyStreamed) {
             LocalTensor<T> dy = dyChunkQue_.AllocTensor<T>();
             LocalTensor<T> x = xChunkQue_.AllocTensor<T>();
@@ -246,14 +237,14 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
     // further sum_cols of a chunk).
-    __aicore__ inline void Compute(uint64_t row, const RowGroup &group, bool firstRow)
+    __aicore__ inline void Compute(uint64_t row, bool firstRow, bool lastRow)
     {
         LocalTensor<T> dyRow, xRow;
         if (!ring_ && t_.resident_cols > 0) {
             dyRow = dyRowQue_.DeQue<T>();
             xRow = xRowQue_.DeQue<T>();
         }
-        const float rstd = Rstd(row, group);
+        const float rstd = rstd_.Get(row);
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>(), sum = sumBuf_.Get<float>();
         // Pass 1: dgamma += rstd*(dy*x); sum += gamma*(dy*x), lane-wise over the chunks, then across lanes.
@@ -277,6 +268,10 @@ private:
             }
             FreeChunk(c);
         }
+        if (lastRow && t_.gamma_resident_cols == t_.cols) {  // the group's dgamma is final: it leaves while
+            WaitFor<HardEvent::V_MTE3>(pipe_);              // pass 2 runs, not after it
+            CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
+        }
         const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
         const float meanGXhat = RowSum(sum, sumCount) * t_.inv_cols * rstd;
         const float xScale = -(rstd * meanGXhat);
@@ -286,6 +281,10 @@ private:
             const LocalTensor<float> g = a;
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+            if (ring_) {  // pass 2 is done with x's slot: the next chunk may land in it
+                xSlotQue_.FreeTensor(xSlot_[k]);
+                Refill(xSlotQue_, xFill_, gm_.x);
+            }
             const LocalTensor<T> dxT = dxOverDy_ ? c.dy : dxQue_.AllocTensor<T>();
             if constexpr (IsFloat()) {
                 Muls(dxT, g, rstd, c.count);
@@ -297,24 +296,37 @@ private:
             if (dxOverDy_) {  // dx replaced dy in the slot: once dx has left, the next row's chunk may land
                 WaitFor<HardEvent::V_MTE3>(pipe_);
                 CopyOutPad(gm_.dx[row * t_.cols + c.begin], dxT, c.count);
-                slotQue_.FreeTensor(slot_[k]);
-                if (RefillPending()) {
-                    WaitFor<HardEvent::MTE3_MTE2>(pipe_);
-                    Refill();
+                SetFlag<HardEvent::MTE3_MTE2>(dxLeft_);
+                if (k > 0) {
+                    RefillAfterDx(k - 1);
                 }
                 continue;
             }
             dxQue_.EnQue(dxT);
-            if (ring_) {  // pass 2 is done with this slot: the next chunk may land in it
-                slotQue_.FreeTensor(slot_[k]);
-                Refill();
+            if (ring_) {
+                dySlotQue_.FreeTensor(dySlot_[k]);
+                Refill(dySlotQue_, dyFill_, gm_.dy);
             }
             CopyOut(row * t_.cols + c.begin, c.count);
+        }
+        if (dxOverDy_) {
+            RefillAfterDx(chunks - 1);
         }
         if (!ring_ && t_.resident_cols > 0) {
             dyRowQue_.FreeTensor(dyRow);
             xRowQue_.FreeTensor(xRow);
         }
+    }
+
+    // dy's slot k: its dx has left (the oldest pending flag, set right after its copy-out), so the next
+    // chunk may land in it. Called one chunk late: waiting for the copy-out just issued would start the
+    // refill and the next copy-out together, and the HBM channel would idle while both set up (two
+    // chunks late holds slots back from the ring too long).
+    __aicore__ inline void RefillAfterDx(uint32_t k)
+    {
+        WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
+        dySlotQue_.FreeTensor(dySlot_[k]);
+        Refill(dySlotQue_, dyFill_, gm_.dy);
     }
 
     // dgamma += rstd*(dy*x): in UB for the resident cols; beyond them in the group's GM partial, which
@@ -377,18 +389,18 @@ private:
     TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
-    uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0;
-    uint64_t fillRow_ = 0, fillEnd_ = 0;  // the ring's next chunk to receive: row and first col
-    uint32_t fillBegin_ = 0;
+    RstdBatches rstd_;
+    FillCursor dyFill_{}, xFill_{};  // the rings' next chunks to receive
     bool ring_ = false;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
-    TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row
-    LocalTensor<T> slot_[kMaxRowSlots];              // the current row's chunks, in order
+    TEventID dxLeft_ = 0;    // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
+    TQue<QuePosition::VECIN, kMaxRowSlots> dySlotQue_, xSlotQue_;  // the rings: one buffer per chunk of the row
+    LocalTensor<T> dySlot_[kMaxRowSlots], xSlot_[kMaxRowSlots];  // the current row's chunks, in order
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
     TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_, partialOutQue_;
-    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, rstdBuf_, workBuf_, rowSumBuf_;
+    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 
 }  // namespace rms_norm_backward_impl

@@ -133,7 +133,7 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
 // Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C, plus
 // spare slots of 2 x C*s), gamma (GR*s) and dgamma (GR*4); fp32 work
 // chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols; SC = 0: one sum per chunk, kMaxRowSlots*4);
-// dx out 2 x C*s (none when dx_over_dy); rstd batch; ReduceSum work (over SC, or C); streaming queues for the cols not resident: dy, x (2 x C*s each) and, beyond GR,
+// dx out 2 x C*s (none when dx_over_dy); two rstd batches; ReduceSum work (over SC, or C); streaming queues for the cols not resident: dy, x (2 x C*s each) and, beyond GR,
 // gamma (2 x C*s) and the dgamma partial in and out (2 x C*4 each).
 constexpr uint32_t kSumLanesOfChunk = ~0u;  // LongRowsUb: a lane-wise row sum as wide as the chunk
 uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols,
@@ -142,7 +142,7 @@ uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t 
     if (SC == kSumLanesOfChunk) SC = C;
     const uint64_t sum = SC == 0 ? Ub(kMaxRowSlots * 4) : Ub(SC * 4);
     uint64_t ub = 2 * rb * Ub(XR * s) + spare * 2 * Ub(C * s) + Ub(GR * s) + Ub(GR * 4) + 2 * Ub(C * 4) + sum +
-                  (dxQueue ? 2 * Ub(C * s) : 0) + Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC == 0 ? C : SC);
+                  (dxQueue ? 2 * Ub(C * s) : 0) + 2 * Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC == 0 ? C : SC);
     if (XR < cols) ub += 2 * 2 * Ub(C * s);
     if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
     return ub;
@@ -151,26 +151,24 @@ uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t 
 void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
 {
     const uint32_t elems32 = kUbBlockBytes / s;
-    // The whole row resident: in three or two row buffers (the next rows stream in during both
-    // passes), or in one ring of chunk slots (the next row streams into the slots pass 2 frees). Each
-    // vector instruction costs an issue overhead besides its repeats, so chunks of 2048 and more come
-    // first, then the ring with smaller chunks before two buffers with smaller chunks.
+    // The whole row resident: in rings of chunk slots (the next row streams into the slots pass 2
+    // frees) or in three or two row buffers (the next rows stream in during both passes). The ring
+    // with dx written over dy's slot and two spare slots comes first: the vector unit never waits for
+    // dx to leave (only dy's slot refill does), and the spare slots keep HBM streaming from pass 1 to
+    // pass 2. It needs at least two chunks per row (one chunk would only hold whole rows, the row
+    // buffers do that better). Each vector instruction costs an issue overhead besides its repeats, so
+    // long chunks come first, then smaller chunks, smaller spare and smaller row-sum accumulators:
+    // SC lanes instead of C cost one instruction per further SC cols of a chunk, and SC = 0 (one Mul
+    // and one ReduceSum per chunk) needs no lane-wise accumulator at all.
     const uint64_t S = RoundUp(cols, elems32);
-    // The ring may write dx over dy's slot (no dx queue, but each slot's refill then waits for dx to
-    // leave): worth it only where it buys chunks over 1024 cols. A row-sum accumulator of 1024 lanes
-    // (SC) instead of C costs one instruction per further 1024 cols of a chunk and frees UB for longer
-    // chunks, which save more issues than that.
-    // A row sum per chunk (SC = 0: one Mul and one ReduceSum) needs no lane-wise accumulator at all.
-    // A spare slot lets the next row's first chunk land while the ring still holds the whole row, so
-    // HBM keeps streaming between pass 1 and pass 2.
     constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
-        {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
-        {1, 4096, true, 4096, 0}, {1, 3072, true, 3072, 1}, {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0},
+        {1, 4096, false, 4096, 2}, {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0},
+        {2, 2048, true, 2048, 0}, {1, 4096, true, 4096, 0}, {1, 3072, false, 3072, 2}, {1, 2048, false, 0, 2}, {1, 3072, true, 3072, 1}, {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0},
         {1, 2048, false, 2048, 0}, {1, 1856, false, 0, 1}, {1, 1664, false, 640, 1}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
         {1, 1024, true, 1024, 0}, {2, 1024, true, 1024, 0}, {1, 512, true, 512, 0}, {2, 512, true, 512, 0}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
-        if (choice.rb == 1 && XR / choice.C + choice.spare > kMaxRowSlots) continue;
+        if (choice.rb == 1 && (XR / choice.C + choice.spare > kMaxRowSlots || cols <= choice.C)) continue;
         if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue, choice.SC, choice.spare) <= ub) {
             t.chunk_cols = choice.C;
             t.sum_cols = choice.SC;
