@@ -3,24 +3,20 @@
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
 // into spare row buffers when two or three rows fit, else into rings of chunk slots (one for dy, one
 // for x), each slot refilled as soon as pass 2 is done with it (dy's: once the dx written over it has
-// left) and taken by the next row's pass 1 as soon as it has landed. Rows too
-// long for UB keep their leading resident_cols of dy and x and the leading gamma_resident_cols of
-// gamma and the dgamma accumulator; the rest is streamed per chunk (dy, x and gamma read in both
-// passes, the group's dgamma partial read-modified-written in GM per row).
+// left) and taken by the next row's pass 1 as soon as it has landed. Rows too long to keep whole
+// take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
-// UB budget (XR = resident_cols, GR = gamma_resident_cols, C = chunk_cols, SC = sum_cols <= C,
+// UB budget (XR = cols rounded up to 32 bytes, or to C in the ring; C = chunk_cols, SC = sum_cols <= C,
 // s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
 //   buffer                     elements       bytes
-//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s     (ring: XR = cols rounded up to C)
+//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s
 //   spare ring slots (dy, x)   C each         spare_slots * 2 * C*s
-//   gamma (dtype), dgamma fp32 GR each        GR * (s + 4)
+//   gamma (dtype), dgamma fp32 cols each      cols * (s + 4)
 //   a, b (fp32)                C each         8 * C
 //   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
 //   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
 //   rstd batches               see RstdBatches (rms_norm_backward_rstd.h)
 //   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
-//   streamed dy, x (XR < cols) 2 x C each     4 * C*s
-//   streamed gamma, dgamma partial in/out (GR < cols)  2 x C each   2 * C*s + 16 * C
 #pragma once
 #include "rms_norm_backward_common.h"
 #include "rms_norm_backward_rstd.h"
@@ -37,18 +33,16 @@ public:
         pipe_ = pipe;
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
         const uint32_t C = t_.chunk_cols;
-        ring_ = t_.resident_cols == t_.cols && t_.row_buffers == 1;
+        ring_ = t_.row_buffers == 1;
         if (ring_) {
             pipe_->InitBuffer(dySlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
             pipe_->InitBuffer(xSlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
-        } else if (t_.resident_cols > 0) {
-            pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
-            pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.resident_cols * sizeof(T));
+        } else {
+            pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.cols * sizeof(T));
+            pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.cols * sizeof(T));
         }
-        if (t_.gamma_resident_cols > 0) {
-            pipe_->InitBuffer(gammaBuf_, t_.gamma_resident_cols * sizeof(T));
-            pipe_->InitBuffer(dgammaBuf_, t_.gamma_resident_cols * sizeof(float));
-        }
+        pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
+        pipe_->InitBuffer(dgammaBuf_, t_.cols * sizeof(float));
         pipe_->InitBuffer(aBuf_, C * sizeof(float));
         pipe_->InitBuffer(bBuf_, C * sizeof(float));
         sumPerChunk_ = t_.sum_cols == 0;
@@ -61,29 +55,16 @@ public:
         rstd_.Init(pipe_, gm_.rstd);
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
-        if (t_.resident_cols < t_.cols) {
-            pipe_->InitBuffer(dyChunkQue_, 2, C * sizeof(T));
-            pipe_->InitBuffer(xChunkQue_, 2, C * sizeof(T));
-        }
-        if (t_.gamma_resident_cols < t_.cols) {
-            pipe_->InitBuffer(gammaChunkQue_, 2, C * sizeof(T));
-            pipe_->InitBuffer(partialInQue_, 2, C * sizeof(float));
-            pipe_->InitBuffer(partialOutQue_, 2, C * sizeof(float));
-        }
     }
 
     __aicore__ inline void Process()
     {
-        if (t_.gamma_resident_cols > 0) {
-            CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.gamma_resident_cols);
-            WaitFor<HardEvent::MTE2_V>(pipe_);
-        }
+        CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
+        WaitFor<HardEvent::MTE2_V>(pipe_);
         for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
             const RowGroup group = GroupRows(t_, g);
             partialGm_ = gm_.Partial(t_, g);
-            if (t_.gamma_resident_cols > 0) {
-                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
-            }
+            Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
             rstd_.Start(group);  // before the group's row copies
             dyFill_ = {group.begin, group.end, 0};
             xFill_ = dyFill_;
@@ -92,23 +73,17 @@ public:
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
                 CopyInRow(row);
             }
-            if (group.begin == group.end) {
-                ZeroStreamedPartial();
-            }
             for (uint64_t row = group.begin; row < group.end; ++row) {
                 if (!ring_ && row + ahead < group.end) {
                     CopyInRow(row + ahead);
                 }
-                Compute(row, row == group.begin, row + 1 == group.end);
+                Compute(row, row + 1 == group.end);
             }
-            if (t_.gamma_resident_cols > 0) {
-                // (whole rows wrote it after the last row's pass 1; a group without rows owes its zeros)
-                if (t_.gamma_resident_cols < t_.cols || group.begin == group.end) {
-                    WaitFor<HardEvent::V_MTE3>(pipe_);
-                    CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
-                }
-                WaitFor<HardEvent::MTE3_V>(pipe_);  // the next group zeroes dgamma once it has left
+            if (group.begin == group.end) {  // (the last row's pass 1 wrote it; a group without rows owes zeros)
+                WaitFor<HardEvent::V_MTE3>(pipe_);
+                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
             }
+            WaitFor<HardEvent::MTE3_V>(pipe_);  // the next group zeroes dgamma once it has left
         }
     }
 
@@ -121,12 +96,11 @@ private:
         uint32_t begin;     // the next chunk's first col
     };
 
-    // The chunk's inputs: views of the resident data, or streamed copies to free after use.
+    // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
     struct Chunk {
         uint32_t begin;
         uint32_t count;
         LocalTensor<T> dy, x, gamma;
-        bool dyStreamed, gammaStreamed;
     };
 
     __aicore__ inline void CopyInRow(uint64_t row)
@@ -138,13 +112,10 @@ private:
             }
             return;
         }
-        if (t_.resident_cols == 0) {
-            return;
-        }
         LocalTensor<T> dyRow = dyRowQue_.AllocTensor<T>();
         LocalTensor<T> xRow = xRowQue_.AllocTensor<T>();
-        CopyInPad(dyRow, gm_.dy[row * t_.cols], t_.resident_cols);
-        CopyInPad(xRow, gm_.x[row * t_.cols], t_.resident_cols);
+        CopyInPad(dyRow, gm_.dy[row * t_.cols], t_.cols);
+        CopyInPad(xRow, gm_.x[row * t_.cols], t_.cols);
         dyRowQue_.EnQue(dyRow);
         xRowQue_.EnQue(xRow);
     }
@@ -170,14 +141,12 @@ private:
         }
     }
 
-    __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint64_t row, uint32_t k,
-                                      bool firstPass)
+    __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint32_t k, bool firstPass)
     {
         Chunk c;
         c.begin = k * t_.chunk_cols;
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
-        c.dyStreamed = c.begin >= t_.resident_cols;
-        c.gammaStreamed = c.begin >= t_.gamma_resident_cols;
+        c.gamma = gammaBuf_.Get<T>()[c.begin];
         if (ring_) {
             if (firstPass) {
                 dySlot_[k] = dySlotQue_.DeQue<T>();
@@ -185,39 +154,11 @@ private:
             }
             c.dy = dySlot_[k];
             c.x = xSlot_[k];
-        } else if (c.dyStreamed) {
-            LocalTensor<T> dy = dyChunkQue_.AllocTensor<T>();
-            LocalTensor<T> x = xChunkQue_.AllocTensor<T>();
-            CopyInPad(dy, gm_.dy[row * t_.cols + c.begin], c.count);
-            CopyInPad(x, gm_.x[row * t_.cols + c.begin], c.count);
-            dyChunkQue_.EnQue(dy);
-            xChunkQue_.EnQue(x);
-            c.dy = dyChunkQue_.DeQue<T>();
-            c.x = xChunkQue_.DeQue<T>();
         } else {
             c.dy = dyRow[c.begin];
             c.x = xRow[c.begin];
         }
-        if (c.gammaStreamed) {
-            LocalTensor<T> gamma = gammaChunkQue_.AllocTensor<T>();
-            CopyInPad(gamma, gm_.gamma[c.begin], c.count);
-            gammaChunkQue_.EnQue(gamma);
-            c.gamma = gammaChunkQue_.DeQue<T>();
-        } else {
-            c.gamma = gammaBuf_.Get<T>()[c.begin];
-        }
         return c;
-    }
-
-    __aicore__ inline void FreeChunk(const Chunk &c)
-    {
-        if (c.dyStreamed) {
-            dyChunkQue_.FreeTensor(c.dy);
-            xChunkQue_.FreeTensor(c.x);
-        }
-        if (c.gammaStreamed) {
-            gammaChunkQue_.FreeTensor(c.gamma);
-        }
     }
 
     // The fp32 view of a chunk input: the input itself for fp32, else widened into `scratch`.
@@ -237,10 +178,10 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
     // further sum_cols of a chunk).
-    __aicore__ inline void Compute(uint64_t row, bool firstRow, bool lastRow)
+    __aicore__ inline void Compute(uint64_t row, bool lastRow)
     {
         LocalTensor<T> dyRow, xRow;
-        if (!ring_ && t_.resident_cols > 0) {
+        if (!ring_) {
             dyRow = dyRowQue_.DeQue<T>();
             xRow = xRowQue_.DeQue<T>();
         }
@@ -249,10 +190,10 @@ private:
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>(), sum = sumBuf_.Get<float>();
         // Pass 1: dgamma += rstd*(dy*x); sum += gamma*(dy*x), lane-wise over the chunks, then across lanes.
         for (uint32_t k = 0; k < chunks; ++k) {
-            const Chunk c = LoadChunk(dyRow, xRow, row, k, true);
+            const Chunk c = LoadChunk(dyRow, xRow, k, true);
             const LocalTensor<float> dyX = a;
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
-            AddDgamma(c, dyX, rstd, firstRow);
+            Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
             const LocalTensor<float> gamma = AsFloat(b, c.gamma, c.count);
             if (sumPerChunk_) {  // sum[k] = sum(gamma*(dy*x)) of this chunk
                 Mul(b, gamma, dyX, c.count);
@@ -266,10 +207,9 @@ private:
                     MulAddDst(sum, gamma[p], dyX[p], n);
                 }
             }
-            FreeChunk(c);
         }
-        if (lastRow && t_.gamma_resident_cols == t_.cols) {  // the group's dgamma is final: it leaves while
-            WaitFor<HardEvent::V_MTE3>(pipe_);              // pass 2 runs, not after it
+        if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
+            WaitFor<HardEvent::V_MTE3>(pipe_);
             CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
         }
         const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
@@ -277,7 +217,7 @@ private:
         const float xScale = -(rstd * meanGXhat);
         // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype.
         for (uint32_t k = 0; k < chunks; ++k) {
-            const Chunk c = LoadChunk(dyRow, xRow, row, k, false);
+            const Chunk c = LoadChunk(dyRow, xRow, k, false);
             const LocalTensor<float> g = a;
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
@@ -292,7 +232,6 @@ private:
                 Muls(g, g, rstd, c.count);
                 Narrow(dxT, g, c.count);
             }
-            FreeChunk(c);
             if (dxOverDy_) {  // dx replaced dy in the slot: once dx has left, the next row's chunk may land
                 WaitFor<HardEvent::V_MTE3>(pipe_);
                 CopyOutPad(gm_.dx[row * t_.cols + c.begin], dxT, c.count);
@@ -312,7 +251,7 @@ private:
         if (dxOverDy_) {
             RefillAfterDx(chunks - 1);
         }
-        if (!ring_ && t_.resident_cols > 0) {
+        if (!ring_) {
             dyRowQue_.FreeTensor(dyRow);
             xRowQue_.FreeTensor(xRow);
         }
@@ -327,45 +266,6 @@ private:
         WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
         dySlotQue_.FreeTensor(dySlot_[k]);
         Refill(dySlotQue_, dyFill_, gm_.dy);
-    }
-
-    // dgamma += rstd*(dy*x): in UB for the resident cols; beyond them in the group's GM partial, which
-    // the group's first row writes and later rows read back (after this core's earlier writes landed).
-    __aicore__ inline void AddDgamma(const Chunk &c, const LocalTensor<float> &dyX, float rstd, bool firstRow)
-    {
-        if (!c.gammaStreamed) {
-            Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
-            return;
-        }
-        LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
-        Muls(out, dyX, rstd, c.count);
-        if (!firstRow) {
-            WaitFor<HardEvent::MTE3_MTE2>(pipe_);
-            LocalTensor<float> in = partialInQue_.AllocTensor<float>();
-            CopyInPad(in, partialGm_[c.begin], c.count);
-            partialInQue_.EnQue(in);
-            in = partialInQue_.DeQue<float>();
-            Add(out, out, in, c.count);
-            partialInQue_.FreeTensor(in);
-        }
-        partialOutQue_.EnQue(out);
-        out = partialOutQue_.DeQue<float>();
-        CopyOutPad(partialGm_[c.begin], out, c.count);
-        partialOutQue_.FreeTensor(out);
-    }
-
-    // A group without rows still owes zeros for the streamed part of its partial.
-    __aicore__ inline void ZeroStreamedPartial()
-    {
-        for (uint32_t begin = t_.gamma_resident_cols; begin < t_.cols; begin += t_.chunk_cols) {
-            const uint32_t n = t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols;
-            LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
-            Duplicate(out, 0.0f, n);
-            partialOutQue_.EnQue(out);
-            out = partialOutQue_.DeQue<float>();
-            CopyOutPad(partialGm_[begin], out, n);
-            partialOutQue_.FreeTensor(out);
-        }
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values, uint32_t count)
@@ -398,8 +298,7 @@ private:
     TQue<QuePosition::VECIN, kMaxRowSlots> dySlotQue_, xSlotQue_;  // the rings: one buffer per chunk of the row
     LocalTensor<T> dySlot_[kMaxRowSlots], xSlot_[kMaxRowSlots];  // the current row's chunks, in order
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
-    TQue<QuePosition::VECIN, 1> dyChunkQue_, xChunkQue_, gammaChunkQue_, partialInQue_;
-    TQue<QuePosition::VECOUT, 1> dxQue_, partialOutQue_;
+    TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 

@@ -130,25 +130,21 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
            ReduceWorkUb(S);
 }
 
-// Long rows: resident dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded up to C, plus
-// spare slots of 2 x C*s), gamma (GR*s) and dgamma (GR*4); fp32 work
-// chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols; SC = 0: one sum per chunk, kMaxRowSlots*4);
-// dx out 2 x C*s (none when dx_over_dy); two rstd batches; ReduceSum work (over SC, or C); streaming queues for the cols not resident: dy, x (2 x C*s each) and, beyond GR,
-// gamma (2 x C*s) and the dgamma partial in and out (2 x C*4 each).
-constexpr uint32_t kSumLanesOfChunk = ~0u;  // LongRowsUb: a lane-wise row sum as wide as the chunk
-uint64_t LongRowsUb(uint64_t XR, uint64_t GR, uint32_t C, uint32_t rb, uint32_t s, uint64_t cols,
-                    bool dxQueue = true, uint32_t SC = kSumLanesOfChunk, uint32_t spare = 0)
+// Long rows, the whole row in UB: dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded
+// up to C, plus spare slots of 2 x C*s), gamma (S*s) and dgamma (S*4) for S = cols rounded up to 32 bytes;
+// fp32 work chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols; SC = 0: one sum per
+// chunk, kMaxRowSlots*4); dx out 2 x C*s (none when dx_over_dy); two rstd batches; ReduceSum work
+// (over SC, or C).
+uint64_t LongRowsUb(uint64_t XR, uint64_t S, uint32_t C, uint32_t rb, uint32_t s, bool dxQueue, uint32_t SC,
+                    uint32_t spare)
 {
-    if (SC == kSumLanesOfChunk) SC = C;
     const uint64_t sum = SC == 0 ? Ub(kMaxRowSlots * 4) : Ub(SC * 4);
-    uint64_t ub = 2 * rb * Ub(XR * s) + spare * 2 * Ub(C * s) + Ub(GR * s) + Ub(GR * 4) + 2 * Ub(C * 4) + sum +
-                  (dxQueue ? 2 * Ub(C * s) : 0) + 2 * Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC == 0 ? C : SC);
-    if (XR < cols) ub += 2 * 2 * Ub(C * s);
-    if (GR < cols) ub += 2 * Ub(C * s) + 2 * 2 * Ub(C * 4);
-    return ub;
+    return 2 * rb * Ub(XR * s) + spare * 2 * Ub(C * s) + Ub(S * s) + Ub(S * 4) + 2 * Ub(C * 4) + sum +
+           (dxQueue ? 2 * Ub(C * s) : 0) + 2 * Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC == 0 ? C : SC);
 }
 
-void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
+// Picks the long-rows layout that holds the whole row; false when none fits (the streamed path's rows).
+bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
 {
     const uint32_t elems32 = kUbBlockBytes / s;
     // The whole row resident: in rings of chunk slots (the next row streams into the slots pass 2
@@ -162,14 +158,15 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     // and one ReduceSum per chunk) needs no lane-wise accumulator at all.
     const uint64_t S = RoundUp(cols, elems32);
     constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
-        {1, 4096, false, 4096, 2}, {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0},
-        {2, 2048, true, 2048, 0}, {1, 4096, true, 4096, 0}, {1, 3072, false, 3072, 2}, {1, 2048, false, 0, 2}, {1, 3072, true, 3072, 1}, {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0},
-        {1, 2048, false, 2048, 0}, {1, 1856, false, 0, 1}, {1, 1664, false, 640, 1}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
+        {1, 4096, false, 4096, 2}, {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
+        {1, 4096, true, 4096, 0}, {1, 3072, false, 3072, 2}, {1, 2048, false, 0, 2}, {1, 3072, true, 3072, 1},
+        {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0}, {1, 2048, false, 2048, 0}, {1, 1856, false, 0, 1},
+        {1, 1664, false, 640, 1}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
         {1, 1024, true, 1024, 0}, {2, 1024, true, 1024, 0}, {1, 512, true, 512, 0}, {2, 512, true, 512, 0}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
         if (choice.rb == 1 && (XR / choice.C + choice.spare > kMaxRowSlots || cols <= choice.C)) continue;
-        if (LongRowsUb(XR, S, choice.C, choice.rb, s, cols, choice.dxQueue, choice.SC, choice.spare) <= ub) {
+        if (LongRowsUb(XR, S, choice.C, choice.rb, s, choice.dxQueue, choice.SC, choice.spare) <= ub) {
             t.chunk_cols = choice.C;
             t.sum_cols = choice.SC;
             t.spare_slots = choice.spare;
@@ -177,23 +174,10 @@ void TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
             t.gamma_resident_cols = uint32_t(cols);
             t.row_buffers = choice.rb;
             t.dx_over_dy = choice.dxQueue ? 0 : 1;
-            return;
+            return true;
         }
     }
-    // Too long to keep whole: gamma and the dgamma accumulator stay first (each resident col saves
-    // re-reading gamma twice and a read-modify-write of the partial per row), then dy and x.
-    const uint32_t C = 1024;
-    uint64_t GR = cols;
-    if (LongRowsUb(0, S, C, 1, s, cols) > ub) {
-        GR = (ub - LongRowsUb(0, 0, C, 1, s, cols)) / (s + 4) / C * C;
-    }
-    const uint64_t used = LongRowsUb(0, GR == cols ? S : GR, C, 1, s, cols);
-    const uint64_t XR = ub > used ? (ub - used) / (2 * s) / C * C : 0;
-    t.chunk_cols = C;
-    t.sum_cols = C;
-    t.row_buffers = 1;
-    t.resident_cols = uint32_t(std::min<uint64_t>(XR, cols));
-    t.gamma_resident_cols = uint32_t(GR);
+    return false;
 }
 
 // Long rows streamed (op_kernel/rms_norm_backward_long_rows_streamed.h): C-col chunks of dy | x
@@ -347,8 +331,7 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
             path = 1;
             t.tile_rows = R;
         } else {
-            TileLongRows(t, cols, s, ub);
-            if (t.resident_cols < cols || t.gamma_resident_cols < cols) {  // too long to keep whole
+            if (!TileLongRows(t, cols, s, ub)) {  // too long to keep whole
                 path = 4;
                 TileLongRowsStreamed(t, cols, s, ub);
             }
