@@ -74,6 +74,7 @@ def run_case(case: Case, model: Model, rng: np.random.Generator) -> dict:
 COLUMNS = (  # header, width, row -> text
     ("shape", 22, lambda r: "x".join(map(str, r["shape"]))),
     ("dtype", 5, lambda r: r["dtype"]),
+    ("path", 18, lambda r: r["path"]),
     ("model us", 10, lambda r: f"{r['modelled_us']:.1f}"),
     ("HBM/min", 8, lambda r: f"{r['hbm_ratio']:.3f}"),
     ("link/min", 8, lambda r: f"{r['link_ratio']:.3f}"),
@@ -82,7 +83,7 @@ COLUMNS = (  # header, width, row -> text
     ("lanes", 5, lambda r: f"{r['lane_utilisation']:.2f}"),
     ("bound", 12, lambda r: r["bottleneck"]),
     ("anchor us", 10, lambda r: f"{r['anchor_us']:.1f}"),
-    ("speed-up", 8, lambda r: f"{r['speedup']:.2f}"),
+    ("speed-up", 8, lambda r: f"{r['speedup']:.3f}"),
 )
 
 
