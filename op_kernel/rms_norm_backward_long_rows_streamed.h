@@ -24,10 +24,11 @@
 //   16-bit: dy, x, gamma widened    3 x C                  12 * C
 //   row sum (fp32, lane-wise)       SC                     4 * SC
 //   ReduceSum work, total, k        SC/64 (blocks), 8, 64  ReduceWorkBytes(SC) + 32 + 256
-//   rstd batch                      64                     256
+//   rstd batches                    2 x 64                 512 (RstdBatches, rms_norm_backward_rstd.h)
 //   dgamma partial in, out (DR < cols)  2 x C each         16 * C
 #pragma once
 #include "rms_norm_backward_common.h"
+#include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
 
@@ -58,7 +59,7 @@ public:
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.sum_cols));
         pipe_->InitBuffer(totalBuf_, kBlockBytes);
         pipe_->InitBuffer(coefBuf_, kFloatsPerRepeat * sizeof(float));
-        pipe_->InitBuffer(rstdBuf_, kRstdBatchRows * sizeof(float));
+        rstdBatches_.Init(pipe_, gm_.rstd);
         if (t_.gamma_resident_cols < t_.cols) {
             pipe_->InitBuffer(partialInQue_, 2, C_ * sizeof(float));
             pipe_->InitBuffer(partialOutQue_, 2, C_ * sizeof(float));
@@ -77,7 +78,7 @@ public:
             if (t_.gamma_resident_cols > 0) {
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
-            rstdBatchEnd_ = rstdBatchBegin_ = group.begin;
+            rstdBatches_.Start(group);  // before the group's row copies
             groupBegin_ = group.begin;
             groupEnd_ = group.end;
             const Step first{group.begin, 1, 0};
@@ -180,24 +181,6 @@ private:
         }
     }
 
-    // rstd is fetched 64 rows at a time (never past the group) and read by the scalar unit.
-    __aicore__ inline float Rstd(uint64_t row, const RowGroup &group)
-    {
-        LocalTensor<float> batch = rstdBuf_.Get<float>();
-        if (row >= rstdBatchEnd_) {
-            if (rstdBatchEnd_ > group.begin) {
-                WaitFor<HardEvent::S_MTE2>(pipe_);
-            }
-            const uint64_t left = group.end - row;
-            const uint32_t n = left < kRstdBatchRows ? uint32_t(left) : kRstdBatchRows;
-            CopyInPad(batch, gm_.rstd[row], n);
-            WaitFor<HardEvent::MTE2_S>(pipe_);
-            rstdBatchBegin_ = row;
-            rstdBatchEnd_ = row + n;
-        }
-        return batch.GetValue(uint32_t(row - rstdBatchBegin_));
-    }
-
     // The fp32 view of a chunk input: the input itself for fp32 (computed on in place), else widened
     // into scratch `i`.
     __aicore__ inline LocalTensor<float> AsFloat(uint32_t i, const LocalTensor<T> &src, uint32_t count)
@@ -241,7 +224,7 @@ private:
     __aicore__ inline void Pass1(uint64_t row, uint32_t k, const RowGroup &group)
     {
         if (k == 0) {
-            rstd_[row & 1] = Rstd(row, group);
+            rstd_[row & 1] = rstdBatches_.Get(row);
         }
         const LocalTensor<T> slot = slotQue_.DeQue<T>();
         LocalTensor<float> g, xhat;
@@ -358,13 +341,14 @@ private:
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     uint32_t C_ = 0, chunks_ = 0;
-    uint64_t rstdBatchBegin_ = 0, rstdBatchEnd_ = 0, groupBegin_ = 0, groupEnd_ = 0;
+    RstdBatches rstdBatches_;
+    uint64_t groupBegin_ = 0, groupEnd_ = 0;
     Step slotFill_{}, gammaFill_{};  // the step each queue loads next
     float rstd_[2] = {};             // per row parity: two rows are in flight
     TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_, gammaQue_;
     TQue<QuePosition::VECIN, 1> partialInQue_;
     TQue<QuePosition::VECOUT, 1> partialOutQue_;
-    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_, rstdBuf_;
+    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
 
 }  // namespace rms_norm_backward_impl

@@ -194,7 +194,7 @@ uint64_t StreamedUb(const StreamedChoice &c, uint32_t s, uint64_t cols)
 {
     uint64_t ub = c.Ns * Ub(2ull * c.C * s) + (c.Ng == 0 ? Ub(cols * s) : c.Ng * Ub(uint64_t(c.C) * s)) +
                   Ub(c.DR * 4) + (s == 4 ? 0 : Ub(3ull * c.C * 4)) + Ub(c.SC * 4) + ReduceWorkUb(c.SC) + Ub(64 * 4) +
-                  Ub(kRstdBatchRows * 4);
+                  2 * Ub(kRstdBatchRows * 4);
     if (c.DR < cols) ub += 2 * 2 * Ub(uint64_t(c.C) * 4);
     return ub;
 }
