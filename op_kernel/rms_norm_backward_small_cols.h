@@ -1,6 +1,7 @@
-// Small cols (row_stride <= 128): tiles of up to R rows packed back to back (each row zero-padded to
-// S = row_stride elements), so every vector instruction covers n*S lanes of many rows instead of one
-// short row. Row sums come from WholeReduceSum, one repeat per row (two for rows wider than 64).
+// Small and mid cols (row_stride up to the tiling's kSmallColsMaxStride): tiles of up to R rows packed
+// back to back (each row zero-padded to S = row_stride elements), so every vector instruction covers
+// many rows instead of one row. Row sums come from WholeReduceSum, one repeat per row (two for rows of
+// 72..128; wider rows first add their 64-lane column chunks pairwise, since a repeat sums 64 lanes at most).
 //
 // The kernel is bound by HBM when the vector unit keeps up, so the schedule is about keeping the
 // core's HBM share busy: the input slots are freed once widened (not at the end of the tile), so the
@@ -10,16 +11,18 @@
 //
 // Per row r the scalars rstd[r] and c[r] = -rstd[r] * mean(g*xhat)[r] scale whole rows:
 //   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c.
-// Where a row is exactly one repeat of 64 fp32 lanes (S = 64) or two (S = 128), a row's scalar is one
-// 32-byte block (Brcb) read with block stride 0 by every block of its repeat; otherwise it is spread
-// over all S lanes of its row (S/8 Brcb calls). gamma, widened, is one 64-lane pattern read with
-// repeat stride 0 where S divides 64 or S = 128; otherwise it is repeated on every row of the tile.
+// Where a row is exactly one repeat of 64 fp32 lanes (S = 64), two (S = 128) or wider than 128, a
+// row's scalar is one 32-byte block (Brcb) read with block stride 0 by every block of its repeat, one
+// instruction per 64-lane column chunk of the row covering all rows (repeat = row, repeat stride = S);
+// otherwise it is spread over all S lanes of its row (S/8 Brcb calls). gamma, widened, is one pattern
+// read with repeat stride 0: 64 lanes where S divides 64, one row (S lanes) where rows are blocks;
+// otherwise it is repeated on every row of the tile.
 // dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
 // at the end of each group.
 //
 // UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T),
-// K = kSmallColsRstdBatchTiles; per-row scalar as a block: B = 8, spread: B = S; gamma pattern:
-// P = 64 (S divides 64), 128 (S = 128), else R*S); checked by the tiling (SmallColsUb):
+// K = kSmallColsRstdBatchTiles; per-row scalar as a block (S = 64, 128 or > 128): B = 8, spread: B = S;
+// gamma pattern: P = 64 (S divides 64), S (S = 128 or > 128), else R*S); checked by the tiling (SmallColsUb):
 //   buffer                                      elements     bytes
 //   dy, x, dx queues                            2 x R*S each 6 * R*S*s
 //   rstd queue (batches of K tiles' rows)       2 x K*R      8 * K*R
@@ -42,8 +45,8 @@ public:
         pipe_ = pipe;
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
         const uint32_t S = t_.row_stride, R = t_.tile_rows, lanes = R * S;
-        rowBlocks_ = S == 2 * kFloatsPerRepeat || S == kFloatsPerRepeat;
-        gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (S == 2 * kFloatsPerRepeat ? S : lanes);
+        rowBlocks_ = S >= 2 * kFloatsPerRepeat || S == kFloatsPerRepeat;
+        gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks_ ? S : lanes);
         pipe_->InitBuffer(dyQue_, 2, lanes * sizeof(T));
         pipe_->InitBuffer(xQue_, 2, lanes * sizeof(T));
         pipe_->InitBuffer(rstdQue_, 2, RstdBatchRows() * sizeof(float));
@@ -135,8 +138,8 @@ private:
         if (left <= R * 2 / 3) {
             return uint32_t(left);
         }
-        const uint32_t half = RoundUp(CeilDiv(uint32_t(left), 2), kFloatsPerBlock);
-        return half < R ? half : R;
+        const uint32_t half = RoundUp(CeilDiv(uint32_t(left), 2), kFloatsPerBlock);  // at most R
+        return half < left ? half : uint32_t(left);  // R = 8 rounds half of 6 or 7 rows up past them
     }
 
     // Rows land S elements apart with their padding lanes zeroed, so whole-row sums see only zeros there.
@@ -235,10 +238,11 @@ private:
         const uint8_t rowBlocks = uint8_t(t_.row_stride / kFloatsPerBlock);
         const BinaryRepeatParams params(1, 1, 0, rowBlocks, rowBlocks, 1);  // block stride 0: one block per row
         for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
+            const uint64_t mask = ChunkLanes(h);
             if constexpr (accumulate) {
-                MulAddDst(dst[h], src[h], perRow, kFloatsPerRepeat, n, params);
+                MulAddDst(dst[h], src[h], perRow, mask, n, params);
             } else {
-                Mul(dst[h], src[h], perRow, kFloatsPerRepeat, n, params);
+                Mul(dst[h], src[h], perRow, mask, n, params);
             }
         }
     }
@@ -252,18 +256,41 @@ private:
             Mul(g, dy, gamma, int32_t(lanes));
         } else if (gammaLanes_ == kFloatsPerRepeat) {
             Mul(g, dy, gamma, kFloatsPerRepeat, CeilDiv(lanes, kFloatsPerRepeat), BinaryRepeatParams(1, 1, 1, 8, 8, 0));
-        } else {  // two repeats per row
-            const BinaryRepeatParams params(1, 1, 1, 16, 16, 0);
-            Mul(g, dy, gamma, kFloatsPerRepeat, n, params);
-            Mul(g[kFloatsPerRepeat], dy[kFloatsPerRepeat], gamma[kFloatsPerRepeat], kFloatsPerRepeat, n, params);
+        } else {  // one instruction per 64-lane column chunk of the rows
+            const uint8_t rowBlocks = uint8_t(t_.row_stride / kFloatsPerBlock);
+            const BinaryRepeatParams params(1, 1, 1, rowBlocks, rowBlocks, 0);
+            for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
+                Mul(g[h], dy[h], gamma[h], ChunkLanes(h), n, params);
+            }
         }
     }
 
-    // sums[r] = sum of row r's S lanes: one WholeReduceSum repeat per row (two for rows wider than 64).
+    // Lanes of the 64-lane column chunk at h (the last one of a row may be shorter).
+    __aicore__ inline uint64_t ChunkLanes(uint32_t h) const
+    {
+        return t_.row_stride - h < kFloatsPerRepeat ? t_.row_stride - h : kFloatsPerRepeat;
+    }
+
+    // sums[r] = sum of row r's S lanes: one WholeReduceSum repeat per row (two for rows of 72..128).
+    // Wider rows fold their column chunks onto the first, the upper half onto the lower in a fixed
+    // pairwise order (values is overwritten), then one repeat per row sums the 64 lanes left.
     __aicore__ inline void RowSums(const LocalTensor<float> &sums, const LocalTensor<float> &values, uint32_t n)
     {
         const uint32_t S = t_.row_stride;
         const int32_t rowBlocks = int32_t(S / kFloatsPerBlock);
+        if (S > 2 * kFloatsPerRepeat) {
+            const BinaryRepeatParams params(1, 1, 1, uint8_t(rowBlocks), uint8_t(rowBlocks), uint8_t(rowBlocks));
+            for (uint32_t chunks = CeilDiv(S, kFloatsPerRepeat); chunks > 1;) {
+                const uint32_t half = chunks / 2;
+                for (uint32_t j = 0; j < half; ++j) {
+                    const uint32_t h = (chunks - half + j) * kFloatsPerRepeat;
+                    Add(values[j * kFloatsPerRepeat], values[j * kFloatsPerRepeat], values[h], ChunkLanes(h), n, params);
+                }
+                chunks -= half;
+            }
+            WholeReduceSum(sums, values, int32_t(kFloatsPerRepeat), int32_t(n), 1, 1, rowBlocks);
+            return;
+        }
         const int32_t low = int32_t(S < kFloatsPerRepeat ? S : kFloatsPerRepeat);
         WholeReduceSum(sums, values, low, int32_t(n), 1, 1, rowBlocks);
         if (S > kFloatsPerRepeat) {

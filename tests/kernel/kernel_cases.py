@@ -50,3 +50,12 @@ def min_bytes(x, gamma):
     rows = x.size // cols
     s = x.dtype.itemsize
     return rows * cols * 3 * s + rows * 4 + cols * s + cols * 4
+
+
+def assert_one_core_gives_the_bits_of_all_cores(dy, x, rstd, gamma):
+    """dx and dgamma bit for bit the same on one core as on every core the tiling asks for."""
+    all_cores = simulate(dy, x, rstd, gamma)
+    one_core = simulate(dy, x, rstd, gamma, block_dim=1)
+    assert all_cores[2]["block_dim"] > 1 and one_core[2]["block_dim"] == 1
+    assert all_cores[0].tobytes() == one_core[0].tobytes()
+    assert all_cores[1].tobytes() == one_core[1].tobytes()

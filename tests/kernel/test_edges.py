@@ -8,8 +8,10 @@ from rmsnorm_backward.simulate import simulate
 
 from kernel_cases import DTYPES, make_inputs, min_bytes, run_and_check
 
-# One shape per kernel path: small cols, rows in UB, long rows (resident), long rows (streamed).
-PATH_SHAPES = {"small_cols": (96, 40), "rows_in_ub": (60, 700), "long_rows": (9, 9000), "streamed": (3, 40000)}
+# One shape per kernel path: small cols (rows of one repeat and of several), rows in UB, long rows
+# (resident), long rows (streamed).
+PATH_SHAPES = {"small_cols": (96, 40), "mid_cols": (60, 300), "rows_in_ub": (60, 1200), "long_rows": (9, 9000),
+               "streamed": (3, 40000)}
 
 
 @pytest.mark.parametrize("shape,gamma_dims", [((0, 64), 1), ((0, 3, 700), 2), ((2, 0, 20000), 1)])

@@ -8,9 +8,9 @@ import pytest
 from rmsnorm_backward.perf.bench import run_case
 from rmsnorm_backward.perf.constants import load_model
 from rmsnorm_backward.perf.suites import Case
-from rmsnorm_backward.simulate import simulate, tiling_for
+from rmsnorm_backward.simulate import tiling_for
 
-from kernel_cases import make_inputs, run_and_check
+from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, make_inputs, run_and_check
 
 # (dtype, rows, cols): row_stride 8, 16, 24, 32, 48, 64, 80 and 128, each with groups of more than
 # four tiles (the rstd batch) plus a remainder.
@@ -31,12 +31,7 @@ def test_groups_of_many_tiles_match_the_golden(rng, dtype, rows, cols):
 
 @pytest.mark.parametrize("dtype,rows,cols", [MANY_TILES[1], MANY_TILES[5], MANY_TILES[7]])
 def test_one_core_gives_the_bits_of_all_cores(rng, dtype, rows, cols):
-    dy, x, rstd, gamma = make_inputs(rng, (rows, cols), dtype=dtype)
-    all_cores = simulate(dy, x, rstd, gamma)
-    one_core = simulate(dy, x, rstd, gamma, block_dim=1)
-    assert all_cores[2]["block_dim"] > 1 and one_core[2]["block_dim"] == 1
-    assert all_cores[0].tobytes() == one_core[0].tobytes()
-    assert all_cores[1].tobytes() == one_core[1].tobytes()
+    assert_one_core_gives_the_bits_of_all_cores(*make_inputs(rng, (rows, cols), dtype=dtype))
 
 
 @pytest.mark.parametrize("shape,dtype", [((262144, 48), "fp16"), ((262144, 64), "bf16")])

@@ -13,7 +13,9 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0):
 
 @pytest.mark.parametrize("dtype,cols,path", [
     ("float16", 1, "small_cols"), ("float16", 128, "small_cols"), ("float32", 128, "small_cols"),
-    ("float16", 129, "rows_in_ub"), ("float32", 2000, "rows_in_ub"), ("float16", 3000, "rows_in_ub"),
+    ("float16", 129, "small_cols"), ("float16", 816, "small_cols"), ("float16", 817, "rows_in_ub"),
+    ("float32", 576, "small_cols"), ("float32", 577, "rows_in_ub"), ("float32", 2000, "rows_in_ub"),
+    ("float16", 3000, "rows_in_ub"),
     ("float16", 6080, "long_rows"), ("bfloat16", 16384, "long_rows"), ("float32", 8192, "long_rows"),
     ("float32", 12288, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
     ("float32", 1000000, "long_rows_streamed"),
