@@ -160,15 +160,3 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
-
-    work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache))
-    try:
-        (work / "wrapper.cpp").write_text(wrapper)
-        cmd = [CXX, *flags, str(work / "wrapper.cpp"), "-o", str(work / "kernel.so")]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise KernelCompileError(f"g++ could not compile {source} (entry {name}):\n{done.stderr.strip()}")
-        os.replace(work / "kernel.so", target)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
