@@ -30,11 +30,10 @@ public:
     using Ranges = std::map<uint64_t, Range>;  // lo -> range
 
     // `blocks` blocks of `len` bytes, `pitch` bytes apart from `gm` on.
+    GmAccessLog() : intervals_(1) {}
+
     void Record(const char *call, const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, GmAccess kind)
     {
-        if (intervals_.empty()) {
-            intervals_.emplace_back();
-        }
         Ranges &ranges = intervals_.back()[int(kind)];
         const uint64_t base = reinterpret_cast<uintptr_t>(gm);
         if (pitch == len) {  // contiguous blocks: one range
