@@ -24,7 +24,7 @@ from rmsnorm_backward import resources
 from rmsnorm_backward.errors import InvalidInputError, KernelCompileError
 
 CXX = "g++"
-# The project's kernel flags (TEAM_BRIEF); never -ffast-math: NaN/Inf must propagate as IEEE does.
+# The project's kernel flags (docs/design.md section 6); never -ffast-math: NaN/Inf must propagate as IEEE does.
 # The dynamic vectoriser cost model lets -O2 vectorise the twin's lane loops (GCC 12's default
 # at -O2 leaves any loop needing an alias check scalar: 2x slower); IEEE results are unchanged.
 # Hidden visibility keeps each object's twin state its own. A precompiled kernel_operator.h is
