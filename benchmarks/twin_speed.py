@@ -15,14 +15,14 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
+from rmsnorm_backward import resources
 from rmsnorm_backward.twin import compile_kernel, gm_array, run_kernel
 
-KERNEL = Path(__file__).resolve().parents[1] / "twin" / "demo" / "scaled_sum.cpp"
+KERNEL = resources.path("twin/demo/scaled_sum.cpp")
 GOAL = 2.0
 
 

@@ -1,7 +1,7 @@
 // The SoC facts every other part reads: tiling (block dim ceiling, UB budget), the CPU twin (UB size,
 // core count) and the performance model (clock, bandwidths; Python reads them through the extension).
-// Sources: CANN platform configuration files and the Ascend C API documentation, as summarised in the
-// design brief (section 3). Figures marked "model" are assumptions of the performance model, not
+// Sources: CANN platform configuration files and the Ascend C API documentation, as summarised in
+// docs/design.md section 3. Figures marked "model" are assumptions of the performance model, not
 // measurements.
 #pragma once
 #include <cstdint>

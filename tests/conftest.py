@@ -70,3 +70,25 @@ def operator_inputs_unchanged():
     twin.run_kernel = checked
     yield
     twin.run_kernel = launch
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A directory no file can be created in: a mode 0555 one, or where that does not stop this user
+    (root), a read-only system directory; skipped when neither refuses a file."""
+    import tempfile
+    from pathlib import Path
+
+    mine = tmp_path / "read_only"
+    mine.mkdir()
+    mine.chmod(0o555)
+    try:
+        for candidate in (mine, Path("/sys"), Path("/proc")):
+            try:
+                tempfile.TemporaryFile(dir=candidate).close()
+            except OSError:
+                yield candidate
+                return
+        pytest.skip("no directory here refuses a new file (root without a read-only mount)")
+    finally:
+        mine.chmod(0o755)

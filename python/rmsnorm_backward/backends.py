@@ -16,11 +16,12 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from . import resources
 from .errors import InvalidInputError
 
 # CANN's default install locations (shared with build.sh and cmake/npu.cmake).
 CANN_DEFAULT_PATHS = tuple(
-    line.strip() for line in (Path(__file__).with_name("cann_default_paths.txt")).read_text().splitlines()
+    line.strip() for line in (resources.package_dir() / "cann_default_paths.txt").read_text().splitlines()
     if line.strip() and not line.lstrip().startswith("#"))
 NPU_ADAPTER = "rmsnorm_backward_npu_adapter"
 

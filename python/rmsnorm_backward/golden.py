@@ -1,4 +1,4 @@
-"""The float64 reference of RmsNormBackward (design brief, section 1).
+"""The float64 reference of RmsNormBackward (docs/design.md section 1).
 
 With cols = gamma.size, rows = x.size / cols, every tensor viewed as [rows, cols] (rstd as [rows]):
 

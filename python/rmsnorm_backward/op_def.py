@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_PATH = REPO_ROOT / "op_def" / "rms_norm_backward.toml"
+from . import resources
+
+DEFAULT_PATH = resources.path("op_def/rms_norm_backward.toml")
 
 
 @dataclass(frozen=True)
@@ -222,5 +223,5 @@ def _load_cached(path: Path) -> OpDef:
 
 
 def load(path: str | Path | None = None) -> OpDef:
-    """The operator's interface from `path` (default: the repository's op_def)."""
+    """The operator's interface from `path` (default: the package's op_def, see resources)."""
     return _load_cached(Path(path or DEFAULT_PATH).resolve())

@@ -1,4 +1,4 @@
-"""Ascend precision standards against the float64 golden (design brief, section 4).
+"""Ascend precision standards against the float64 golden (docs/design.md section 4).
 
 An element fails when its absolute error exceeds atol AND its relative error exceeds rtol; a case
 fails when more than rtol x size elements fail, or when any NaN/Inf of the result differs from the

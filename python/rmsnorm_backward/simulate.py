@@ -12,16 +12,15 @@ traffic_ratio, per-core counters (cores) and their sums (total).
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
+from . import resources
 from .errors import InvalidInputError
 
 KERNEL_NAME = "rms_norm_backward"
-_ROOT = Path(__file__).resolve().parents[2]
-KERNEL_SOURCE = _ROOT / "op_kernel" / "rms_norm_backward.cpp"
+KERNEL_SOURCE = resources.path("op_kernel/rms_norm_backward.cpp")
 
 
 def _as_input(name: str, value) -> np.ndarray:
@@ -64,7 +63,7 @@ def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optiona
     args = {"dy": gm(dy), "x": gm(x), "rstd": gm(rstd), "gamma": gamma, "dx": gm(dx), "dgamma": dgamma,
             "workspace": workspace, "tiling": tiling_bytes}
     launch = run_kernel(KERNEL_SOURCE, KERNEL_NAME, args, block_dim=tiling["block_dim"], soc=soc,
-                        tiling_key=tiling["tiling_key"], include_dirs=[KERNEL_SOURCE.parent, _ROOT / "op_host"])
+                        tiling_key=tiling["tiling_key"], include_dirs=[KERNEL_SOURCE.parent, resources.path("op_host")])
     total = launch.total
     moved = total["gm_read_bytes"] + total["gm_write_bytes"]
     stats = {

@@ -6,12 +6,12 @@ them in place atomically and removes generated files op_def no longer asks for; 
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+
+from rmsnorm_backward.fileio import write_atomic
 
 HERE = Path(__file__).resolve().parent
 
@@ -98,20 +98,6 @@ def _orphans(root: Path, rendered: dict[str, str]) -> list[str]:
             found += sorted(str(p.relative_to(root)) for p in (root / d).iterdir()
                             if p.is_file() and str(p.relative_to(root)) not in rendered)
     return found
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same directory and rename: never a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write(root: Path, op) -> list[str]:

@@ -1,7 +1,8 @@
 """The bad-input table: one row per case, over the four ways in (the Python API `simulate`, the C++
 tiling `compute_tiling`, the torch operator and the `rmsnorm-backward golden` CLI), each with the
-sentence the user must get: it names the tensor or option and the rule. The CLI must also exit
-non-zero with exactly one line on stderr, no traceback, nothing on stdout and no file in --save-dir.
+sentence the user must get: it names the tensor or option and the rule. The CLI must also exit 2
+with that sentence as click's one `Error:` line on stderr (after click's usage hint for a bad
+option), no traceback, nothing on stdout and no file in --save-dir.
 Cases the kernel's own table (tests/kernel/test_invalid_inputs.py) covers for simulate and the tiling
 appear here for the torch operator and the CLI instead."""
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward import _twin
+from rmsnorm_backward.cli.golden import sample_files
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.simulate import simulate
 
@@ -69,6 +71,7 @@ def _edit_case(**updates):
         for key, value in updates.items():
             group, name = key.split("__")
             case[group][name] = value
+        case["files"] = sample_files(case)  # the files table follows, so the edit itself is what is judged
         (d / "case.json").write_text(json.dumps(case))
     return change
 
@@ -127,16 +130,16 @@ ROWS = [
     Row("torch", "rank 0", Tensors(x=(), gamma=(1,), rstd=()), r"x must have rank 1 to 8 \(got rank 0\)\."),
     Row("torch", "rank 9", Tensors(x=(1,) * 8 + (8,), rstd=(1,) * 9), r"x must have rank 1 to 8 \(got rank 9\)\."),
     # The CLI.
-    Row("cli", "--shape not integers", cli("--shape", "3,x"), r"--shape must be non-negative integers separated by commas.*\(got '3,x'\)"),
-    Row("cli", "--shape empty", cli("--shape", ""), r"--shape must be non-negative integers separated by commas.*\(got ''\)"),
-    Row("cli", "--shape negative", cli("--shape", "4,-8"), r"--shape must be non-negative integers.*\(got '4,-8'\)"),
+    Row("cli", "--shape not integers", cli("--shape", "3,x"), r"'--shape': must be non-negative integers separated by commas.*\(got '3,x'\)"),
+    Row("cli", "--shape empty", cli("--shape", ""), r"'--shape': must be non-negative integers separated by commas.*\(got ''\)"),
+    Row("cli", "--shape negative", cli("--shape", "4,-8"), r"'--shape': must be non-negative integers.*\(got '4,-8'\)"),
     Row("cli", "--shape rank 10", cli("--shape", "1,1,1,1,1,1,1,1,1,8"), r"x must have rank 1 to 8 \(got rank 10\)\."),
-    Row("cli", "--gamma-dims = rank", cli("--shape", "4,8", "--gamma-dims", "2"), r"--gamma-dims must be from 1 to 1 for a 2-D --shape \(got 2\)"),
-    Row("cli", "--dtype float64", cli("--dtype", "fp64"), r"argument --dtype: invalid choice: 'fp64'"),
-    Row("cli", "--soc unsupported", cli("--soc", "Ascend310P3"), r"soc must be one of Ascend910B2, Ascend910B3, Ascend910_93 \(got Ascend310P3\)\."),
-    Row("cli", "--seed negative", cli("--seed", "-1"), r"--seed must be a non-negative integer"),
-    Row("cli", "--from-dir missing", cli("--from-dir", "{tmp}/nowhere"), r"--from-dir \S+/nowhere is not a directory"),
-    Row("cli", "missing x.bin", cli(change=lambda d: (d / "input" / "x.bin").unlink()), r"\S+/input/x\.bin is missing"),
+    Row("cli", "--gamma-dims = rank", cli("--shape", "4,8", "--gamma-dims", "2"), r"'--gamma-dims': must be from 1 to 1 for a 2-D --shape \(got 2\)"),
+    Row("cli", "--dtype float64", cli("--dtype", "fp64"), r"'--dtype': 'fp64' is not one of 'fp16', 'fp32', 'bf16'\."),
+    Row("cli", "--soc unsupported", cli("--soc", "Ascend310P3"), r"'--soc': soc must be one of the supported SoCs \(Ascend910B2, Ascend910B3, Ascend910_93\), got 'Ascend310P3'"),
+    Row("cli", "--seed negative", cli("--seed", "-1"), r"'--seed': -1 is not in the range x>=0\."),
+    Row("cli", "--from-dir missing", cli("--from-dir", "{tmp}/nowhere"), r"'--from-dir': Directory '\S+/nowhere' does not exist\."),
+    Row("cli", "missing x.bin", cli(change=lambda d: (d / "input" / "x.bin").unlink()), r"\S+/input/x\.bin is missing \(listed in \S+/case\.json\)"),
     Row("cli", "short dy.bin", cli(change=_truncate("dy", 10)), r"\S+/input/dy\.bin has 10 bytes; shape \[4, 8\] of float32 needs 128"),
     Row("cli", "case.json: dy shape differs from x",
         cli(change=lambda d: (_edit_case(shapes__dy=[4, 9])(d), _write_ones("dy", 36, np.float32)(d))),
@@ -145,7 +148,7 @@ ROWS = [
         r"case\.json is not a valid case description \(dtypes must be among float16, float32, bfloat16\)"),
     Row("cli", "case.json not JSON", cli(change=lambda d: (d / "case.json").write_text("{nope")),
         r"case\.json is not a valid case description"),
-    Row("cli", "--save-dir is a file", cli("--save-dir", "{tmp}/a_file"), r"--save-dir \S+/a_file"),
+    Row("cli", "--save-dir is a file", cli("--save-dir", "{tmp}/a_file"), r"'--save-dir': \S+/a_file exists and is not an empty directory"),
 ]
 
 
@@ -189,14 +192,15 @@ def _cli_row(row: Row, tmp_path: Path, sample_dir: Path):
     if "--save-dir" not in argv:
         argv += ["--save-dir", str(tmp_path / "out")]
     done = run_cli(argv)
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
+    *hint, error = done.stderr.strip().splitlines()
+    assert [line for line in hint if line and not line.startswith(("Usage: ", "Try "))] == [], done.stderr
+    assert error.startswith("Error: "), done.stderr
     assert not (tmp_path / "out").exists(), "a failed run left files in --save-dir"
     assert (tmp_path / "a_file").read_text() == "not a directory\n"
-    return lines[0]
+    return error
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r.surface}: {r.case}" for r in ROWS])

@@ -1,11 +1,14 @@
-"""`rmsnorm-backward bench` end to end on the smallest suite cases: JSON and plot files, the table,
-and one-sentence errors for bad options."""
+"""`rmsnorm-backward bench` end to end on the smallest suite cases: JSON and plot files (atomic), the
+table, and bad options (matplotlib missing, read-only targets) as one sentence before the bench starts."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
+from rmsnorm_backward import fileio
+from rmsnorm_backward.cli import bench as bench_cli
 from rmsnorm_backward.cli import main
 
 QUICK = ["bench", "--suite", "atb", "--max-elements", "60000"]  # only [32, 32, 48] fp16
@@ -30,16 +33,48 @@ def test_bench_writes_json(tmp_path, capsys):
     assert case["bottleneck"] in {"HBM", "MTE2", "MTE3", "V", "S", "dependencies"}
 
 
-def test_bench_plot_needs_matplotlib_or_draws_a_png(tmp_path, capsys):
+def test_bench_plot_draws_a_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="--plot needs the [plot] extra (matplotlib)")
     png = tmp_path / "bench.png"
-    try:
-        import matplotlib  # noqa: F401  (an optional dependency)
-    except ImportError:
-        assert main(QUICK + ["--plot", str(png)]) == 2
-        assert "--plot needs matplotlib" in capsys.readouterr().err and not png.exists()
-    else:
-        assert main(QUICK + ["--plot", str(png)]) == 0
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(QUICK + ["--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["bench.png"]
+
+
+def fail_if_the_bench_starts(monkeypatch):
+    monkeypatch.setattr(bench_cli, "run_case", lambda *a: pytest.fail("the bench started before the options were checked"))
+
+
+def test_bench_plot_without_matplotlib_says_so_before_the_bench(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # any import of matplotlib now fails
+    fail_if_the_bench_starts(monkeypatch)
+    assert main(QUICK + ["--plot", str(tmp_path / "bench.png")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "Error: Invalid value for '--plot': needs matplotlib, which is not installed: "
+        "pip install 'rmsnorm-backward[plot]'")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--json", "--plot"])
+def test_bench_output_in_a_read_only_folder_is_one_sentence_before_the_bench(capsys, monkeypatch, read_only_dir,
+                                                                             option):
+    if option == "--plot":
+        pytest.importorskip("matplotlib", reason="--plot needs the [plot] extra (matplotlib)")
+    fail_if_the_bench_starts(monkeypatch)
+    target = read_only_dir / ("bench.png" if option == "--plot" else "bench.json")
+    assert main(QUICK + [option, str(target)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"Error: {option} {target} cannot be written (")
+
+
+def test_bench_json_is_written_atomically(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "bench.json"
+    out.write_text("old\n")
+    monkeypatch.setattr(fileio.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    assert main(QUICK + ["--json", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        f"Error: --json {out} cannot be written (No space left on device: ")
+    assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["bench.json"]
 
 
 def test_bench_json_to_stdout(capsys):
@@ -49,16 +84,20 @@ def test_bench_json_to_stdout(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--plot", "out.txt"], "--plot must name a .png file"),
-    (["--dtype", "fp64"], "dtype must be among"),
-    (["--max-elements", "0"], "--max-elements must be a positive integer"),
-    (["--max-elements", "10"], "no case of suite 'atb' is left"),
-    (["--soc", "Ascend310P"], "soc must be one of the supported SoCs"),
+    (["--plot", "out.txt"], "Invalid value for '--plot': must name a .png file (got 'out.txt')"),
+    (["--dtype", "fp64"], "Invalid value for '--dtype': must be among fp16, fp32, bf16, comma-separated (got 'fp64')"),
+    (["--max-elements", "0"], "Invalid value for '--max-elements': 0 is not in the range x>=1."),
+    (["--max-elements", "10"], "no case of suite 'atb' is left with --dtype fp16,fp32,bf16 and --max-elements 10"),
+    (["--soc", "Ascend310P"], "Invalid value for '--soc': soc must be one of the supported SoCs"),
+    (["--seed", "-3"], "Invalid value for '--seed': -3 is not in the range x>=0."),
+    (["--suite", "huge"], "Invalid value for '--suite': 'huge' is not one of 'llm', 'small', 'atb', 'all'."),
 ])
-def test_bench_rejects_bad_options_in_one_sentence(capsys, argv, message):
+def test_bench_rejects_bad_options_in_one_sentence(capsys, monkeypatch, argv, message):
+    fail_if_the_bench_starts(monkeypatch)
     assert main(["bench", "--suite", "atb"] + argv) == 2
-    err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
+    *hint, error = capsys.readouterr().err.strip().splitlines()
+    assert error.startswith(f"Error: {message}")
+    assert all(line.startswith(("Usage: ", "Try ")) for line in hint if line)
 
 
 def test_bench_markdown_table(capsys):

@@ -3,12 +3,12 @@ tiling and workspace macros, compile errors, GM bounds, guard canaries and stuck
 
 The kernels here use scalar GM access only, so they test the launcher and not the API families.
 """
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
+from rmsnorm_backward import resources
 from rmsnorm_backward.errors import InvalidInputError, KernelCompileError, TwinRuleError
 from rmsnorm_backward.twin import compile_kernel, gm_array, gm_empty, run_kernel, soc_info
 
@@ -295,7 +295,7 @@ extern "C" __global__ __aicore__ void scaled(GM_ADDR x)
     assert results[0] == results[2] != results[1]
 
 
-DEMO = Path(__file__).resolve().parents[2] / "twin" / "demo" / "scaled_sum.cpp"
+DEMO = resources.path("twin/demo/scaled_sum.cpp")
 
 
 @pytest.mark.parametrize("block_dim", [1, 3, 8])

@@ -294,4 +294,4 @@ def test_every_soc_has_model_constants_with_sources():
     for row in table.values():
         assert set(row) - {"soc"} == set(sources)
         assert all(value > 0 for key, value in row.items() if key != "soc")
-    assert all(("assumption" in text) or ("DESIGN" in text) or ("issue" in text) for text in sources.values())
+    assert all(("assumption" in text) or ("docs/design.md" in text) or ("issue" in text) for text in sources.values())

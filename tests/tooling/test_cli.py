@@ -1,5 +1,6 @@
 """The rmsnorm-backward command: golden on the twin (pass, fail, sample directories), bad options as
-one sentence, --help everywhere, atomic writes, and doctor (torch_npu only ever in a subprocess)."""
+click's one `Error:` sentence with exit 2, --help, --version and shell completion, atomic writes
+(no sample directory is left by a failure), and doctor (torch_npu only ever in a subprocess)."""
 import json
 import os
 import sys
@@ -9,7 +10,8 @@ import pytest
 
 from rmsnorm_backward import backends
 from rmsnorm_backward.cli import COMMANDS, main
-from rmsnorm_backward.cli._common import write_atomic
+from rmsnorm_backward.cli import golden as golden_cli
+from rmsnorm_backward.fileio import write_atomic
 
 
 def run_json(capsys, *argv) -> tuple[int, dict]:
@@ -78,57 +80,162 @@ def test_save_dir_then_from_dir_round_trips_and_uses_the_saved_golden(capsys, tm
     assert code == 1 and not tampered["reports"]["dx"]["passed"]
 
 
-def test_from_dir_without_case_json_reads_the_shape_from_options(capsys, tmp_path):
+def error_line(capsys) -> str:
+    """click's error output: at most its usage and hint lines, then one `Error: <sentence>` line."""
+    *hint, error = capsys.readouterr().err.strip().splitlines()
+    assert [line for line in hint if line and not line.startswith(("Usage: ", "Try "))] == []
+    assert error.startswith("Error: ") and error.count(". ") == 0
+    return error
+
+
+def test_from_dir_needs_its_case_json_and_names_it(capsys, tmp_path):
     d = tmp_path / "case"
     assert main(["golden", "--shape", "5,32", "--save-dir", str(d), "--json"]) == 0
     capsys.readouterr()
     (d / "case.json").unlink()
-    assert main(["golden", "--from-dir", str(d), "--shape", "5,32", "--json"]) == 0
+    assert main(["golden", "--from-dir", str(d)]) == 2
+    assert error_line(capsys) == (f"Error: --from-dir {d} has no case.json ({d}/case.json is missing): "
+                                  "make samples with --save-dir")
+
+
+@pytest.mark.parametrize("given", [["--shape", "5,32"], ["--dtype", "fp16"], ["--rstd-flat", "--seed", "4"],
+                                   ["--gamma-dims", "1"]])
+def test_from_dir_refuses_the_options_its_case_json_replaces(capsys, tmp_path, given):
+    assert main(["golden", "--shape", "5,32", "--save-dir", str(tmp_path / "case"), "--json"]) == 0
     capsys.readouterr()
-    assert main(["golden", "--from-dir", str(d), "--shape", "5,16"]) == 2
-    err = capsys.readouterr().err
-    assert err.strip() == f"rmsnorm-backward golden: {d}/input/dy.bin has 640 bytes; shape [5, 16] of float32 needs 320"
+    assert main(["golden", "--from-dir", str(tmp_path / "case"), *given]) == 2
+    flags = ", ".join(a for a in given if a.startswith("--"))
+    assert error_line(capsys) == f"Error: --from-dir takes the case from its case.json: drop {flags}"
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+def test_case_json_records_the_dtype_and_shape_of_every_file(capsys, tmp_path, dtype):
+    d = tmp_path / "case"
+    assert main(["golden", "--shape", "3,2,24", "--gamma-dims", "2", "--dtype", dtype, "--save-dir", str(d),
+                 "--json"]) == 0
+    capsys.readouterr()
+    files = json.loads((d / "case.json").read_text())["files"]
+    on_disk = sorted(str(p.relative_to(d)) for p in d.rglob("*.bin"))
+    assert sorted(files) == on_disk and len(on_disk) == 8
+    name = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}[dtype]
+    want = {"dy": name, "x": name, "rstd": "float32", "gamma": name, "dx": name, "dgamma": "float32"}
+    for path, entry in files.items():
+        tensor = entry["tensor"]
+        assert entry["dtype"] == ("float64" if "golden_" in path else want[tensor]), path
+        itemsize = 8 if entry["dtype"] == "float64" else np.dtype(entry["dtype"].replace("b", "")).itemsize
+        assert (d / path).stat().st_size == int(np.prod(entry["shape"])) * itemsize, path
+    assert files["output/golden_dgamma.bin"]["shape"] == [2, 24] and files["input/rstd.bin"]["shape"] == [3, 1, 1]
 
 
 def test_malformed_case_json_is_one_sentence(capsys, tmp_path):
     (tmp_path / "case.json").write_text('{"shapes": {"x": [4, 8]}, "dtypes": {"x": "float32"}}')
     assert main(["golden", "--from-dir", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == (f"rmsnorm-backward golden: {tmp_path}/case.json is not a valid case description "
-                   "(no shape or dtype for dy, rstd, gamma, dx, dgamma)")
+    assert error_line(capsys) == (f"Error: {tmp_path}/case.json is not a valid case description "
+                                  "(no shape or dtype for dy, rstd, gamma, dx, dgamma)")
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--shape", "32,x"], "--shape must be non-negative integers separated by commas, like 32,64,128 (got '32,x')"),
-    (["--shape", "64"], "--shape needs at least 2 dims: the rows and the dims of gamma (got '64')"),
-    (["--shape", "2,3,4,5,6,7,8,9,2", "--gamma-dims", "3"], "rank"),
-    (["--shape", "32,64", "--gamma-dims", "2"], "--gamma-dims must be from 1 to 1 for a 2-D --shape (got 2)"),
-    (["--from-dir", "/nonexistent/dir"], "--from-dir /nonexistent/dir is not a directory"),
-    (["--shape", "4,64", "--soc", "Ascend310P"], "soc"),
+    (["--shape", "32,x"], "Invalid value for '--shape': must be non-negative integers separated by commas, like "
+                          "32,64,128 (got '32,x')"),
+    (["--shape", "64"], "Invalid value for '--shape': needs at least 2 dims: the rows and the dims of gamma (got '64')"),
+    (["--shape", "2,3,4,5,6,7,8,9,2", "--gamma-dims", "3"], "x must have rank 1 to 8 (got rank 9)."),
+    (["--shape", "32,64", "--gamma-dims", "2"], "Invalid value for '--gamma-dims': must be from 1 to 1 for a 2-D "
+                                                "--shape (got 2)"),
+    (["--gamma-dims", "0"], "Invalid value for '--gamma-dims': 0 is not in the range x>=1."),
+    (["--from-dir", "/nonexistent/dir"], "Invalid value for '--from-dir': Directory '/nonexistent/dir' does not exist."),
+    (["--shape", "4,64", "--soc", "Ascend310P"], "Invalid value for '--soc': soc must be one of the supported SoCs"),
+    (["--seed", "-3"], "Invalid value for '--seed': -3 is not in the range x>=0."),
+    (["--dtype", "int8"], "Invalid value for '--dtype': 'int8' is not one of 'fp16', 'fp32', 'bf16'."),
+    (["--backend", "gpu"], "Invalid value for '--backend': 'gpu' is not one of 'auto', 'twin', 'npu'."),
+    (["--no-such-option"], "No such option"),
 ])
-def test_bad_golden_options_are_one_sentence(capsys, argv, message):
+def test_bad_golden_options_are_one_sentence_and_exit_2(capsys, argv, message):
     assert main(["golden", *argv]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("rmsnorm-backward golden: ") and message in err[0]
-
-
-def test_unknown_choice_is_one_sentence_and_exit_2(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["golden", "--dtype", "int8"])
-    assert e.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "invalid choice: 'int8'" in err[0]
+    assert error_line(capsys).startswith(f"Error: {message}")
 
 
 @pytest.mark.parametrize("command", [None, *COMMANDS])
 def test_every_command_has_help_and_json(capsys, command):
-    with pytest.raises(SystemExit) as e:
-        main(([command] if command else []) + ["--help"])
+    argv = [command] if command else []
+    for flag in ("--help", "-h"):
+        assert main(argv + [flag]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"Usage: rmsnorm-backward {command + ' ' if command else ''}[OPTIONS]")
+        assert ("--json" in out) if command else all(name in out for name in COMMANDS)
+
+
+def test_version_is_the_installed_distributions(capsys):
+    from importlib.metadata import version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"rmsnorm-backward, version {version('rmsnorm-backward')}\n"
+
+
+@pytest.mark.parametrize(("words", "cword", "want"), [
+    ("rmsnorm-backward go", 1, "plain,golden"),
+    ("rmsnorm-backward golden --dt", 2, "plain,--dtype"),
+    ("rmsnorm-backward golden --dtype b", 3, "plain,bf16"),
+])
+def test_shell_completion(monkeypatch, capsys, words, cword, want):
+    monkeypatch.setenv("_RMSNORM_BACKWARD_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(cword))
+    with pytest.raises(SystemExit) as e:  # click answers the shell and exits before any command runs
+        main([])
     assert e.value.code == 0
-    out = capsys.readouterr().out
-    assert "usage: rmsnorm-backward" in out
-    if command:
-        assert "--json" in out
+    assert capsys.readouterr().out.split() == [want]
+
+
+def test_shell_completion_script(monkeypatch, capsys):
+    monkeypatch.setenv("_RMSNORM_BACKWARD_COMPLETE", "bash_source")
+    with pytest.raises(SystemExit):
+        main([])
+    script = capsys.readouterr().out
+    assert "_rmsnorm_backward_completion()" in script and "complete -o nosort -F" in script
+
+
+def test_save_dir_is_new_or_empty_and_never_the_from_dir(capsys, tmp_path):
+    d = tmp_path / "case"
+    assert main(["golden", "--shape", "4,16", "--save-dir", str(d), "--json"]) == 0
+    capsys.readouterr()
+    before = {p: p.read_bytes() for p in d.rglob("*") if p.is_file()}
+    assert main(["golden", "--shape", "4,16", "--save-dir", str(d)]) == 2
+    assert error_line(capsys) == (f"Error: Invalid value for '--save-dir': {d} exists and is not an empty directory; "
+                                  "name a new one")
+    assert main(["golden", "--from-dir", str(d), "--save-dir", str(d)]) == 2
+    assert error_line(capsys) == "Error: Invalid value for '--save-dir': must not be the --from-dir directory it reads"
+    assert {p: p.read_bytes() for p in d.rglob("*") if p.is_file()} == before
+    (tmp_path / "empty").mkdir()
+    assert main(["golden", "--from-dir", str(d), "--save-dir", str(tmp_path / "empty"), "--json"]) == 0
+    assert (tmp_path / "empty" / "output" / "golden_dx.bin").read_bytes() == before[d / "output" / "golden_dx.bin"]
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, OSError])
+@pytest.mark.parametrize("after", [0, 5])
+def test_failed_or_interrupted_save_dir_leaves_no_directory(capsys, tmp_path, monkeypatch, failure, after):
+    # The sample writer asks for each file's dtype just before writing it: fail there, `after` files in.
+    real_dtype, asked = golden_cli._numpy_dtype, []
+
+    def dtype_then_fail(name):
+        if len(asked) == after:
+            raise failure() if failure is KeyboardInterrupt else OSError(28, "No space left on device", "x.bin")
+        asked.append(name)
+        return real_dtype(name)
+
+    monkeypatch.setattr(golden_cli, "_numpy_dtype", dtype_then_fail)
+    d = tmp_path / "out" / "case"
+    assert main(["golden", "--shape", "4,64", "--save-dir", str(d)]) == (130 if failure is KeyboardInterrupt else 2)
+    assert len(asked) == after
+    assert not d.exists() and list((tmp_path / "out").iterdir()) == []
+    err = capsys.readouterr().err
+    assert ("rmsnorm-backward: interrupted" in err) if failure is KeyboardInterrupt else (
+        f"Error: --save-dir {d} cannot be written (No space left on device: x.bin)" in err)
+
+
+def test_save_dir_in_a_read_only_folder_is_one_sentence_before_the_run(capsys, read_only_dir, monkeypatch):
+    monkeypatch.setattr(backends, "run", lambda *a, **k: pytest.fail("the run started before --save-dir was checked"))
+    assert main(["golden", "--shape", "4,64", "--save-dir", str(read_only_dir / "case")]) == 2
+    assert error_line(capsys).startswith(f"Error: --save-dir {read_only_dir / 'case'} cannot be written (")
 
 
 def test_write_atomic_leaves_no_partial_file(tmp_path, monkeypatch):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rmsnorm_backward import op_def
+from rmsnorm_backward import op_def, resources
 from rmsnorm_backward.cli import main
 from rmsnorm_backward.cli.gen import load_generator
 
-ROOT = op_def.REPO_ROOT
+ROOT = resources.checkout()
 HERE = Path(__file__).resolve().parent
 TOY = HERE / "fixtures" / "toy_op.toml"
 TOY_SNAPSHOTS = HERE / "snapshots" / "toy"
@@ -51,6 +51,31 @@ def test_gen_check_names_every_stale_file_after_hand_edits(tmp_path, capsys):
     assert main(["gen", "--root", str(tree)]) == 0
     assert not (tree / "op_host/op_info/aic-ascend310p-ops-info.json").exists()
     assert main(["gen", "--check", "--root", str(tree)]) == 0
+
+
+def test_gen_into_a_read_only_root_is_one_sentence(read_only_dir, capsys):
+    assert main(["gen", "--root", str(read_only_dir)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"Error: --root {read_only_dir} cannot be written (")
+    assert not (read_only_dir / "op_host").exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--root", "{tmp}/missing"], "Invalid value for '--root': Directory '{tmp}/missing' does not exist."),
+    (["--op-def", "{tmp}"], "Invalid value for '--op-def': File '{tmp}' is a directory."),
+    (["--op-def", "{tmp}/bad.toml"], "Invalid value for '--op-def': {tmp}/bad.toml is not a valid operator definition"),
+])
+def test_bad_gen_options_are_one_sentence(tmp_path, capsys, argv, message):
+    (tmp_path / "bad.toml").write_text("[op]\ntype = 'X'\n")
+    assert main(["gen", *(a.replace("{tmp}", str(tmp_path)) for a in argv)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("Error: " + message.replace("{tmp}", str(tmp_path)))
+
+
+def test_gen_outside_a_checkout_needs_root(monkeypatch, capsys):
+    monkeypatch.setattr(resources, "checkout", lambda: None)  # as from an installed wheel (tests/tooling/test_wheel.py)
+    assert main(["gen", "--check"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "Error: Invalid value for '--root': is needed outside a source checkout: name the tree to generate into")
 
 
 def test_gen_check_json_lists_stale_files(tmp_path, capsys):

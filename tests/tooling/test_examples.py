@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from rmsnorm_backward import op_def
+from rmsnorm_backward import resources
 
-ROOT = op_def.REPO_ROOT
+ROOT = resources.checkout()
 STUB = ROOT / "tests" / "tooling" / "stub_cann"
 
 

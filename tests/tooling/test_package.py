@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rmsnorm_backward import op_def
+from rmsnorm_backward import op_def, resources
 
-ROOT = op_def.REPO_ROOT
+ROOT = resources.checkout()
 OP = op_def.load()
 VENDOR = OP.vendor
 

@@ -1,4 +1,4 @@
-"""precision.compare against hand-made cases: the standard of DESIGN.md section 4, edge by edge."""
+"""precision.compare against hand-made cases: the standard of docs/design.md section 4, edge by edge."""
 import ml_dtypes
 import numpy as np
 import pytest

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rmsnorm_backward import backends, op_def
+from rmsnorm_backward import backends, op_def, resources
 
-ROOT = op_def.REPO_ROOT
+ROOT = resources.checkout()
 CANN_HERE = any((Path(p) / "include/acl/acl.h").is_file() for p in backends.cann_candidates())
 
 

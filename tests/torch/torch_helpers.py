@@ -19,7 +19,7 @@ def rstd_of(x: torch.Tensor, k: int, eps: float = 1e-6, keepdim: bool = True) ->
 
 
 def assert_precise(actual: torch.Tensor, golden, *, what: str, round_golden: bool = True) -> None:
-    """DESIGN.md section 4 standard for `actual`'s dtype against a float64 golden."""
+    """docs/design.md section 4 standard for `actual`'s dtype against a float64 golden."""
     golden = golden.detach().numpy() if isinstance(golden, torch.Tensor) else golden
     report = compare(to_numpy(actual), golden, str(actual.dtype).removeprefix("torch."),
                      round_golden=round_golden)

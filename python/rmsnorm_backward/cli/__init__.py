@@ -1,35 +1,50 @@
-"""The `rmsnorm-backward` command: golden (precision check on the best backend), gen (code
+"""RmsNormBackward's command line: golden (the precision check on the best backend), gen (code
 generation from op_def), doctor (what is installed, which backends work), bench (modelled
-performance per shape, see PERFORMANCE.md)."""
+performance per shape, see PERFORMANCE.md).
+
+Shell completion (bash; zsh_source and fish_source for the others):
+
+\b
+    eval "$(_RMSNORM_BACKWARD_COMPLETE=bash_source rmsnorm-backward)"
+"""
 from __future__ import annotations
 
 import sys
 
+import click
+
 from ..errors import InvalidInputError
-from ._common import CliError, Parser
+from ._common import CONTEXT, PROG, CliError, show_notices
 from . import bench, doctor, gen, golden
 
-COMMANDS = {"golden": golden, "gen": gen, "doctor": doctor, "bench": bench}
+COMMANDS = {"golden": golden.command, "gen": gen.command, "doctor": doctor.command, "bench": bench.command}
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="rmsnorm-backward", description=__doc__)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, required=True)
-    for name, module in COMMANDS.items():
-        module.add_arguments(sub.add_parser(name, help=module.HELP, description=module.HELP))
-    return parser
+@click.group(PROG, help=__doc__, context_settings=CONTEXT)
+@click.version_option(package_name="rmsnorm-backward", prog_name=PROG)
+def cli() -> None:
+    show_notices()
+
+
+for _name, _command in COMMANDS.items():
+    cli.add_command(_command, _name)
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    """Runs the command line on `argv` (default sys.argv[1:]) and returns the exit status: 0, 1 when
+    golden's precision check fails, 2 for a bad option or environment, 130 when interrupted."""
     try:
-        return COMMANDS[args.command].run(args)
-    except (CliError, InvalidInputError) as e:
-        sys.stderr.write(f"rmsnorm-backward {args.command}: {e}\n")
-        return 2
-    except KeyboardInterrupt:
-        sys.stderr.write(f"rmsnorm-backward {args.command}: interrupted\n")
+        code = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except InvalidInputError as e:  # a rule of the operator or the twin, found while running
+        CliError(str(e)).show()
+        return CliError.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        click.echo(f"{PROG}: interrupted", err=True)
         return 130
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

@@ -1,25 +1,51 @@
-"""What every subcommand shares: one-sentence errors, JSON output, atomic file writes, progress."""
+"""What every subcommand shares: click's error style with exit 2, options checked before any work,
+JSON output, progress on stderr."""
 from __future__ import annotations
 
-import argparse
 import json
+import logging
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 
+import click
 
-class CliError(Exception):
-    """A bad option or an environment problem: printed as one sentence, exit status 2."""
+from ..errors import InvalidInputError
+from ..fileio import check_writable_dir, write_atomic
+
+PROG = "rmsnorm-backward"
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, except that a bad option is one sentence on stderr (no usage dump) and exit 2."""
+class CliError(click.ClickException):
+    """An environment problem or a bad combination found after parsing: `Error: <sentence>`, exit
+    status 2 (1 is golden's "the precision standard failed")."""
+    exit_code = 2
 
-    def error(self, message):
-        sys.stderr.write(f"{self.prog}: {message} (see `{self.prog} --help`)\n")
-        sys.exit(2)
+
+def check_soc(ctx, param, value: str) -> str:
+    """--soc against the SoC table of the twin's extension, before anything runs."""
+    from ..twin import soc_info
+
+    try:
+        soc_info(value)
+    except InvalidInputError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
+    return value
+
+
+def writable_file(option: str, path: Path) -> None:
+    """CliError now, before a long run, when `path` (an output file) could not be created."""
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        check_writable_dir(path.parent)
+    except OSError as e:
+        raise CliError(os_error(option, path, e)) from None
+
+
+def os_error(option: str, path: Path, e: OSError) -> str:
+    return f"{option} {path} cannot be written ({e.strerror or e}: {e.filename or path})"
 
 
 def to_jsonable(value):
@@ -33,23 +59,20 @@ def to_jsonable(value):
     return value
 
 
+def json_text(value) -> str:
+    return json.dumps(to_jsonable(value), indent=2, allow_nan=False) + "\n"
+
+
 def print_json(value) -> None:
-    json.dump(to_jsonable(value), sys.stdout, indent=2, allow_nan=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(json_text(value))
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, then rename: never a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+def save_file(option: str, path: Path, data) -> None:
+    """write_atomic, with a failure as one sentence naming the option."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_atomic(path, data)
+    except OSError as e:
+        raise CliError(os_error(option, path, e)) from None
 
 
 def progress(total: int, desc: str, enabled: bool):
@@ -57,3 +80,16 @@ def progress(total: int, desc: str, enabled: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, disable=None if enabled else True, file=sys.stderr, leave=False)
+
+
+class _Notices(logging.Handler):
+    def emit(self, record):
+        click.echo(f"{PROG}: {record.getMessage()}", err=True)
+
+
+def show_notices() -> None:
+    """The package's INFO messages (the twin announces a kernel compile) on stderr, once."""
+    logger = logging.getLogger("rmsnorm_backward")
+    if not any(isinstance(h, _Notices) for h in logger.handlers):
+        logger.addHandler(_Notices())
+        logger.setLevel(logging.INFO)

@@ -1,4 +1,4 @@
-"""`rmsnorm-backward bench`: the kernel's modelled performance per shape x dtype on one SoC.
+"""The kernel's modelled performance per shape x dtype on one SoC.
 
 Each case runs the real kernel on the CPU twin; the twin's pipeline timeline turns what it counted
 into modelled microseconds (no NPU is involved: every figure is modelled, see PERFORMANCE.md).
@@ -10,79 +10,87 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import numpy as np
 
 from ..perf import SUITES, format_table, load_model, run_case, suite, twin_speed
 from ..perf.suites import DTYPES
-from ._common import CliError, print_json, progress, to_jsonable, write_atomic
-
-HELP = "modelled performance of the kernel per shape and dtype (the twin's timeline), beside the roofline and the anchor"
+from ._common import CONTEXT, check_soc, json_text, print_json, progress, save_file, writable_file
 
 
-def add_arguments(p) -> None:
-    p.add_argument("--soc", default="Ascend910B2", help="SoC to model (default %(default)s)")
-    p.add_argument("--suite", default="llm", choices=list(SUITES), help="which cases (default %(default)s)")
-    p.add_argument("--dtype", default=",".join(DTYPES),
-                   help="only these dtypes, comma-separated (default %(default)s)")
-    p.add_argument("--max-elements", type=int, metavar="N",
-                   help="skip cases with more than N elements (for a quick run)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default %(default)s)")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                   help="write the results as JSON to FILE (no FILE: print JSON instead of the table)")
-    p.add_argument("--plot", type=Path, metavar="FILE.png", help="draw ours, the anchor and the roofline per case")
-    p.add_argument("--markdown", action="store_true", help="print the table in Markdown")
-    p.add_argument("--twin-speed", action="store_true",
-                   help="also time the twin against NumPy float32 on 4096x4096 (wall clock, best of 3)")
+def parse_dtypes(ctx, param, text: str) -> list[str]:
+    dtypes = [d.strip() for d in text.split(",") if d.strip()]
+    bad = [d for d in dtypes if d not in DTYPES]
+    if bad or not dtypes:
+        raise click.BadParameter(f"must be among {', '.join(DTYPES)}, comma-separated (got {text!r})", ctx, param)
+    return dtypes
 
 
-def _cases(args):
-    dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
-    cases = suite(args.suite, dtypes)
-    if args.max_elements is not None:
-        if args.max_elements < 1:
-            raise CliError(f"--max-elements must be a positive integer (got {args.max_elements})")
-        cases = [c for c in cases if c.rows * c.cols <= args.max_elements]
+def check_plot(ctx, param, path: Path | None) -> Path | None:
+    """--plot: a .png, and matplotlib importable, both before the bench starts."""
+    if path is None:
+        return None
+    if path.suffix.lower() != ".png":
+        raise click.BadParameter(f"must name a .png file (got {str(path)!r})", ctx, param)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise click.BadParameter("needs matplotlib, which is not installed: pip install 'rmsnorm-backward[plot]'",
+                                 ctx, param) from None
+    return path
+
+
+@click.command("bench", context_settings=CONTEXT, help=__doc__,
+               short_help="modelled performance of the kernel per shape and dtype, beside the roofline and the anchor")
+@click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC to model")
+@click.option("--suite", "suite_name", type=click.Choice(list(SUITES)), default="llm", show_default=True,
+              help="which cases")
+@click.option("--dtype", "dtypes", default=",".join(DTYPES), show_default=True, callback=parse_dtypes,
+              help="only these dtypes, comma-separated")
+@click.option("--max-elements", type=click.IntRange(min=1), metavar="N",
+              help="skip cases with more than N elements (for a quick run)")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the random inputs")
+@click.option("--json", "json_out", is_flag=False, flag_value="-", default=None, metavar="[FILE]",
+              help="write the results as JSON to FILE (no FILE: print JSON instead of the table)")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), callback=check_plot, metavar="FILE.png",
+              help="draw ours, the anchor and the roofline per case (needs the [plot] extra: matplotlib)")
+@click.option("--markdown", is_flag=True, help="print the table in Markdown")
+@click.option("--twin-speed", "with_twin_speed", is_flag=True,
+              help="also time the twin against NumPy float32 on 4096x4096 (wall clock, best of 3)")
+def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdown, with_twin_speed) -> int:
+    cases = [c for c in suite(suite_name, dtypes) if max_elements is None or c.rows * c.cols <= max_elements]
     if not cases:
-        raise CliError(f"no case of suite {args.suite!r} is left with --dtype {args.dtype} and --max-elements "
-                       f"{args.max_elements}")
-    return cases
-
-
-def run(args) -> int:
-    if args.plot is not None and args.plot.suffix.lower() != ".png":
-        raise CliError(f"--plot must name a .png file (got {str(args.plot)!r})")
-    model = load_model(args.soc)
-    cases = _cases(args)
-    rng = np.random.default_rng(args.seed)
+        raise click.UsageError(f"no case of suite {suite_name!r} is left with --dtype {','.join(dtypes)} and "
+                               f"--max-elements {max_elements}")
+    json_file = None if json_out in (None, "-") else Path(json_out)
+    for option, path in (("--json", json_file), ("--plot", plot)):
+        if path is not None:
+            writable_file(option, path)
+    model = load_model(soc)
+    rng = np.random.default_rng(seed)
     rows = []
-    with progress(len(cases), f"bench {args.suite} on {args.soc}", enabled=args.json != "-") as bar:
+    with progress(len(cases), f"bench {suite_name} on {soc}", enabled=json_out != "-") as bar:
         for case in cases:
             bar.set_postfix_str(case.label)
             rows.append(run_case(case, model, rng))
             bar.update()
-    report = {"soc": args.soc, "suite": args.suite, "modelled": True, "constants": model.constants,
-              "cases": rows}
-    if args.twin_speed:
-        report["twin_speed"] = twin_speed(rng=rng, soc=args.soc)
-    if args.plot is not None:
-        try:
-            from ..perf.plot import render_png
-            png = render_png(rows, f"RmsNormBackward on {args.soc}, suite {args.suite} (modelled)")
-        except ImportError:
-            raise CliError("--plot needs matplotlib, which is not installed (pip install matplotlib)") from None
-        write_atomic(args.plot, png)
-    if args.json == "-":
+    report = {"soc": soc, "suite": suite_name, "modelled": True, "constants": model.constants, "cases": rows}
+    if with_twin_speed:
+        report["twin_speed"] = twin_speed(rng=rng, soc=soc)
+    if plot is not None:
+        from ..perf.plot import render_png
+
+        save_file("--plot", plot, render_png(rows, f"RmsNormBackward on {soc}, suite {suite_name} (modelled)"))
+    if json_out == "-":
         print_json(report)
         return 0
-    if args.json is not None:
-        import json
-
-        write_atomic(Path(args.json), (json.dumps(to_jsonable(report), indent=2, allow_nan=False) + "\n").encode())
-    print(f"RmsNormBackward on {args.soc} (all figures modelled by the twin's timeline; anchor = model of CANN "
-          f"RmsNormGrad with perfect overlap)")
-    print(format_table(rows, markdown=args.markdown))
-    if args.twin_speed:
+    if json_file is not None:
+        save_file("--json", json_file, json_text(report))
+    click.echo(f"RmsNormBackward on {soc} (all figures modelled by the twin's timeline; anchor = model of CANN "
+               f"RmsNormGrad with perfect overlap)")
+    click.echo(format_table(rows, markdown=markdown))
+    if with_twin_speed:
         t = report["twin_speed"]
-        print(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on 4096x4096 fp32, "
-              f"NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
+        click.echo(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on 4096x4096 "
+                   f"fp32, NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
     return 0

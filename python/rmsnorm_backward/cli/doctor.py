@@ -1,4 +1,5 @@
-"""`rmsnorm-backward doctor`: what is installed here, which backends work, what to do next."""
+"""Report CANN, the NPU, torch, torch_npu, the compilers and the twin, and which backends are usable
+(exit status 1 when none is)."""
 from __future__ import annotations
 
 import json
@@ -8,17 +9,13 @@ import shutil
 import subprocess
 import sys
 
-from .. import backends
-from ._common import print_json, progress
+import click
 
-HELP = "report CANN, NPU, torch, torch_npu, compilers and the twin, and which backends are usable"
+from .. import backends
+from ._common import CONTEXT, print_json, progress
 
 # torch without backend autoload: an installed-but-broken torch_npu must not take torch down with it.
 _TORCH_PROBE = "import json, torch; print(json.dumps({'version': torch.__version__}))"
-
-
-def add_arguments(p) -> None:
-    p.add_argument("--json", action="store_true", help="print the findings as JSON")
 
 
 def _run(cmd: list[str], timeout: float = 60.0, env_extra: dict | None = None) -> tuple[int, str]:
@@ -100,10 +97,13 @@ def render(found: dict) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
-    found = collect(show_progress=not args.json)
-    if args.json:
+@click.command("doctor", context_settings=CONTEXT, help=__doc__,
+               short_help="report CANN, NPU, torch, torch_npu, compilers and the twin, and the usable backends")
+@click.option("--json", "as_json", is_flag=True, help="print the findings as JSON")
+def command(as_json) -> int:
+    found = collect(show_progress=not as_json)
+    if as_json:
         print_json(found)
     else:
-        print(render(found))
+        click.echo(render(found))
     return 0 if any(b["usable"] for b in found["backends"]) else 1

@@ -1,61 +1,69 @@
-"""`rmsnorm-backward gen [--check]`: render every file op_def restates (scripts/codegen)."""
+"""Render every file that op_def restates (scripts/codegen): the OpDef registration, op proto, op
+info per SoC, aclnn header, the tiling data in both forms and CMakePresets.json."""
 from __future__ import annotations
 
 import importlib.util
 import sys
 from pathlib import Path
 
-from .. import op_def
-from ._common import CliError, print_json
+import click
 
-HELP = "generate the op registration, op proto, op info, aclnn header and presets from op_def"
-GENERATOR = op_def.REPO_ROOT / "scripts" / "codegen" / "generate.py"
-
-
-def add_arguments(p) -> None:
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 naming every generated file that differs from op_def")
-    p.add_argument("--op-def", type=Path, default=op_def.DEFAULT_PATH, metavar="TOML",
-                   help="the operator definition (default: %(default)s)")
-    p.add_argument("--root", type=Path, default=op_def.REPO_ROOT, metavar="DIR",
-                   help="where the generated tree lives (default: the repository)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+from .. import op_def, resources
+from ._common import CONTEXT, CliError, os_error, print_json
 
 
 def load_generator():
-    if not GENERATOR.is_file():
-        raise CliError(f"the code generator {GENERATOR} is missing: gen runs from a source checkout")
-    spec = importlib.util.spec_from_file_location("rmsnorm_backward_codegen", GENERATOR)
+    """scripts/codegen/generate.py (shipped in the wheel too) as a module."""
+    try:
+        path = resources.path("scripts/codegen/generate.py")
+    except FileNotFoundError as e:
+        raise CliError(str(e)) from None
+    spec = importlib.util.spec_from_file_location("rmsnorm_backward_codegen", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
-def run(args) -> int:
-    if not args.op_def.is_file():
-        raise CliError(f"--op-def {args.op_def} is not a file")
-    if not args.root.is_dir():
-        raise CliError(f"--root {args.root} is not a directory")
+def _default_root():
+    return resources.checkout()
+
+
+@click.command("gen", context_settings=CONTEXT, help=__doc__,
+               short_help="generate the op registration, op proto, op info, aclnn header and presets from op_def")
+@click.option("--check", is_flag=True, help="write nothing; exit 1 naming every generated file that differs from op_def")
+@click.option("--op-def", "op_def_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=op_def.DEFAULT_PATH, show_default=True, metavar="TOML", help="the operator definition")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=_default_root,
+              metavar="DIR", help="where the generated tree lives (default: the source checkout)")
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
+def command(check, op_def_path, root, as_json) -> int:
+    if root is None:
+        raise click.BadParameter("is needed outside a source checkout: name the tree to generate into",
+                                 param_hint="'--root'")
     try:
-        op = op_def.load(args.op_def)
+        op = op_def.load(op_def_path)
     except (KeyError, ValueError) as e:  # tomllib.TOMLDecodeError is a ValueError
-        raise CliError(f"--op-def {args.op_def} is not a valid operator definition ({e})") from None
+        raise click.BadParameter(f"{op_def_path} is not a valid operator definition ({e})",
+                                 param_hint="'--op-def'") from None
     generator = load_generator()
-    root = args.root.resolve()
-    if args.check:
+    root = root.resolve()
+    if check:
         stale = generator.stale(root, op)
-        if args.json:
+        if as_json:
             print_json({"check": True, "stale": stale, "ok": not stale})
         elif stale:
-            print(f"{len(stale)} generated file(s) differ from {args.op_def.name}: {', '.join(stale)}; "
-                  f"run `rmsnorm-backward gen` (edit op_def or the templates, not the outputs)")
+            click.echo(f"{len(stale)} generated file(s) differ from {op_def_path.name}: {', '.join(stale)}; "
+                       f"run `rmsnorm-backward gen` (edit op_def or the templates, not the outputs)")
         else:
-            print(f"all {len(generator.render_all(op))} generated files are up to date")
+            click.echo(f"all {len(generator.render_all(op))} generated files are up to date")
         return 1 if stale else 0
-    changed = generator.write(root, op)
-    if args.json:
+    try:
+        changed = generator.write(root, op)
+    except OSError as e:
+        raise CliError(os_error("--root", root, e)) from None
+    if as_json:
         print_json({"check": False, "written": changed, "ok": True})
     else:
-        print(f"wrote {', '.join(changed)}" if changed else "nothing to do: every generated file is up to date")
+        click.echo(f"wrote {', '.join(changed)}" if changed else "nothing to do: every generated file is up to date")
     return 0

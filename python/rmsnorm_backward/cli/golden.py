@@ -1,10 +1,15 @@
-"""`rmsnorm-backward golden`: run the operator on the best backend and check it against the golden.
+"""Run the operator on the best backend here and compare it with the float64 golden.
 
-Inputs are random (seeded) or read from a directory in the msopgen sample layout:
-    D/case.json                  shapes and dtypes of the tensors
+Inputs are random (seeded), or read from a directory in the msopgen sample layout that --save-dir
+writes:
+
+\b
+    D/case.json                  shapes and dtypes of the tensors, and of every file below
     D/input/<dy|x|rstd|gamma>.bin
-    D/output/golden_<dx|dgamma>.bin, D/output/output_<dx|dgamma>.bin
-The defaults are the original operator text's example: x [32,64,128] fp32, rstd [32,64,1], gamma [128].
+    D/output/golden_<dx|dgamma>.bin (float64), D/output/output_<dx|dgamma>.bin
+
+The defaults are the original operator text's example: x [32,64,128] fp32, rstd [32,64,1], gamma
+[128]. Exit status 1 when the precision standard (docs/design.md section 4) fails.
 """
 from __future__ import annotations
 
@@ -12,56 +17,41 @@ import json
 import math
 from pathlib import Path
 
+import click
 import numpy as np
 
 from .. import backends, op_def
+from ..fileio import atomic_directory, check_writable_dir
 from ..golden import golden
 from ..precision import compare
-from ._common import CliError, print_json, progress, write_atomic
+from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progress
 
-HELP = "run the operator on the best backend here and compare it with the float64 golden"
 EPS = 1e-6  # of the forward pass that produced rstd
+CASE_FILE = "case.json"
+# Options that describe the inputs: a sample directory's case.json does that instead.
+CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed")
 
 
-def add_arguments(p) -> None:
-    op = op_def.load()
-    shorts = [d.short for d in op.type_values]
-    p.add_argument("--shape", default="32,64,128", help="shape of dy and x, comma-separated (default %(default)s)")
-    p.add_argument("--gamma-dims", type=int, default=1, help="k: gamma is the last k dims of x (default %(default)s)")
-    p.add_argument("--rstd-flat", action="store_true",
-                   help="shape rstd x.shape[:-k] instead of x.shape[:-k] + (1,)*k (the operator text's form)")
-    p.add_argument("--dtype", default="fp32", choices=shorts, help="dtype of dy, x, gamma and dx (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default %(default)s)")
-    p.add_argument("--soc", default="Ascend910B2", help="SoC the twin simulates (default %(default)s)")
-    p.add_argument("--backend", default="auto", choices=["auto", "twin", "npu"],
-                   help="where to run (default: the NPU when usable, else the twin)")
-    p.add_argument("--from-dir", type=Path, metavar="D", help="read inputs (and golden, if present) from D")
-    p.add_argument("--save-dir", type=Path, metavar="D", help="write inputs, golden and outputs to D")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
+def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
     try:
         dims = tuple(int(d) for d in text.split(","))
     except ValueError:
         dims = ()
     if not dims or any(d < 0 for d in dims):
-        raise CliError(f"--shape must be non-negative integers separated by commas, like 32,64,128 (got {text!r})")
+        raise click.BadParameter(f"must be non-negative integers separated by commas, like 32,64,128 (got {text!r})",
+                                 ctx, param)
+    if len(dims) < 2:
+        raise click.BadParameter(f"needs at least 2 dims: the rows and the dims of gamma (got {text!r})", ctx, param)
     return dims
 
 
-def case_from_options(args) -> dict:
-    shape = parse_shape(args.shape)
-    if len(shape) < 2:
-        raise CliError(f"--shape needs at least 2 dims: the rows and the dims of gamma (got {args.shape!r})")
-    if not 1 <= args.gamma_dims < len(shape):
-        raise CliError(f"--gamma-dims must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {args.gamma_dims})")
-    k = args.gamma_dims
-    dtype = op_def.dtype_of(args.dtype).name
-    rstd = shape[:-k] if args.rstd_flat else shape[:-k] + (1,) * k
-    return {"shapes": {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:],
-                       "dx": shape, "dgamma": shape[-k:]},
-            "dtypes": _dtypes_for(dtype)}
+def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str) -> dict:
+    if not k < len(shape):
+        raise click.BadParameter(f"must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {k})",
+                                 param_hint="'--gamma-dims'")
+    rstd = shape[:-k] if rstd_flat else shape[:-k] + (1,) * k
+    return {"shapes": {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:], "dx": shape, "dgamma": shape[-k:]},
+            "dtypes": _dtypes_for(op_def.dtype_of(dtype).name)}
 
 
 def _dtypes_for(t: str) -> dict:
@@ -87,96 +77,166 @@ def random_inputs(case: dict, seed: int) -> dict:
     }
 
 
-def _read_bin(path: Path, shape, dtype: np.dtype) -> np.ndarray:
+def sample_files(case: dict) -> dict:
+    """What a sample directory holds: relative path -> (tensor, shape, dtype name)."""
+    op = op_def.load()
+    files = {f"input/{t.name}.bin": (t.name, case["dtypes"][t.name]) for t in op.inputs}
+    for t in op.outputs:
+        files[f"output/golden_{t.name}.bin"] = (t.name, "float64")
+        files[f"output/output_{t.name}.bin"] = (t.name, case["dtypes"][t.name])
+    return {p: {"tensor": n, "shape": list(case["shapes"][n]), "dtype": d} for p, (n, d) in files.items()}
+
+
+def _numpy_dtype(name: str) -> np.dtype:
+    return np.dtype(np.float64) if name == "float64" else op_def.DTYPES[name].numpy()
+
+
+def _read_bin(d: Path, relative: str, entry: dict) -> np.ndarray:
+    path = d / relative
     if not path.is_file():
-        raise CliError(f"{path} is missing")
-    want = math.prod(shape) * dtype.itemsize
+        raise CliError(f"{path} is missing (listed in {d / CASE_FILE})")
+    dtype = _numpy_dtype(entry["dtype"])
+    want = math.prod(entry["shape"]) * dtype.itemsize
     got = path.stat().st_size
     if got != want:
-        raise CliError(f"{path} has {got} bytes; shape {list(shape)} of {dtype.name} needs {want}")
-    return np.fromfile(path, dtype=dtype).reshape(shape)
+        raise CliError(f"{path} has {got} bytes; shape {entry['shape']} of {dtype.name} needs {want}")
+    return np.fromfile(path, dtype=dtype).reshape(entry["shape"])
 
 
-def load_dir(d: Path, args) -> tuple[dict, dict, dict | None]:
+def _read_case(meta: Path) -> dict:
+    try:
+        raw = json.loads(meta.read_text())
+        case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"]}
+        missing = [t.name for t in op_def.load().tensors if t.name not in case["shapes"] or t.name not in case["dtypes"]]
+        if missing:
+            raise ValueError(f"no shape or dtype for {', '.join(missing)}")
+        if any(name not in op_def.DTYPES for name in case["dtypes"].values()):
+            raise ValueError(f"dtypes must be among {', '.join(op_def.DTYPES)}")
+        if raw.get("files") != sample_files(case):
+            raise ValueError("its 'files' table does not match the shapes and dtypes")
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise CliError(f"{meta} is not a valid case description ({e})") from None
+    return case
+
+
+def load_dir(d: Path) -> tuple[dict, dict, dict | None]:
     """(case, inputs, golden or None) from a sample directory."""
-    if not d.is_dir():
-        raise CliError(f"--from-dir {d} is not a directory")
-    meta = d / "case.json"
-    if meta.is_file():
-        try:
-            raw = json.loads(meta.read_text())
-            case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"]}
-            missing = [t.name for t in op_def.load().tensors if t.name not in case["shapes"] or t.name not in case["dtypes"]]
-            if missing:
-                raise ValueError(f"no shape or dtype for {', '.join(missing)}")
-            if any(name not in op_def.DTYPES for name in case["dtypes"].values()):
-                raise ValueError(f"dtypes must be among {', '.join(op_def.DTYPES)}")
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise CliError(f"{meta} is not a valid case description ({e})") from None
-    else:
-        case = case_from_options(args)
+    meta = d / CASE_FILE
+    if not meta.is_file():
+        raise CliError(f"--from-dir {d} has no {CASE_FILE} ({meta} is missing): make samples with --save-dir")
+    case = _read_case(meta)
+    files = sample_files(case)
     op = op_def.load()
-    inputs = {t.name: _read_bin(d / "input" / f"{t.name}.bin", case["shapes"][t.name],
-                                op_def.DTYPES[case["dtypes"][t.name]].numpy()) for t in op.inputs}
-    paths = {t.name: d / "output" / f"golden_{t.name}.bin" for t in op.outputs}
-    if not all(p.is_file() for p in paths.values()):
+    inputs = {t.name: _read_bin(d, f"input/{t.name}.bin", files[f"input/{t.name}.bin"]) for t in op.inputs}
+    golden_files = {t.name: f"output/golden_{t.name}.bin" for t in op.outputs}
+    if not all((d / p).is_file() for p in golden_files.values()):
         return case, inputs, None
-    return case, inputs, {n: _read_bin(p, case["shapes"][n], np.dtype(np.float64)) for n, p in paths.items()}
+    return case, inputs, {n: _read_bin(d, p, files[p]) for n, p in golden_files.items()}
 
 
-def save_dir(d: Path, case: dict, inputs: dict, gold: dict, outputs: dict) -> None:
-    meta = {"shapes": {n: list(s) for n, s in case["shapes"].items()}, "dtypes": case["dtypes"]}
-    write_atomic(d / "case.json", (json.dumps(meta, indent=2) + "\n").encode())
-    for name, a in inputs.items():
-        write_atomic(d / "input" / f"{name}.bin", np.ascontiguousarray(a).tobytes())
-    for name in gold:
-        write_atomic(d / "output" / f"golden_{name}.bin", np.ascontiguousarray(gold[name], np.float64).tobytes())
-        write_atomic(d / "output" / f"output_{name}.bin", np.ascontiguousarray(outputs[name]).tobytes())
+def write_sample_dir(d: Path, case: dict, inputs: dict, gold: dict, outputs: dict) -> None:
+    """The sample directory `d`, written under a temporary name and renamed at the end (nothing is
+    left behind by an error or Ctrl-C)."""
+    files = sample_files(case)
+    arrays = {f"input/{n}.bin": a for n, a in inputs.items()}
+    arrays.update({f"output/golden_{n}.bin": gold[n] for n in gold})
+    arrays.update({f"output/output_{n}.bin": outputs[n] for n in outputs})
+    meta = {"op": op_def.load().type, "shapes": {n: list(s) for n, s in case["shapes"].items()},
+            "dtypes": case["dtypes"], "files": files}
+    with atomic_directory(d) as work:
+        (work / "input").mkdir()
+        (work / "output").mkdir()
+        for relative, entry in files.items():
+            np.ascontiguousarray(arrays[relative], _numpy_dtype(entry["dtype"])).tofile(work / relative)
+        (work / CASE_FILE).write_text(json.dumps(meta, indent=2) + "\n")
 
 
-def run(args) -> int:
-    if args.seed < 0:
-        raise CliError(f"--seed must be a non-negative integer (got {args.seed})")
-    bar = progress(5, "golden", enabled=not args.json)
-    with bar:
-        if args.from_dir:
-            case, inputs, gold = load_dir(args.from_dir, args)
+def _check_save_dir(d: Path, from_dir: Path | None) -> None:
+    if from_dir is not None and d.absolute() == from_dir.absolute():
+        raise click.BadParameter("must not be the --from-dir directory it reads", param_hint="'--save-dir'")
+    if d.exists() and not (d.is_dir() and not any(d.iterdir())):
+        raise click.BadParameter(f"{d} exists and is not an empty directory; name a new one", param_hint="'--save-dir'")
+    try:
+        check_writable_dir(d.parent)
+    except OSError as e:
+        raise CliError(os_error("--save-dir", d, e)) from None
+
+
+@click.command("golden", context_settings=CONTEXT, help=__doc__,
+               short_help="run the operator on the best backend and compare it with the float64 golden")
+@click.option("--shape", default="32,64,128", show_default=True, callback=parse_shape,
+              help="shape of dy and x, comma-separated")
+@click.option("--gamma-dims", type=click.IntRange(min=1), default=1, show_default=True,
+              help="k: gamma is the last k dims of x")
+@click.option("--rstd-flat", is_flag=True,
+              help="shape rstd x.shape[:-k] instead of x.shape[:-k] + (1,)*k (the operator text's form)")
+@click.option("--dtype", type=click.Choice([d.short for d in op_def.load().type_values]), default="fp32",
+              show_default=True, help="dtype of dy, x, gamma and dx")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the random inputs")
+@click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC the twin simulates")
+@click.option("--backend", type=click.Choice(["auto", "twin", "npu"]), default="auto", show_default=True,
+              help="where to run: auto is the NPU when usable, else the twin")
+@click.option("--from-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="D",
+              help="read inputs (and golden, if present) from D, as described by D/case.json")
+@click.option("--save-dir", type=click.Path(path_type=Path), metavar="D",
+              help="write inputs, golden and outputs to the new directory D")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+@click.pass_context
+def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, soc, backend, from_dir, save_dir, as_json) -> int:
+    if from_dir is not None:
+        given = [f"--{n.replace('_', '-')}" for n in CASE_OPTIONS
+                 if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise click.UsageError(f"--from-dir takes the case from its {CASE_FILE}: drop {', '.join(given)}")
+    else:
+        case = case_from_options(shape, gamma_dims, rstd_flat, dtype)
+    if save_dir is not None:
+        _check_save_dir(save_dir, from_dir)
+    chosen = backends.best() if backend == "auto" else _chosen(backend)
+    steps = ["reading the inputs" if from_dir else "making the inputs", "the float64 golden",
+             f"running on the {chosen.name}", "comparing", "saving"]
+    with progress(len(steps), "golden", enabled=not as_json) as bar:
+        def step(i: int) -> None:
+            bar.set_postfix_str(steps[i])
+            bar.update(i - bar.n)
+
+        step(0)
+        if from_dir is not None:
+            case, inputs, gold = load_dir(from_dir)
         else:
-            case = case_from_options(args)
-            inputs, gold = random_inputs(case, args.seed), None
-        bar.update()
+            inputs, gold = random_inputs(case, seed), None
+        step(1)
         dy, x, rstd, gamma = (inputs[n] for n in ("dy", "x", "rstd", "gamma"))
         if gold is None:
             gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma)))
-        bar.update()
-        backend = backends.best() if args.backend == "auto" else _chosen(args.backend)
-        dx, dgamma, details = backends.run(backend.name, dy, x, rstd, gamma, soc=args.soc)
+        step(2)
+        dx, dgamma, details = backends.run(chosen.name, dy, x, rstd, gamma, soc=soc)
         outputs = {"dx": dx, "dgamma": dgamma}
-        bar.update()
+        step(3)
         reports = {"dx": compare(dx, gold["dx"], case["dtypes"]["dx"]),
                    "dgamma": compare(dgamma, gold["dgamma"], case["dtypes"]["dgamma"], round_golden=False)}
-        bar.update()
-        if args.save_dir:
+        step(4)
+        if save_dir is not None:
             try:
-                save_dir(args.save_dir, case, inputs, gold, outputs)
+                write_sample_dir(save_dir, case, inputs, gold, outputs)
             except OSError as e:
-                raise CliError(f"--save-dir {args.save_dir} cannot be written ({e.strerror}: {e.filename})") from None
-        bar.update()
+                raise CliError(os_error("--save-dir", save_dir, e)) from None
+        bar.update(len(steps) - bar.n)
     passed = all(r.passed for r in reports.values())
-    if args.json:
-        print_json({"op": op_def.load().type, "backend": backend.name, "soc": args.soc,
+    if as_json:
+        print_json({"op": op_def.load().type, "backend": chosen.name, "soc": soc,
                     "shapes": {n: list(s) for n, s in case["shapes"].items()}, "dtypes": case["dtypes"],
-                    "seed": None if args.from_dir else args.seed, "details": details,
+                    "seed": None if from_dir else seed, "details": details,
                     "reports": {n: r.to_dict() for n, r in reports.items()}, "passed": passed})
     else:
         shapes = ", ".join(f"{n} {list(s)}" for n, s in case["shapes"].items() if n in inputs)
-        print(f"{op_def.load().type} on {backend.name} ({args.soc}): {shapes}; {case['dtypes']['x']}"
-              + ("" if args.from_dir else f"; seed {args.seed}"))
+        click.echo(f"{op_def.load().type} on {chosen.name} ({soc}): {shapes}; {case['dtypes']['x']}"
+                   + ("" if from_dir else f"; seed {seed}"))
         for name, report in reports.items():
-            print(f"  {name:7s} {report}")
+            click.echo(f"  {name:7s} {report}")
         if details:
-            print("  " + ", ".join(f"{k} {v}" for k, v in details.items()))
-        print("PASS" if passed else "FAIL")
+            click.echo("  " + ", ".join(f"{k} {v}" for k, v in details.items()))
+        click.echo("PASS" if passed else "FAIL")
     return 0 if passed else 1
 
 

@@ -1,5 +1,5 @@
 """From what the twin counted to modelled figures: roofline, our modelled time and where it goes,
-and the anchor (CANN ops-nn RmsNormGrad's algorithm, DESIGN.md section 5) under the same constants.
+and the anchor (CANN ops-nn RmsNormGrad's algorithm, docs/design.md section 5) under the same constants.
 
 Our time comes from the twin's pipeline timeline of the real kernel (twin/include/twin/timeline.h);
 nothing here derives our figures from the shape. Only the anchor is a formula: its byte counts per
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..op_def import dtype_of
 from .constants import Model
 
-# The anchor's algorithm (DESIGN.md section 5): rows up to this many cols stay in UB (dy and x
+# The anchor's algorithm (docs/design.md section 5): rows up to this many cols stay in UB (dy and x
 # read once); longer rows are processed in chunks and dy and x are read twice.
 ANCHOR_RESIDENT_COLS = 6080
 

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Union
 
+from rmsnorm_backward import resources
 from rmsnorm_backward.errors import InvalidInputError, KernelCompileError
 
 CXX = "g++"
-# The project's kernel flags (TEAM_BRIEF); never -ffast-math: NaN/Inf must propagate as IEEE does.
+# The project's kernel flags (docs/design.md section 6); never -ffast-math: NaN/Inf must propagate as IEEE does.
 # The dynamic vectoriser cost model lets -O2 vectorise the twin's lane loops (GCC 12's default
 # at -O2 leaves any loop needing an alias check scalar: 2x slower); IEEE results are unchanged.
 # Hidden visibility keeps each object's twin state its own. A precompiled kernel_operator.h is
@@ -34,19 +37,18 @@ PCH_KEEP = 3  # precompiled headers kept in the cache (each ~70 MB), the newest
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl")
 SKIPPED_DIRS = {"build", "node_modules", "__pycache__"}
 _ENTRY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# A compile takes seconds (about 15 s for the operator's kernel): announced at INFO, which the CLI shows.
+_log = logging.getLogger(__name__)
 
 Defines = Optional[Union[Mapping[str, object], Iterable[str]]]
 
 
 def twin_include_dirs() -> list[Path]:
-    """The twin's headers and op_host (soc_table.h): the source tree's, else the installed copy."""
-    root = Path(__file__).resolve().parents[3]
-    if (root / "twin" / "include" / "kernel_operator.h").is_file():
-        return [root / "twin" / "include", root / "op_host"]
-    installed = Path(__file__).resolve().parents[1] / "include"
-    if (installed / "kernel_operator.h").is_file():
-        return [installed]
-    raise KernelCompileError("the twin headers (kernel_operator.h) are neither in the source tree nor installed")
+    """The twin's headers and op_host (soc_table.h), from the checkout or the wheel (resources)."""
+    try:
+        return [resources.path("twin/include"), resources.path("op_host")]
+    except FileNotFoundError as e:
+        raise KernelCompileError(f"the twin headers cannot be found: {e}") from None
 
 
 def cache_dir() -> Path:
@@ -146,6 +148,8 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     if target.is_file():
         return target
 
+    _log.info("compiling %s for the twin, once per source change...", source.name)
+    started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache))
     try:
         (work / "wrapper.cpp").write_text(wrapper)
@@ -157,6 +161,7 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
         if done.returncode != 0:
             raise KernelCompileError(f"g++ could not compile {source} (entry {name}):\n{done.stderr.strip()}")
         os.replace(work / "kernel.so", target)
+        _log.info("compiled %s in %.1f s", source.name, time.monotonic() - started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target

@@ -58,7 +58,7 @@ struct ModelField {
 };
 inline constexpr ModelField kModelFields[] = {
     {"vector_cycles_per_repeat", &ModelConstants::vector_cycles_per_repeat,
-     "DESIGN.md section 3, vector rate (model): 1 repeat of 256 bytes per cycle per core"},
+     "docs/design.md section 3, vector rate (model): 1 repeat of 256 bytes per cycle per core"},
     {"vector_issue_cycles", &ModelConstants::vector_issue_cycles,
      "assumption: pipeline start of one vector instruction, cycles"},
     {"copy_issue_cycles", &ModelConstants::copy_issue_cycles,

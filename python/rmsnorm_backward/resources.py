@@ -1,0 +1,59 @@
+"""Where the files the package reads at run time live: the one locator.
+
+The package reads op_def (the operator's interface), the kernel sources and headers (op_kernel/,
+op_host/), the twin's headers (twin/include), the demo kernel (twin/demo) and the code generator with
+its templates (scripts/codegen). A wheel ships them inside the package, under `rmsnorm_backward/data/`
+in the repository's own layout; a source checkout (an editable install, or the package on
+PYTHONPATH) uses the checkout itself, so an edited kernel or template counts without a reinstall.
+Both are found from the package's location as importlib.resources reports it, nowhere else.
+
+    from rmsnorm_backward import resources
+    resources.path("op_kernel/rms_norm_backward.cpp")
+"""
+from __future__ import annotations
+
+import importlib.resources
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+# A file only a source checkout has next to python/rmsnorm_backward: its presence marks one.
+_CHECKOUT_MARK = "op_def/rms_norm_backward.toml"
+DATA_DIR = "data"  # the wheel's copy of the tree, inside the package
+
+
+@lru_cache(maxsize=None)
+def package_dir() -> Path:
+    """The directory of the imported rmsnorm_backward package's sources. An editable install's
+    resources span two directories (the sources and the built extension); __init__.py names the
+    first. A wheel is never zipped: the extension and the headers g++ reads must be real files."""
+    init = importlib.resources.files("rmsnorm_backward").joinpath("__init__.py")
+    if not isinstance(init, Path):
+        raise RuntimeError(f"rmsnorm_backward must be installed as files on disk, not inside {init}")
+    return init.resolve().parent
+
+
+@lru_cache(maxsize=None)
+def checkout() -> Optional[Path]:
+    """The source checkout the package is imported from, or None for an installed wheel."""
+    package = package_dir()
+    root = package.parent.parent
+    if package == root / "python" / "rmsnorm_backward" and (root / _CHECKOUT_MARK).is_file():
+        return root
+    return None
+
+
+def root() -> Path:
+    """The tree holding op_def/, op_kernel/, op_host/, twin/ and scripts/codegen/: the checkout, else
+    the wheel's data directory."""
+    return checkout() or package_dir() / DATA_DIR
+
+
+def path(relative: str) -> Path:
+    """The file or directory `relative` (in the repository's layout, e.g. "twin/include"), which must
+    exist: FileNotFoundError names it and where it was looked for otherwise."""
+    found = root() / relative
+    if not found.exists():
+        where = "the source checkout" if checkout() else "the installed package's data"
+        raise FileNotFoundError(f"{relative} is missing from {where} ({found}); reinstall rmsnorm-backward")
+    return found
