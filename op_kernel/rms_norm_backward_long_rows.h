@@ -1,16 +1,18 @@
 // Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
 // fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
-// into spare row buffers when two or three rows fit, else into rings of chunk slots (one for dy, one
-// for x), each slot refilled as soon as pass 2 is done with it (dy's: once the dx written over it has
-// left) and taken by the next row's pass 1 as soon as it has landed. Rows too long to keep whole
-// take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
+// into spare row buffers when two or three rows fit, else into a ring of chunk slots (each holding
+// one chunk of dy and the same chunk of x), each slot refilled as soon as pass 2 is done with it
+// (once the dx written over its dy has left) and taken by the next row's pass 1 as soon as it has
+// landed. Every slot is a buffer of one VECIN queue, and each queued or freed buffer holds one of
+// the TPipe's 8 event ids of its event, so the tiling keeps the ring within them. Rows too long to
+// keep whole take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget (XR = cols rounded up to 32 bytes, or to C in the ring; C = chunk_cols, SC = sum_cols <= C,
 // s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
 //   buffer                     elements       bytes
-//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s
-//   spare ring slots (dy, x)   C each         spare_slots * 2 * C*s
+//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s  (ring: XR/C slots of dy | x, 2*C*s each)
+//   spare ring slots (dy | x)  2 x C each     spare_slots * 2 * C*s
 //   gamma (dtype), dgamma fp32 cols each      cols * (s + 4)
 //   a, b (fp32)                C each         8 * C
 //   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
@@ -35,8 +37,7 @@ public:
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.row_buffers == 1;
         if (ring_) {
-            pipe_->InitBuffer(dySlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
-            pipe_->InitBuffer(xSlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
+            pipe_->InitBuffer(slotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, 2 * C * sizeof(T));
         } else {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.cols * sizeof(T));
             pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.cols * sizeof(T));
@@ -66,8 +67,7 @@ public:
             partialGm_ = gm_.Partial(t_, g);
             Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
             rstd_.Start(group);  // before the group's row copies
-            dyFill_ = {group.begin, group.end, 0};
-            xFill_ = dyFill_;
+            fill_ = {group.begin, group.end, 0};
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
             const uint32_t ahead = ring_ ? 1 : t_.row_buffers - 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
@@ -90,7 +90,7 @@ public:
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
 
-    // A ring's next chunk to receive.
+    // The ring's next chunk to receive.
     struct FillCursor {
         uint64_t row, end;  // the next row to receive, and the group's end
         uint32_t begin;     // the next chunk's first col
@@ -107,8 +107,7 @@ private:
     {
         if (ring_) {
             for (uint32_t k = 0; k < CeilDiv(t_.cols, t_.chunk_cols) + t_.spare_slots; ++k) {
-                Refill(dySlotQue_, dyFill_, gm_.dy);
-                Refill(xSlotQue_, xFill_, gm_.x);
+                Refill();
             }
             return;
         }
@@ -120,24 +119,24 @@ private:
         xRowQue_.EnQue(xRow);
     }
 
-    // The next chunk of dy (or x) the ring has not yet received, rows of the group in order, lands in
-    // the tensor's next free slot; slots are queued in chunk order, so pass 1 of a row takes chunk k as
-    // soon as it has landed. dy and x have rings of their own: x's slot is free once pass 2 has read
-    // it, dy's only once the dx written over it has left.
-    __aicore__ inline void Refill(TQue<QuePosition::VECIN, kMaxRowSlots> &que, FillCursor &fill,
-                                  const GlobalTensor<T> &src)
+    // The next chunk the ring has not yet received, rows of the group in order, lands in the free
+    // slot: dy in its first C elements, x in the next C. Slots are queued in chunk order, so pass 1 of
+    // a row takes chunk k as soon as it has landed.
+    __aicore__ inline void Refill()
     {
-        if (fill.row >= fill.end) {
+        if (fill_.row >= fill_.end) {
             return;
         }
-        const uint32_t n = t_.cols - fill.begin < t_.chunk_cols ? t_.cols - fill.begin : t_.chunk_cols;
-        LocalTensor<T> slot = que.AllocTensor<T>();
-        CopyInPad(slot, src[fill.row * t_.cols + fill.begin], n);
-        que.EnQue(slot);
-        fill.begin += t_.chunk_cols;
-        if (fill.begin >= t_.cols) {
-            fill.begin = 0;
-            ++fill.row;
+        const uint32_t n = t_.cols - fill_.begin < t_.chunk_cols ? t_.cols - fill_.begin : t_.chunk_cols;
+        const uint64_t at = fill_.row * t_.cols + fill_.begin;
+        LocalTensor<T> slot = slotQue_.AllocTensor<T>();
+        CopyInPad(slot, gm_.dy[at], n);
+        CopyInPad(slot[t_.chunk_cols], gm_.x[at], n);
+        slotQue_.EnQue(slot);
+        fill_.begin += t_.chunk_cols;
+        if (fill_.begin >= t_.cols) {
+            fill_.begin = 0;
+            ++fill_.row;
         }
     }
 
@@ -149,11 +148,10 @@ private:
         c.gamma = gammaBuf_.Get<T>()[c.begin];
         if (ring_) {
             if (firstPass) {
-                dySlot_[k] = dySlotQue_.DeQue<T>();
-                xSlot_[k] = xSlotQue_.DeQue<T>();
+                slot_[k] = slotQue_.DeQue<T>();
             }
-            c.dy = dySlot_[k];
-            c.x = xSlot_[k];
+            c.dy = slot_[k];
+            c.x = slot_[k][t_.chunk_cols];
         } else {
             c.dy = dyRow[c.begin];
             c.x = xRow[c.begin];
@@ -221,10 +219,6 @@ private:
             const LocalTensor<float> g = a;
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
-            if (ring_) {  // pass 2 is done with x's slot: the next chunk may land in it
-                xSlotQue_.FreeTensor(xSlot_[k]);
-                Refill(xSlotQue_, xFill_, gm_.x);
-            }
             const LocalTensor<T> dxT = dxOverDy_ ? c.dy : dxQue_.AllocTensor<T>();
             if constexpr (IsFloat()) {
                 Muls(dxT, g, rstd, c.count);
@@ -242,9 +236,9 @@ private:
                 continue;
             }
             dxQue_.EnQue(dxT);
-            if (ring_) {
-                dySlotQue_.FreeTensor(dySlot_[k]);
-                Refill(dySlotQue_, dyFill_, gm_.dy);
+            if (ring_) {  // pass 2 is done with the slot: the next chunk may land in it
+                slotQue_.FreeTensor(slot_[k]);
+                Refill();
             }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
@@ -257,15 +251,15 @@ private:
         }
     }
 
-    // dy's slot k: its dx has left (the oldest pending flag, set right after its copy-out), so the next
+    // Slot k: its dx has left (the oldest pending flag, set right after its copy-out), so the next
     // chunk may land in it. Called one chunk late: waiting for the copy-out just issued would start the
     // refill and the next copy-out together, and the HBM channel would idle while both set up (two
     // chunks late holds slots back from the ring too long).
     __aicore__ inline void RefillAfterDx(uint32_t k)
     {
         WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        dySlotQue_.FreeTensor(dySlot_[k]);
-        Refill(dySlotQue_, dyFill_, gm_.dy);
+        slotQue_.FreeTensor(slot_[k]);
+        Refill();
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values, uint32_t count)
@@ -290,13 +284,13 @@ private:
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
-    FillCursor dyFill_{}, xFill_{};  // the rings' next chunks to receive
+    FillCursor fill_{};  // the ring's next chunk to receive
     bool ring_ = false;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
     TEventID dxLeft_ = 0;    // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
-    TQue<QuePosition::VECIN, kMaxRowSlots> dySlotQue_, xSlotQue_;  // the rings: one buffer per chunk of the row
-    LocalTensor<T> dySlot_[kMaxRowSlots], xSlot_[kMaxRowSlots];  // the current row's chunks, in order
+    TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row (dy | x)
+    LocalTensor<T> slot_[kMaxRowSlots];               // the current row's chunks, in order
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
