@@ -1,18 +1,20 @@
 // Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
 // fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
-// into spare row buffers when two or three rows fit, else into a ring of chunk slots (each holding
-// one chunk of dy and the same chunk of x), each slot refilled as soon as pass 2 is done with it
-// (once the dx written over its dy has left) and taken by the next row's pass 1 as soon as it has
-// landed. Every slot is a buffer of one VECIN queue, and each queued or freed buffer holds one of
-// the TPipe's 8 event ids of its event, so the tiling keeps the ring within them. Rows too long to
-// keep whole take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
+// into spare row buffers when two or three rows fit, else into rings of chunk slots (one for dy, one
+// for x), each slot refilled as soon as pass 2 is done with it (dy's: once the dx written over it has
+// left) and taken by the next row's pass 1 as soon as it has landed. The ring's slots are plain
+// buffers ordered by flags, not queue buffers: a queued or freed queue buffer holds one of the TPipe's
+// 8 event ids of its event, and a ring holds up to kMaxRowSlots. A chunk's x lands before its dy, so
+// one MTE2_V flag per dy chunk tells pass 1 both have landed; at most kRingLandings such flags are
+// pending (beyond that the vector unit waits for the oldest). Rows too long to keep whole take the
+// streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget (XR = cols rounded up to 32 bytes, or to C in the ring; C = chunk_cols, SC = sum_cols <= C,
 // s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
 //   buffer                     elements       bytes
-//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s  (ring: XR/C slots of dy | x, 2*C*s each)
-//   spare ring slots (dy | x)  2 x C each     spare_slots * 2 * C*s
+//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s
+//   spare ring slots (dy, x)   C each         spare_slots * 2 * C*s
 //   gamma (dtype), dgamma fp32 cols each      cols * (s + 4)
 //   a, b (fp32)                C each         8 * C
 //   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
@@ -24,6 +26,9 @@
 #include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
+
+// MTE2_V event ids the ring holds for its landings: the TPipe's 8 less one for WaitFor<MTE2_V>.
+constexpr uint32_t kRingLandings = 7;
 
 template <typename T>
 class RmsNormBackwardLongRows {
@@ -37,7 +42,14 @@ public:
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.row_buffers == 1;
         if (ring_) {
-            pipe_->InitBuffer(slotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, 2 * C * sizeof(T));
+            slots_ = CeilDiv(t_.cols, C) + t_.spare_slots;
+            for (uint32_t i = 0; i < slots_; ++i) {
+                pipe_->InitBuffer(dy_.slot[i], C * sizeof(T));
+                pipe_->InitBuffer(x_.slot[i], C * sizeof(T));
+            }
+            for (uint32_t i = 0; i < kRingLandings; ++i) {
+                landed_[i] = pipe_->AllocEventID<HardEvent::MTE2_V>();
+            }
         } else {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.cols * sizeof(T));
             pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.cols * sizeof(T));
@@ -67,7 +79,8 @@ public:
             partialGm_ = gm_.Partial(t_, g);
             Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
             rstd_.Start(group);  // before the group's row copies
-            fill_ = {group.begin, group.end, 0};
+            dy_.fill = {group.begin, group.end, 0};
+            x_.fill = dy_.fill;
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
             const uint32_t ahead = ring_ ? 1 : t_.row_buffers - 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
@@ -85,15 +98,25 @@ public:
             }
             WaitFor<HardEvent::MTE3_V>(pipe_);  // the next group zeroes dgamma once it has left
         }
+        for (uint32_t i = 0; ring_ && i < kRingLandings; ++i) {
+            pipe_->ReleaseEventID<HardEvent::MTE2_V>(landed_[i]);
+        }
     }
 
 private:
     static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
 
-    // The ring's next chunk to receive.
+    // A ring's next chunk to receive.
     struct FillCursor {
         uint64_t row, end;  // the next row to receive, and the group's end
         uint32_t begin;     // the next chunk's first col
+    };
+    // A ring of chunk slots: the k-th chunk it receives lands in slot k % slots_ (slots are freed in
+    // the order they were filled).
+    struct Ring {
+        TBuf<QuePosition::VECCALC> slot[kMaxRowSlots];
+        FillCursor fill;
+        uint64_t received = 0;
     };
 
     // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
@@ -106,8 +129,9 @@ private:
     __aicore__ inline void CopyInRow(uint64_t row)
     {
         if (ring_) {
-            for (uint32_t k = 0; k < CeilDiv(t_.cols, t_.chunk_cols) + t_.spare_slots; ++k) {
-                Refill();
+            for (uint32_t k = 0; k < slots_; ++k) {
+                Refill(x_, gm_.x, true);
+                Refill(dy_, gm_.dy, !dxOverDy_);
             }
             return;
         }
@@ -119,25 +143,42 @@ private:
         xRowQue_.EnQue(xRow);
     }
 
-    // The next chunk the ring has not yet received, rows of the group in order, lands in the free
-    // slot: dy in its first C elements, x in the next C. Slots are queued in chunk order, so pass 1 of
-    // a row takes chunk k as soon as it has landed.
-    __aicore__ inline void Refill()
+    // The next chunk of dy (or x) the ring has not yet received, rows of the group in order, lands in
+    // the ring's next slot, once the vector unit is done with it (afterVector; dy's slot after dx left
+    // waits in RefillAfterDx instead). dy and x have rings of their own: x's slot is free once pass 2
+    // has read it, dy's only once the dx written over it has left. x's chunk always lands first, so
+    // dy's landing flag covers both.
+    __aicore__ inline void Refill(Ring &ring, const GlobalTensor<T> &src, bool afterVector)
     {
-        if (fill_.row >= fill_.end) {
+        FillCursor &fill = ring.fill;
+        if (fill.row >= fill.end) {
             return;
         }
-        const uint32_t n = t_.cols - fill_.begin < t_.chunk_cols ? t_.cols - fill_.begin : t_.chunk_cols;
-        const uint64_t at = fill_.row * t_.cols + fill_.begin;
-        LocalTensor<T> slot = slotQue_.AllocTensor<T>();
-        CopyInPad(slot, gm_.dy[at], n);
-        CopyInPad(slot[t_.chunk_cols], gm_.x[at], n);
-        slotQue_.EnQue(slot);
-        fill_.begin += t_.chunk_cols;
-        if (fill_.begin >= t_.cols) {
-            fill_.begin = 0;
-            ++fill_.row;
+        const bool isDy = &ring == &dy_;
+        if (isDy && landingsSet_ - landingsWaited_ == kRingLandings) {
+            WaitLanding();
         }
+        if (afterVector) {
+            WaitFor<HardEvent::V_MTE2>(pipe_);
+        }
+        const uint32_t n = t_.cols - fill.begin < t_.chunk_cols ? t_.cols - fill.begin : t_.chunk_cols;
+        CopyInPad(ring.slot[ring.received % slots_].template Get<T>(), src[fill.row * t_.cols + fill.begin], n);
+        ++ring.received;
+        if (isDy) {
+            SetFlag<HardEvent::MTE2_V>(landed_[landingsSet_ % kRingLandings]);
+            ++landingsSet_;
+        }
+        fill.begin += t_.chunk_cols;
+        if (fill.begin >= t_.cols) {
+            fill.begin = 0;
+            ++fill.row;
+        }
+    }
+    // The vector unit waits for the oldest pending landing.
+    __aicore__ inline void WaitLanding()
+    {
+        WaitFlag<HardEvent::MTE2_V>(landed_[landingsWaited_ % kRingLandings]);
+        ++landingsWaited_;
     }
 
     __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint32_t k, bool firstPass)
@@ -147,11 +188,15 @@ private:
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
         c.gamma = gammaBuf_.Get<T>()[c.begin];
         if (ring_) {
-            if (firstPass) {
-                slot_[k] = slotQue_.DeQue<T>();
+            if (firstPass) {  // the ring's next chunk: wait until it has landed
+                while (landingsWaited_ <= taken_) {
+                    WaitLanding();
+                }
+                slotOf_[k] = uint32_t(taken_ % slots_);
+                ++taken_;
             }
-            c.dy = slot_[k];
-            c.x = slot_[k][t_.chunk_cols];
+            c.dy = dy_.slot[slotOf_[k]].template Get<T>();
+            c.x = x_.slot[slotOf_[k]].template Get<T>();
         } else {
             c.dy = dyRow[c.begin];
             c.x = xRow[c.begin];
@@ -219,6 +264,9 @@ private:
             const LocalTensor<float> g = a;
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+            if (ring_) {  // pass 2 is done with x's slot: the next chunk may land in it
+                Refill(x_, gm_.x, true);
+            }
             const LocalTensor<T> dxT = dxOverDy_ ? c.dy : dxQue_.AllocTensor<T>();
             if constexpr (IsFloat()) {
                 Muls(dxT, g, rstd, c.count);
@@ -236,9 +284,8 @@ private:
                 continue;
             }
             dxQue_.EnQue(dxT);
-            if (ring_) {  // pass 2 is done with the slot: the next chunk may land in it
-                slotQue_.FreeTensor(slot_[k]);
-                Refill();
+            if (ring_) {
+                Refill(dy_, gm_.dy, true);
             }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
@@ -251,15 +298,14 @@ private:
         }
     }
 
-    // Slot k: its dx has left (the oldest pending flag, set right after its copy-out), so the next
+    // dy's slot k: its dx has left (the oldest pending flag, set right after its copy-out), so the next
     // chunk may land in it. Called one chunk late: waiting for the copy-out just issued would start the
     // refill and the next copy-out together, and the HBM channel would idle while both set up (two
     // chunks late holds slots back from the ring too long).
     __aicore__ inline void RefillAfterDx(uint32_t k)
     {
         WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        slotQue_.FreeTensor(slot_[k]);
-        Refill();
+        Refill(dy_, gm_.dy, false);
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values, uint32_t count)
@@ -284,13 +330,16 @@ private:
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
-    FillCursor fill_{};  // the ring's next chunk to receive
     bool ring_ = false;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
     TEventID dxLeft_ = 0;    // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
-    TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_;  // the ring: one buffer per chunk of the row (dy | x)
-    LocalTensor<T> slot_[kMaxRowSlots];               // the current row's chunks, in order
+    Ring dy_, x_;                      // the rings: one slot per chunk of the row, plus spare slots
+    uint32_t slots_ = 0;               // slots per ring
+    uint32_t slotOf_[kMaxRowSlots] = {};  // the current row's chunks: their slots, in order
+    TEventID landed_[kRingLandings] = {};  // MTE2 -> V: dy's chunk (and x's before it) has landed
+    uint64_t landingsSet_ = 0, landingsWaited_ = 0;  // dy chunks received, and waited for by the vector unit
+    uint64_t taken_ = 0;                             // dy chunks taken by pass 1
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;

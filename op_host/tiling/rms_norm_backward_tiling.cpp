@@ -161,10 +161,9 @@ bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     // long chunks come first, then smaller chunks, smaller spare and smaller row-sum accumulators:
     // SC lanes instead of C cost one instruction per further SC cols of a chunk, and SC = 0 (one Mul
     // and one ReduceSum per chunk) needs no lane-wise accumulator at all.
-    // The ring's slots are the buffers of one VECIN queue: each queued or freed one holds an event id
-    // (kEventIdsPerEvent per TPipe); the row buffers are two such queues.
+    // The row buffers are the buffers of two VECIN queues: each queued or freed one holds an event id
+    // (kEventIdsPerEvent per TPipe). The ring's slots are plain buffers ordered by flags.
     static_assert(2 * kMaxRowBuffers <= kEventIdsPerEvent, "row buffers of dy and x must fit the event ids");
-    const uint32_t maxSlots = std::min(kMaxRowSlots, kEventIdsPerEvent);
     const uint64_t S = RoundUp(cols, elems32);
     constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
         {1, 4096, false, 4096, 2}, {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
@@ -174,7 +173,7 @@ bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
         {1, 1024, true, 1024, 0}, {2, 1024, true, 1024, 0}, {1, 512, true, 512, 0}, {2, 512, true, 512, 0}};
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
-        if (choice.rb == 1 && (XR / choice.C + choice.spare > maxSlots || cols <= choice.C)) continue;
+        if (choice.rb == 1 && (XR / choice.C + choice.spare > kMaxRowSlots || cols <= choice.C)) continue;
         if (LongRowsUb(XR, S, choice.C, choice.rb, s, choice.dxQueue, choice.SC, choice.spare) <= ub) {
             t.chunk_cols = choice.C;
             t.sum_cols = choice.SC;
