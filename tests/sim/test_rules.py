@@ -300,20 +300,13 @@ RULES = [
     DataCopyPad(a, xg, DataCopyExtParams(1, BAD ? 2097152 : 256, 0, 0, 0), DataCopyPadExtParams<float>());
     q.FreeTensor(a);
 """, "DataCopyPad", "blockLen must be in [0, 2097151] bytes (got 2097152)"),
-    Rule("reduce_sum_count_zero", """
+    *(Rule(f"reduce_sum_count_{bad}", f"""
     TBuf<TPosition::VECCALC> b;
     pipe.InitBuffer(b, 512);
     LocalTensor<float> t = b.Get<float>();
     Duplicate(t, 1.0f, 64);
-    ReduceSum(t[64], t, t[72], BAD ? 0 : 64);
-""", "ReduceSum", "count must be in [1, UB bytes / sizeof(T)] = [1, 49152] (got 0)"),
-    Rule("reduce_sum_count_over_ub", """
-    TBuf<TPosition::VECCALC> b;
-    pipe.InitBuffer(b, 512);
-    LocalTensor<float> t = b.Get<float>();
-    Duplicate(t, 1.0f, 64);
-    ReduceSum(t[64], t, t[72], BAD ? 49153 : 64);
-""", "ReduceSum", "count must be in [1, UB bytes / sizeof(T)] = [1, 49152] (got 49153)"),
+    ReduceSum(t[64], t, t[72], BAD ? {bad} : 64);
+""", "ReduceSum", f"count must be in [1, UB bytes / sizeof(T)] = [1, 49152] (got {bad})") for bad in (0, 49153)),
     Rule("index_at_size", """
     TBuf<TPosition::VECCALC> b;
     pipe.InitBuffer(b, 256);
