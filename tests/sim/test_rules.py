@@ -367,6 +367,19 @@ RULES = [
     if (BAD) pipe.ReleaseEventID<HardEvent::V_S>(id);
 """, "TPipe::ReleaseEventID", "the id must be one AllocEventID handed out and not yet released (HardEvent::V_S, "
      "event id 0, not held; stricter than CANN"),
+    Rule("event_id_held_by_queue", """
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, xg, 64);
+    q.EnQue(t);
+    const int32_t id = BAD ? EVENT_ID0 : pipe.FetchEventID(HardEvent::MTE2_V);
+    SetFlag<HardEvent::MTE2_V>(id);
+    WaitFlag<HardEvent::MTE2_V>(id);
+    t = q.DeQue<float>();
+    q.FreeTensor(t);
+""", "SetFlag", "the event id must not be one a queue holds (HardEvent::MTE2_V, event id 0 is held by an EnQue or "
+     "FreeTensor"),
 ]
 
 

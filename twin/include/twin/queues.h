@@ -201,6 +201,7 @@ public:
 
     // ---- twin internals ----
     twin::EventPool &Events() { return events_; }
+    const twin::EventPool &Events() const { return events_; }
     void Forget(twin::BufferOwner *owner)
     {
         for (auto &o : owners_) {
@@ -506,3 +507,14 @@ private:
 };
 
 }  // namespace AscendC
+
+namespace twin {
+
+inline bool QueueHoldsEventId(AscendC::HardEvent evt, int32_t id)
+{
+    const AscendC::TPipe *pipe = AscendC::GetTPipePtr();
+    return pipe != nullptr && pipe->Events().IsHeld(evt, id) && !pipe->Events().HeldBy(evt, id, nullptr);
+}
+
+}  // namespace twin
+
