@@ -29,6 +29,10 @@ struct SocInfo {
 inline constexpr uint32_t kUbBlockBytes = 32;    // UB address / DataCopy granule
 inline constexpr uint32_t kRepeatBytes = 256;    // one vector repeat: 8 blocks
 inline constexpr uint32_t kMaxRepeat = 255;      // repeats per instruction
+// Event ids per hardware event (e.g. MTE2_V) of one TPipe on dav-c220 (QUE_MAX_EVENT): every EnQue
+// holds one until its DeQue, every FreeTensor one until its buffer's next AllocTensor, AllocEventID
+// one until ReleaseEventID. So at most this many buffers of one queue position may be in flight.
+inline constexpr uint32_t kEventIdsPerEvent = 8;
 
 inline constexpr SocInfo kSocTable[] = {
     {"Ascend910B2", "ascend910b", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.8, 1600.0, 32, 110, 64},

@@ -3,8 +3,12 @@
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
 // into spare row buffers when two or three rows fit, else into rings of chunk slots (one for dy, one
 // for x), each slot refilled as soon as pass 2 is done with it (dy's: once the dx written over it has
-// left) and taken by the next row's pass 1 as soon as it has landed. Rows too long to keep whole
-// take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
+// left) and taken by the next row's pass 1 as soon as it has landed. The ring's slots are plain
+// buffers ordered by flags, not queue buffers: a queued or freed queue buffer holds one of the TPipe's
+// 8 event ids of its event, and a ring holds up to kMaxRowSlots. A chunk's x lands before its dy, so
+// one MTE2_V flag per dy chunk tells pass 1 both have landed; at most kRingLandings such flags are
+// pending (beyond that the vector unit waits for the oldest). Rows too long to keep whole take the
+// streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget (XR = cols rounded up to 32 bytes, or to C in the ring; C = chunk_cols, SC = sum_cols <= C,
 // s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
@@ -23,6 +27,9 @@
 
 namespace rms_norm_backward_impl {
 
+// MTE2_V event ids the ring holds for its landings: the TPipe's 8 less one for WaitFor<MTE2_V>.
+constexpr uint32_t kRingLandings = 7;
+
 template <typename T>
 class RmsNormBackwardLongRows {
 public:
@@ -35,8 +42,14 @@ public:
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.row_buffers == 1;
         if (ring_) {
-            pipe_->InitBuffer(dySlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
-            pipe_->InitBuffer(xSlotQue_, CeilDiv(t_.cols, C) + t_.spare_slots, C * sizeof(T));
+            slots_ = CeilDiv(t_.cols, C) + t_.spare_slots;
+            for (uint32_t i = 0; i < slots_; ++i) {
+                pipe_->InitBuffer(dy_.slot[i], C * sizeof(T));
+                pipe_->InitBuffer(x_.slot[i], C * sizeof(T));
+            }
+            for (uint32_t i = 0; i < kRingLandings; ++i) {
+                landed_[i] = pipe_->AllocEventID<HardEvent::MTE2_V>();
+            }
         } else {
             pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.cols * sizeof(T));
             pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.cols * sizeof(T));
@@ -66,8 +79,8 @@ public:
             partialGm_ = gm_.Partial(t_, g);
             Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
             rstd_.Start(group);  // before the group's row copies
-            dyFill_ = {group.begin, group.end, 0};
-            xFill_ = dyFill_;
+            dy_.fill = {group.begin, group.end, 0};
+            x_.fill = dy_.fill;
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
             const uint32_t ahead = ring_ ? 1 : t_.row_buffers - 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
@@ -85,6 +98,9 @@ public:
             }
             WaitFor<HardEvent::MTE3_V>(pipe_);  // the next group zeroes dgamma once it has left
         }
+        for (uint32_t i = 0; ring_ && i < kRingLandings; ++i) {
+            pipe_->ReleaseEventID<HardEvent::MTE2_V>(landed_[i]);
+        }
     }
 
 private:
@@ -94,6 +110,13 @@ private:
     struct FillCursor {
         uint64_t row, end;  // the next row to receive, and the group's end
         uint32_t begin;     // the next chunk's first col
+    };
+    // A ring of chunk slots: the k-th chunk it receives lands in slot k % slots_ (slots are freed in
+    // the order they were filled).
+    struct Ring {
+        TBuf<QuePosition::VECCALC> slot[kMaxRowSlots];
+        FillCursor fill;
+        uint64_t received = 0;
     };
 
     // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
@@ -106,9 +129,9 @@ private:
     __aicore__ inline void CopyInRow(uint64_t row)
     {
         if (ring_) {
-            for (uint32_t k = 0; k < CeilDiv(t_.cols, t_.chunk_cols) + t_.spare_slots; ++k) {
-                Refill(dySlotQue_, dyFill_, gm_.dy);
-                Refill(xSlotQue_, xFill_, gm_.x);
+            for (uint32_t k = 0; k < slots_; ++k) {
+                Refill(x_, gm_.x, true);
+                Refill(dy_, gm_.dy, !dxOverDy_);
             }
             return;
         }
@@ -121,24 +144,41 @@ private:
     }
 
     // The next chunk of dy (or x) the ring has not yet received, rows of the group in order, lands in
-    // the tensor's next free slot; slots are queued in chunk order, so pass 1 of a row takes chunk k as
-    // soon as it has landed. dy and x have rings of their own: x's slot is free once pass 2 has read
-    // it, dy's only once the dx written over it has left.
-    __aicore__ inline void Refill(TQue<QuePosition::VECIN, kMaxRowSlots> &que, FillCursor &fill,
-                                  const GlobalTensor<T> &src)
+    // the ring's next slot, once the vector unit is done with it (afterVector; dy's slot after dx left
+    // waits in RefillAfterDx instead). dy and x have rings of their own: x's slot is free once pass 2
+    // has read it, dy's only once the dx written over it has left. x's chunk always lands first, so
+    // dy's landing flag covers both.
+    __aicore__ inline void Refill(Ring &ring, const GlobalTensor<T> &src, bool afterVector)
     {
+        FillCursor &fill = ring.fill;
         if (fill.row >= fill.end) {
             return;
         }
+        const bool isDy = &ring == &dy_;
+        if (isDy && landingsSet_ - landingsWaited_ == kRingLandings) {
+            WaitLanding();
+        }
+        if (afterVector) {
+            WaitFor<HardEvent::V_MTE2>(pipe_);
+        }
         const uint32_t n = t_.cols - fill.begin < t_.chunk_cols ? t_.cols - fill.begin : t_.chunk_cols;
-        LocalTensor<T> slot = que.AllocTensor<T>();
-        CopyInPad(slot, src[fill.row * t_.cols + fill.begin], n);
-        que.EnQue(slot);
+        CopyInPad(ring.slot[ring.received % slots_].template Get<T>(), src[fill.row * t_.cols + fill.begin], n);
+        ++ring.received;
+        if (isDy) {
+            SetFlag<HardEvent::MTE2_V>(landed_[landingsSet_ % kRingLandings]);
+            ++landingsSet_;
+        }
         fill.begin += t_.chunk_cols;
         if (fill.begin >= t_.cols) {
             fill.begin = 0;
             ++fill.row;
         }
+    }
+    // The vector unit waits for the oldest pending landing.
+    __aicore__ inline void WaitLanding()
+    {
+        WaitFlag<HardEvent::MTE2_V>(landed_[landingsWaited_ % kRingLandings]);
+        ++landingsWaited_;
     }
 
     __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint32_t k, bool firstPass)
@@ -148,12 +188,15 @@ private:
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
         c.gamma = gammaBuf_.Get<T>()[c.begin];
         if (ring_) {
-            if (firstPass) {
-                dySlot_[k] = dySlotQue_.DeQue<T>();
-                xSlot_[k] = xSlotQue_.DeQue<T>();
+            if (firstPass) {  // the ring's next chunk: wait until it has landed
+                while (landingsWaited_ <= taken_) {
+                    WaitLanding();
+                }
+                slotOf_[k] = uint32_t(taken_ % slots_);
+                ++taken_;
             }
-            c.dy = dySlot_[k];
-            c.x = xSlot_[k];
+            c.dy = dy_.slot[slotOf_[k]].template Get<T>();
+            c.x = x_.slot[slotOf_[k]].template Get<T>();
         } else {
             c.dy = dyRow[c.begin];
             c.x = xRow[c.begin];
@@ -222,8 +265,7 @@ private:
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             if (ring_) {  // pass 2 is done with x's slot: the next chunk may land in it
-                xSlotQue_.FreeTensor(xSlot_[k]);
-                Refill(xSlotQue_, xFill_, gm_.x);
+                Refill(x_, gm_.x, true);
             }
             const LocalTensor<T> dxT = dxOverDy_ ? c.dy : dxQue_.AllocTensor<T>();
             if constexpr (IsFloat()) {
@@ -243,8 +285,7 @@ private:
             }
             dxQue_.EnQue(dxT);
             if (ring_) {
-                dySlotQue_.FreeTensor(dySlot_[k]);
-                Refill(dySlotQue_, dyFill_, gm_.dy);
+                Refill(dy_, gm_.dy, true);
             }
             CopyOut(row * t_.cols + c.begin, c.count);
         }
@@ -264,8 +305,7 @@ private:
     __aicore__ inline void RefillAfterDx(uint32_t k)
     {
         WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        dySlotQue_.FreeTensor(dySlot_[k]);
-        Refill(dySlotQue_, dyFill_, gm_.dy);
+        Refill(dy_, gm_.dy, false);
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values, uint32_t count)
@@ -290,13 +330,16 @@ private:
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
-    FillCursor dyFill_{}, xFill_{};  // the rings' next chunks to receive
     bool ring_ = false;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
     TEventID dxLeft_ = 0;    // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
-    TQue<QuePosition::VECIN, kMaxRowSlots> dySlotQue_, xSlotQue_;  // the rings: one buffer per chunk of the row
-    LocalTensor<T> dySlot_[kMaxRowSlots], xSlot_[kMaxRowSlots];  // the current row's chunks, in order
+    Ring dy_, x_;                      // the rings: one slot per chunk of the row, plus spare slots
+    uint32_t slots_ = 0;               // slots per ring
+    uint32_t slotOf_[kMaxRowSlots] = {};  // the current row's chunks: their slots, in order
+    TEventID landed_[kRingLandings] = {};  // MTE2 -> V: dy's chunk (and x's before it) has landed
+    uint64_t landingsSet_ = 0, landingsWaited_ = 0;  // dy chunks received, and waited for by the vector unit
+    uint64_t taken_ = 0;                             // dy chunks taken by pass 1
     TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;

@@ -173,7 +173,7 @@ private:
     {
         return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[k * C_] : gammaQue_.DeQue<T>();
     }
-    __aicore__ inline void ReleaseGamma(const LocalTensor<T> &gamma)
+    __aicore__ inline void ReleaseGamma(LocalTensor<T> &gamma)
     {
         if (t_.gamma_slots != 0) {
             gammaQue_.FreeTensor(gamma);
@@ -214,7 +214,7 @@ private:
         if (addDgamma) {
             AddDgamma(g, xhat, k * C_, n, firstRow);
         }
-        const LocalTensor<T> gamma = TakeGamma(k);
+        LocalTensor<T> gamma = TakeGamma(k);
         Mul(g, g, AsFloat(2, gamma, n), n);
         ReleaseGamma(gamma);
     }
@@ -226,7 +226,7 @@ private:
         if (k == 0) {
             rstd_[row & 1] = rstdBatches_.Get(row);
         }
-        const LocalTensor<T> slot = slotQue_.DeQue<T>();
+        LocalTensor<T> slot = slotQue_.DeQue<T>();
         LocalTensor<float> g, xhat;
         Prepare(slot, k, rstd_[row & 1], true, row == group.begin, g, xhat);
         AddRowSum(g, xhat, Count(k), k == 0);
@@ -241,7 +241,7 @@ private:
     __aicore__ inline void Pass2(uint64_t row, uint32_t k)
     {
         const float rstd = rstd_[row & 1];
-        const LocalTensor<T> slot = slotQue_.DeQue<T>();
+        LocalTensor<T> slot = slotQue_.DeQue<T>();
         const uint32_t n = Count(k);
         LocalTensor<float> g, xhat;
         Prepare(slot, k, rstd, false, false, g, xhat);

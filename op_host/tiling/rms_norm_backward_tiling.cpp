@@ -136,7 +136,7 @@ uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
 }
 
 // Long rows, the whole row in UB: dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded
-// up to C, plus spare slots of 2 x C*s), gamma (S*s) and dgamma (S*4) for S = cols rounded up to 32 bytes;
+// up to C of each, plus spare slots of 2 x C*s), gamma (S*s) and dgamma (S*4) for S = cols rounded up to 32 bytes;
 // fp32 work chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols; SC = 0: one sum per
 // chunk, kMaxRowSlots*4); dx out 2 x C*s (none when dx_over_dy); two rstd batches; ReduceSum work
 // (over SC, or C).
@@ -161,6 +161,9 @@ bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     // long chunks come first, then smaller chunks, smaller spare and smaller row-sum accumulators:
     // SC lanes instead of C cost one instruction per further SC cols of a chunk, and SC = 0 (one Mul
     // and one ReduceSum per chunk) needs no lane-wise accumulator at all.
+    // The row buffers are the buffers of two VECIN queues: each queued or freed one holds an event id
+    // (kEventIdsPerEvent per TPipe). The ring's slots are plain buffers ordered by flags.
+    static_assert(2 * kMaxRowBuffers <= kEventIdsPerEvent, "row buffers of dy and x must fit the event ids");
     const uint64_t S = RoundUp(cols, elems32);
     constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
         {1, 4096, false, 4096, 2}, {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
@@ -236,7 +239,9 @@ void TileLongRowsStreamed(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t 
             const uint32_t C = uint32_t(RoundUp((cols + K - 1) / K, 64));
             if (C < 512) break;
             StreamedChoice c{C, 0, Ng, kStreamedSumLanes, cols};
-            while (c.Ns < kMaxRowSlots && StreamedUb(StreamedChoice{C, c.Ns + 1, Ng, c.SC, cols}, s, cols) <= ub) {
+            // Stream and gamma slots are buffers of VECIN queues: one event id each (kEventIdsPerEvent).
+            while (c.Ns < kMaxRowSlots && c.Ns + Ng < kEventIdsPerEvent &&
+                   StreamedUb(StreamedChoice{C, c.Ns + 1, Ng, c.SC, cols}, s, cols) <= ub) {
                 ++c.Ns;
             }
             if (c.Ns < 2) continue;

@@ -1,11 +1,13 @@
 """TPipe, TQue and TBuf: buffer layout and capacity, FIFO order and depth, poison on allocation,
-TBuf contents that persist between Get calls, TPipe::Reset."""
+TBuf contents that persist between Get calls, TPipe::Reset, the TPipe's event ids, FreeTensor's
+non-const parameter."""
 import numpy as np
 import pytest
 
 from rmsnorm_backward import _twin
-from rmsnorm_backward.errors import TwinRuleError
-from small_kernels import params, run
+from rmsnorm_backward.errors import KernelCompileError, TwinRuleError
+from rmsnorm_backward.twin import compile_kernel
+from small_kernels import PRELUDE, params, run
 
 BLOCK = 64  # float32 elements
 
@@ -100,11 +102,45 @@ void Scratch(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const
     if (stale) DataCopy(old, xg, BLOCK);
 }
 
+// Which event ids the queue and the explicit calls take and give back (lowest free first).
+void Events(const GlobalTensor<float> &xg, const GlobalTensor<int32_t> &info)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> q;
+    pipe.InitBuffer(q, 2, BLOCK * sizeof(float));
+    const TEventID a = pipe.AllocEventID<HardEvent::MTE2_V>();
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, xg, BLOCK);
+    q.EnQue(t);
+    info.SetValue(0, a);
+    info.SetValue(1, pipe.FetchEventID(HardEvent::MTE2_V));
+    info.SetValue(2, pipe.FetchEventID<HardEvent::MTE2_V>());
+    pipe.ReleaseEventID<HardEvent::MTE2_V>(a);
+    info.SetValue(3, pipe.FetchEventID(HardEvent::MTE2_V));
+    t = q.DeQue<float>();
+    const TEventID b = pipe.AllocEventID<HardEvent::MTE2_V>(), c = pipe.AllocEventID<HardEvent::MTE2_V>();
+    info.SetValue(4, b);
+    info.SetValue(5, c);
+    q.FreeTensor(t);
+    info.SetValue(6, pipe.FetchEventID(HardEvent::V_MTE2));
+    LocalTensor<float> u = q.AllocTensor<float>();
+    info.SetValue(7, pipe.FetchEventID(HardEvent::V_MTE2));
+    q.FreeTensor(u);
+    info.SetValue(8, pipe.FetchEventID(HardEvent::V_MTE2));
+    u = q.AllocTensor<float>();
+    info.SetValue(9, pipe.FetchEventID(HardEvent::V_MTE2));
+    q.FreeTensor(u);
+    pipe.ReleaseEventID<HardEvent::MTE2_V>(b);
+    pipe.ReleaseEventID<HardEvent::MTE2_V>(c);
+    pipe.Reset();
+    info.SetValue(10, pipe.FetchEventID(HardEvent::V_MTE2));
+}
+
 extern "C" __global__ __aicore__ void queue_case(GM_ADDR x, GM_ADDR y, GM_ADDR info, GM_ADDR params)
 {
     GlobalTensor<int32_t> pg, ig;
     pg.SetGlobalBuffer((__gm__ int32_t *)params, 2);
-    ig.SetGlobalBuffer((__gm__ int32_t *)info, 8);
+    ig.SetGlobalBuffer((__gm__ int32_t *)info, INFO);
     GlobalTensor<float> xg, yg;
     xg.SetGlobalBuffer((__gm__ float *)x);
     yg.SetGlobalBuffer((__gm__ float *)y);
@@ -115,16 +151,17 @@ extern "C" __global__ __aicore__ void queue_case(GM_ADDR x, GM_ADDR y, GM_ADDR i
     case 2: Capacity(arg); break;
     case 3: Reuse(xg, yg, arg != 0); break;
     case 4: Scratch(xg, yg, ig, arg != 0); break;
+    case 5: Events(xg, ig); break;
     }
 }
-""".replace("BLOCK", str(BLOCK))
+""".replace("BLOCK", str(BLOCK)).replace("INFO", "16")
 
 
 def launch(case, arg=0, soc="Ascend910B2"):
     """Runs one case on fresh x; returns (x, y, info)."""
     x = np.random.default_rng().standard_normal(2 * BLOCK).astype(np.float32)
     y = np.zeros(2 * BLOCK, np.float32)
-    info = np.zeros(8, np.int32)
+    info = np.zeros(16, np.int32)
     run(SOURCE, "queue_case", [x, y, info, params(case, arg)], soc=soc)
     return x, y, info
 
@@ -139,7 +176,7 @@ def test_depth_two_queue_is_fifo():
 def test_buffers_are_rounded_to_32_bytes_and_packed():
     _, _, info = launch(1)
     # queue buffers at 0, 64, 128 (33 -> 64 bytes); the 100-byte TBuf (-> 128) after them
-    np.testing.assert_array_equal(info, [0, 64, 128, 64, 192, 32, 10, 192 + 64])
+    np.testing.assert_array_equal(info[:8], [0, 64, 128, 64, 192, 32, 10, 192 + 64])
 
 
 @pytest.mark.parametrize("soc", [row["name"] for row in _twin.soc_table()])
@@ -165,3 +202,38 @@ def test_tbuf_keeps_its_bytes_and_reset_makes_old_views_stale():
     assert info[0] == 0  # after Reset, buffers are carved from the start of UB again
     with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: the LocalTensor is used after"):
         launch(4, 1)
+
+
+def test_event_ids_are_taken_lowest_first_and_given_back():
+    _, _, info = launch(5)
+    # AllocEventID takes 0, EnQue 1; FetchEventID names the lowest free (2) without taking it; after
+    # ReleaseEventID 0 is free again. DeQue gives 1 back, so the next AllocEventIDs take 0 and 1.
+    np.testing.assert_array_equal(info[:6], [0, 2, 2, 0, 0, 1])
+    # FreeTensor holds V_MTE2 0; the cursor's next buffer was never freed, so its AllocTensor gives
+    # nothing back; its FreeTensor holds 1; allocating the first buffer again gives 0 back; Reset
+    # empties the pool.
+    np.testing.assert_array_equal(info[6:11], [1, 1, 2, 0, 0])
+
+
+FREE_CONST = PRELUDE + """
+extern "C" __global__ __aicore__ void free_const(GM_ADDR x)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    QUALIFIER LocalTensor<float> t = q.AllocTensor<float>();
+    q.FreeTensor(t);
+}
+"""
+
+
+@pytest.mark.parametrize("qualifier", ["", "const"])
+def test_free_tensor_takes_a_non_const_tensor(tmp_path, qualifier):
+    # As in the real TQueBind: FreeTensor(LocalTensor<T> &), so a const tensor does not bind.
+    source = tmp_path / f"free_const_{qualifier or 'plain'}.cpp"
+    source.write_text(FREE_CONST.replace("QUALIFIER", qualifier))
+    if qualifier:
+        with pytest.raises(KernelCompileError, match=r"(?s)error:.*FreeTensor"):
+            compile_kernel(source, "free_const")
+    else:
+        assert compile_kernel(source, "free_const").is_file()

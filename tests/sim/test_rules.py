@@ -91,10 +91,11 @@ RULES = [
     DataCopy(a, xg, 64);
     DataCopy(b, xg, 64);
     q.EnQue(a);
-    if (!BAD) q.FreeTensor(q.DeQue<float>());
+    if (!BAD) { a = q.DeQue<float>(); q.FreeTensor(a); }
     q.EnQue(b);
-    q.FreeTensor(q.DeQue<float>());
-    if (BAD) q.FreeTensor(q.DeQue<float>());
+    b = q.DeQue<float>();
+    q.FreeTensor(b);
+    if (BAD) { a = q.DeQue<float>(); q.FreeTensor(a); }
 """, "TQue::EnQue", "at most depth = 1 tensors may be queued before a DeQue"),
     Rule("deque_empty", """
     TQue<QuePosition::VECIN, 1> q;
@@ -168,7 +169,7 @@ RULES = [
     LocalTensor<float> a = q.AllocTensor<float>();
     DataCopyPad(a, xg, DataCopyExtParams(4095 + BAD, sizeof(float), 0, 0, 0), DataCopyPadExtParams<float>());
     q.FreeTensor(a);
-""", "DataCopyPad", "blockCount must be in [1, 4095] (got 4096)"),
+""", "DataCopyPad", "blockCount must be in [1, 4095] (got 4096; stricter than CANN"),
     Rule("pad_width", """
     TQue<QuePosition::VECIN, 1> q;
     pipe.InitBuffer(q, 1, 256);
@@ -246,7 +247,8 @@ RULES = [
     DataCopy(a, xg, 64);
     q.EnQue(a);
     if (BAD) q.EnQue(a);
-    q.FreeTensor(q.DeQue<float>());
+    a = q.DeQue<float>();
+    q.FreeTensor(a);
 """, "TQue::EnQue", "the tensor is already queued (EnQue once per AllocTensor or DeQue)"),
     Rule("free_queued", """
     TQue<QuePosition::VECIN, 1> q;
@@ -291,6 +293,93 @@ RULES = [
     SetAtomicNone();
     q.FreeTensor(a);
 """, "DataCopy", "with SetAtomicAdd on, the copied type must be the SetAtomicAdd type"),
+    Rule("pad_block_len_limit", """
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    DataCopyPad(a, xg, DataCopyExtParams(1, BAD ? 2097152 : 256, 0, 0, 0), DataCopyPadExtParams<float>());
+    q.FreeTensor(a);
+""", "DataCopyPad", "blockLen must be in [0, 2097151] bytes (got 2097152)"),
+    *(Rule(f"reduce_sum_count_{bad}", f"""
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 512);
+    LocalTensor<float> t = b.Get<float>();
+    Duplicate(t, 1.0f, 64);
+    ReduceSum(t[64], t, t[72], BAD ? {bad} : 64);
+""", "ReduceSum", f"count must be in [1, UB bytes / sizeof(T)] = [1, 49152] (got {bad})") for bad in (0, 49153)),
+    Rule("index_at_size", """
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 256);
+    LocalTensor<float> t = b.Get<float>();
+    LocalTensor<float> last = t[BAD ? 64 : 63];
+""", "LocalTensor::operator[]", "offset must be below the tensor size (offset 64, size 64 elements)"),
+    # Event ids: 8 per hardware event per TPipe. Each EnQue holds one of MTE2_V until its DeQue.
+    Rule("enque_event_ids", """
+    TQue<QuePosition::VECIN, 16> q;
+    pipe.InitBuffer(q, 9, 256);
+    LocalTensor<float> t[9];
+    for (int i = 0; i < 8 + BAD; ++i) {
+        t[i] = q.AllocTensor<float>();
+        DataCopy(t[i], xg[64 * i], 64);
+        q.EnQue(t[i]);
+    }
+    for (int i = 0; i < 8 + BAD; ++i) {
+        t[i] = q.DeQue<float>();
+        q.FreeTensor(t[i]);
+    }
+""", "TQue::EnQue", "at most 8 event ids of HardEvent::MTE2_V per TPipe may be in flight (QUE_MAX_EVENT); each EnQue "
+     "holds one until its DeQue (8 in flight: 8 held by this queue (16-deep, 9 buffers from UB offset 0), 0 by other "
+     "queues, 0 by AllocEventID)"),
+    # The reverse event: each FreeTensor holds one of V_MTE2 until that buffer is allocated again; the
+    # cursor hands out the queue's other buffers first, so five rounds of one queue hold five ids.
+    Rule("free_event_ids", """
+    TQue<QuePosition::VECIN, 1> a, b;
+    pipe.InitBuffer(a, 5, 256);
+    pipe.InitBuffer(b, 4, 256);
+    for (int i = 0; i < 5; ++i) {
+        LocalTensor<float> t = a.AllocTensor<float>();
+        a.FreeTensor(t);
+    }
+    for (int i = 0; i < 3 + BAD; ++i) {
+        LocalTensor<float> t = b.AllocTensor<float>();
+        b.FreeTensor(t);
+    }
+""", "TQue::FreeTensor", "each FreeTensor holds one until its buffer's next AllocTensor (8 in flight: 3 held by this "
+     "queue (1-deep, 4 buffers from UB offset 1280), 5 by other queues, 0 by AllocEventID)"),
+    Rule("alloc_event_ids", """
+    TEventID ids[9];
+    for (int i = 0; i < 8 + BAD; ++i) ids[i] = pipe.AllocEventID<HardEvent::V_MTE3>();
+    for (int i = 0; i < 8 + BAD; ++i) pipe.ReleaseEventID<HardEvent::V_MTE3>(ids[i]);
+""", "TPipe::AllocEventID", "each AllocEventID holds one until its ReleaseEventID (8 in flight: 8 held by "
+     "AllocEventID, 0 by queues)"),
+    Rule("fetch_event_id_none_free", """
+    TEventID ids[8];
+    for (int i = 0; i < 8; ++i) ids[i] = pipe.AllocEventID<HardEvent::MTE2_S>();
+    if (!BAD) pipe.ReleaseEventID<HardEvent::MTE2_S>(ids[7]);
+    const TEventID id = pipe.FetchEventID(HardEvent::MTE2_S);
+    SetFlag<HardEvent::MTE2_S>(id);
+    WaitFlag<HardEvent::MTE2_S>(id);
+    for (int i = 0; i < 7; ++i) pipe.ReleaseEventID<HardEvent::MTE2_S>(ids[i]);
+""", "TPipe::FetchEventID", "a free event id is needed, at most 8 of HardEvent::MTE2_S per TPipe"),
+    Rule("release_unheld_event_id", """
+    const TEventID id = pipe.AllocEventID<HardEvent::V_S>();
+    pipe.ReleaseEventID<HardEvent::V_S>(id);
+    if (BAD) pipe.ReleaseEventID<HardEvent::V_S>(id);
+""", "TPipe::ReleaseEventID", "the id must be one AllocEventID handed out and not yet released (HardEvent::V_S, "
+     "event id 0, not held; stricter than CANN"),
+    Rule("event_id_held_by_queue", """
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, xg, 64);
+    q.EnQue(t);
+    const int32_t id = BAD ? EVENT_ID0 : pipe.FetchEventID(HardEvent::MTE2_V);
+    SetFlag<HardEvent::MTE2_V>(id);
+    WaitFlag<HardEvent::MTE2_V>(id);
+    t = q.DeQue<float>();
+    q.FreeTensor(t);
+""", "SetFlag", "the event id must not be one a queue holds (HardEvent::MTE2_V, event id 0 is held by an EnQue or "
+     "FreeTensor"),
 ]
 
 

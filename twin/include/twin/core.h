@@ -76,7 +76,7 @@ struct LaunchState;  // shared by all cores of one launch: see launch.h
 // Cross-pipe ordering a core has established so far; kept by sync.h (SetFlag/WaitFlag, PipeBarrier).
 struct PipeSync {
     static constexpr int kPipes = 4;     // the values of Pipe
-    static constexpr int kEventIds = 8;  // EVENT_ID0 .. EVENT_ID7
+    static constexpr int kEventIds = int(rmsnorm_backward::kEventIdsPerEvent);  // EVENT_ID0 .. EVENT_ID7
     // [from][to]: work the `from` pipe issued before this instruction seq is visible to the `to` pipe.
     uint64_t visible_seq[kPipes][kPipes] = {};
     uint64_t barrier_all_seq = 0;  // PipeBarrier<PIPE_ALL>: everything issued before it is done

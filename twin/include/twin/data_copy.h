@@ -225,17 +225,21 @@ inline void CheckCount(const char *call, uint64_t bytes, uint32_t count, size_t 
 inline Blocks ParamBlocks(const char *call, const AscendC::DataCopyParams &p)
 {
     TWIN_CHECK(p.blockCount >= 1 && p.blockCount <= kMaxBlockCount, call, "blockCount must be in [1, 4095] (got ",
-               p.blockCount, ")");
+               p.blockCount, "; stricter than CANN, which lets 0 pass as a no-op with a warning)");
     TWIN_CHECK(p.blockLen >= 1, call, "blockLen must be in [1, 65535] blocks of 32 bytes (got 0)");
     const uint64_t len = uint64_t(p.blockLen) * kUbBlockBytes;
     return Blocks{p.blockCount, len, len + uint64_t(p.srcStride) * kUbBlockBytes,
                   len + uint64_t(p.dstStride) * kUbBlockBytes};
 }
 
+inline constexpr uint64_t kMaxPadBlockLen = 2097151;  // DataCopyPad: bytes per block (21 bits)
+
 inline void CheckPadBlocks(const char *call, uint32_t blockCount, uint64_t blockLen, size_t elem)
 {
     TWIN_CHECK(blockCount >= 1 && blockCount <= kMaxBlockCount, call, "blockCount must be in [1, 4095] (got ",
-               blockCount, ")");
+               blockCount, "; stricter than CANN, which lets 0 pass as a no-op with a warning)");
+    TWIN_CHECK(blockLen <= kMaxPadBlockLen, call, "blockLen must be in [0, ", kMaxPadBlockLen, "] bytes (got ",
+               blockLen, ")");
     TWIN_CHECK(blockLen % elem == 0, call, "blockLen must be a whole number of elements (", blockLen, " bytes, ",
                elem, "-byte elements)");
 }

@@ -62,7 +62,7 @@ public:
     LocalTensor operator[](uint32_t offset) const
     {
         Check("LocalTensor::operator[]");
-        TWIN_CHECK(offset <= size_, "LocalTensor::operator[]", "offset must stay inside the tensor (offset ",
+        TWIN_CHECK(offset < size_, "LocalTensor::operator[]", "offset must be below the tensor size (offset ",
                    offset, ", size ", size_, " elements)");
         LocalTensor view = *this;
         view.byte_offset_ += offset * sizeof(T);

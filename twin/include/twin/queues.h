@@ -2,7 +2,9 @@
 // order) and TBuf (scratch). Rules guarded here: all buffers fit the UB less its reserved part, at most
 // 64 buffers per kernel, queue discipline (alloc only while a buffer is free, at most `depth` tensors
 // queued before a DeQue, no DeQue of an empty queue, FreeTensor once and only to the owning queue,
-// every queue buffer freed by kernel exit). A fresh buffer holds whatever its last user left: poison.
+// every queue buffer freed by kernel exit), and the TPipe's event ids: 8 per hardware event, taken by
+// EnQue (until DeQue), FreeTensor (until the buffer's next AllocTensor) and AllocEventID (until
+// ReleaseEventID). A fresh buffer holds whatever its last user left: poison.
 #pragma once
 #include <cstdint>
 #include <exception>
@@ -27,6 +29,65 @@ protected:
 };
 
 inline bool Unwinding() { return std::uncaught_exceptions() > 0; }
+
+// The event ids of one TPipe: kEventIds per hardware event, each free or held by a queue (its EnQue
+// or FreeTensor) or by AllocEventID (holder nullptr). Ids are handed out lowest free first.
+class EventPool {
+public:
+    // The lowest free id of `evt`, or -1 when all are held.
+    int Lowest(AscendC::HardEvent evt) const
+    {
+        for (uint32_t id = 0; id < kEventIds; ++id) {
+            if (!At(evt, id).held) {
+                return int(id);
+            }
+        }
+        return -1;
+    }
+    // Takes the lowest free id of `evt` for `holder`; `who` names it and `why` says what holds ids.
+    int Take(const char *call, AscendC::HardEvent evt, const void *holder, const std::string &who, const char *why)
+    {
+        const int id = Lowest(evt);
+        if (id < 0) {
+            const uint32_t mine = Count(evt, holder), explicit_ids = Count(evt, nullptr);
+            const std::string others = holder == nullptr ? Cat(kEventIds - mine, " by queues")
+                                                         : Cat(kEventIds - mine - explicit_ids, " by other queues, ",
+                                                               explicit_ids, " by AllocEventID");
+            Fail(call, Cat("at most ", kEventIds, " event ids of HardEvent::", EventName(evt),
+                           " per TPipe may be in flight (QUE_MAX_EVENT); ", why, " (", kEventIds, " in flight: ", mine,
+                           " held by ", who, ", ", others, ")"));
+        }
+        At(evt, uint32_t(id)) = {true, holder};
+        return id;
+    }
+    void Give(AscendC::HardEvent evt, int id) { At(evt, uint32_t(id)) = {}; }
+    // True when `id` of `evt` is held, by `holder` when one is given.
+    bool HeldBy(AscendC::HardEvent evt, int id, const void *holder) const
+    {
+        return At(evt, uint32_t(id)).held && At(evt, uint32_t(id)).holder == holder;
+    }
+    bool IsHeld(AscendC::HardEvent evt, int id) const { return At(evt, uint32_t(id)).held; }
+    void Clear() { *this = EventPool(); }
+
+private:
+    struct Entry {
+        bool held = false;
+        const void *holder = nullptr;
+    };
+    Entry &At(AscendC::HardEvent evt, uint32_t id) { return ids_[(int(evt) >> 4) * 4 + (int(evt) & 0xF)][id]; }
+    const Entry &At(AscendC::HardEvent evt, uint32_t id) const
+    {
+        return ids_[(int(evt) >> 4) * 4 + (int(evt) & 0xF)][id];
+    }
+    uint32_t Count(AscendC::HardEvent evt, const void *holder) const
+    {
+        uint32_t n = 0;
+        for (uint32_t id = 0; id < kEventIds; ++id) n += At(evt, id).held && At(evt, id).holder == holder;
+        return n;
+    }
+
+    Entry ids_[PipeSync::kPipes * PipeSync::kPipes][kEventIds];
+};
 
 // A kernel-exit rule broken inside a destructor: keep the first one for the launcher to report.
 inline void DeferError(const char *call, const std::string &rule)
@@ -95,6 +156,7 @@ public:
         owners_.clear();
         used_bytes_ = 0;
         buffers_ = 0;
+        events_.Clear();  // as the real Reset: the free buffers' ids are waited for, the pool starts empty
     }
     // The end of the kernel's use of UB: every queue buffer must be back by now.
     void Destroy()
@@ -107,16 +169,39 @@ public:
         Reset();
     }
 
-    // Event ids for SetFlag/WaitFlag. The twin tracks flags per (event, id), so any id in range works.
+    // Event ids for SetFlag/WaitFlag, from the same pool the queues take theirs from. AllocEventID
+    // holds the lowest free id until ReleaseEventID; FetchEventID only tells which one that is.
     template <HardEvent evt>
-    TEventID AllocEventID() { return NextEventId(); }
+    TEventID AllocEventID()
+    {
+        return TEventID(events_.Take("TPipe::AllocEventID", evt, nullptr, "AllocEventID",
+                                     "each AllocEventID holds one until its ReleaseEventID"));
+    }
     template <HardEvent evt>
-    void ReleaseEventID(TEventID) {}
-    TEventID FetchEventID(HardEvent) { return NextEventId(); }
+    void ReleaseEventID(TEventID id)
+    {
+        TWIN_CHECK(id >= 0 && uint32_t(id) < twin::kEventIds, "TPipe::ReleaseEventID", "the event id must be in [0, ",
+                   twin::kEventIds, ") (got ", int(id), ")");
+        TWIN_CHECK(events_.HeldBy(evt, id, nullptr), "TPipe::ReleaseEventID",
+                   "the id must be one AllocEventID handed out and not yet released (HardEvent::", twin::EventName(evt),
+                   ", event id ", int(id), ", ", events_.IsHeld(evt, id) ? "held by a queue" : "not held",
+                   "; stricter than CANN, which clears the id silently)");
+        events_.Give(evt, id);
+    }
+    TEventID FetchEventID(HardEvent evt)
+    {
+        const int id = events_.Lowest(evt);
+        TWIN_CHECK(id >= 0, "TPipe::FetchEventID", "a free event id is needed, at most ", twin::kEventIds,
+                   " of HardEvent::", twin::EventName(evt), " per TPipe (all ", twin::kEventIds,
+                   " held by queues or AllocEventID)");
+        return TEventID(id);
+    }
     template <HardEvent evt>
-    TEventID FetchEventID() { return NextEventId(); }
+    TEventID FetchEventID() { return FetchEventID(evt); }
 
     // ---- twin internals ----
+    twin::EventPool &Events() { return events_; }
+    const twin::EventPool &Events() const { return events_; }
     void Forget(twin::BufferOwner *owner)
     {
         for (auto &o : owners_) {
@@ -140,7 +225,8 @@ private:
         TWIN_CHECK(total <= core.ub_usable, "TPipe::InitBuffer",
                    "all buffers must fit the Unified Buffer less its reserved part (buffers total ", total,
                    " bytes > limit ", core.ub_usable, " bytes = ", core.soc->ub_bytes, " - ",
-                   core.soc->ub_reserved_bytes, " reserved on ", core.soc->name, ")");
+                   core.soc->ub_reserved_bytes, " reserved on ", core.soc->name,
+                   "; stricter than CANN's CPU debug, which checks the whole UB)");
         std::unique_ptr<twin::BufferSlot[]> slots(new twin::BufferSlot[num]);
         for (uint32_t i = 0; i < num; ++i) {
             slots[i].offset = used_bytes_ + i * bytes;
@@ -152,12 +238,10 @@ private:
         buffers_ += num;
         return slots;
     }
-    TEventID NextEventId() { return TEventID(next_event_++ % twin::kEventIds); }
-
     std::vector<twin::BufferOwner *> owners_;
     uint32_t used_bytes_ = 0;
     uint32_t buffers_ = 0;
-    uint32_t next_event_ = 0;
+    twin::EventPool events_;
 };
 
 // Buffers handed from one pipe to the next: AllocTensor -> fill -> EnQue -> DeQue -> use -> FreeTensor.
@@ -181,22 +265,25 @@ public:
         }
     }
 
+    // The next free buffer in turn from where the last search stopped, as the real queue's cursor.
     template <typename T>
     LocalTensor<T> AllocTensor()
     {
+        TWIN_CHECK(num_ > 0, "TQue::AllocTensor", "the queue has no buffers (call TPipe::InitBuffer first)");
         twin::BufferSlot *slot = nullptr;
         for (uint32_t i = 0; i < num_ && slot == nullptr; ++i) {
-            if (slots_[i].state == twin::BufferSlot::State::Free) {
-                slot = &slots_[i];
+            if (slots_[cursor_].state == twin::BufferSlot::State::Free) {
+                slot = &slots_[cursor_];
             }
+            cursor_ = (cursor_ + 1) % num_;
         }
-        TWIN_CHECK(num_ > 0, "TQue::AllocTensor", "the queue has no buffers (call TPipe::InitBuffer first)");
         TWIN_CHECK(slot != nullptr, "TQue::AllocTensor", "all ", num_,
                    " buffers of the queue are in use (FreeTensor one before the next AllocTensor)");
         slot->state = twin::BufferSlot::State::Allocated;
         twin::Core().MarkUndefined(slot->offset, slot->bytes);
         Synced(slot);
-        Receive(slot, kProducer);  // waits for the consumer's FreeTensor
+        Receive(slot, kProducer);  // waits for the consumer's FreeTensor, and gives its event id back
+        GiveId(kFreeEvent, free_id_[Index(slot)]);
         twin::OnAllocTensor(this, slot, num_, kProducer);
         return LocalTensor<T>(slot, slot->offset, slot->bytes / sizeof(T));
     }
@@ -210,6 +297,7 @@ public:
                    "the tensor is already queued (EnQue once per AllocTensor or DeQue)");
         TWIN_CHECK(count_ < uint32_t(depth), "TQue::EnQue", "at most depth = ", depth,
                    " tensors may be queued before a DeQue");
+        enque_id_[Index(tensor.Slot())] = TakeId("TQue::EnQue", kEnQueEvent, "each EnQue holds one until its DeQue");
         tensor.Slot()->state = twin::BufferSlot::State::Queued;
         fifo_[(head_ + count_) % num_] = tensor.Slot() - slots_.get();
         count_++;
@@ -228,13 +316,14 @@ public:
         count_--;
         slot->state = twin::BufferSlot::State::Allocated;
         Synced(slot);
-        Receive(slot, kConsumer);  // waits for the producer's EnQue
+        Receive(slot, kConsumer);  // waits for the producer's EnQue, and gives its event id back
+        GiveId(kEnQueEvent, enque_id_[Index(slot)]);
         twin::OnDeQue(slot, kConsumer);
         return LocalTensor<T>(slot, slot->offset, slot->bytes / sizeof(T));
     }
 
     template <typename T>
-    void FreeTensor(const LocalTensor<T> &tensor)
+    void FreeTensor(LocalTensor<T> &tensor)
     {
         twin::BufferSlot *slot = tensor.Slot();
         TWIN_CHECK(slot != nullptr && Owns(slot), "TQue::FreeTensor",
@@ -244,6 +333,8 @@ public:
         tensor.Check("TQue::FreeTensor");
         TWIN_CHECK(slot->state != twin::BufferSlot::State::Queued, "TQue::FreeTensor",
                    "the tensor is still queued (DeQue it before FreeTensor)");
+        free_id_[Index(slot)] = TakeId("TQue::FreeTensor", kFreeEvent,
+                                       "each FreeTensor holds one until its buffer's next AllocTensor");
         slot->state = twin::BufferSlot::State::Free;
         slot->generation++;
         Synced(slot);
@@ -261,8 +352,11 @@ public:
         TWIN_CHECK(num_ == 0, "TPipe::InitBuffer", "the queue already has buffers (TPipe::Reset before a new InitBuffer)");
         slots_ = std::move(slots);
         fifo_.assign(num, 0);
+        enque_id_.assign(num, -1);
+        free_id_.assign(num, -1);
         handoff_.reset(new twin::Handoff[num]());
         num_ = num;
+        cursor_ = 0;
         pipe_ = pipe;
     }
     void CheckAllFreed() const override
@@ -284,7 +378,7 @@ public:
             slots_[i].generation++;
         }
         retired_.push_back(std::move(slots_));  // stale tensors may still point at them
-        num_ = head_ = count_ = 0;
+        num_ = head_ = count_ = cursor_ = 0;
         pipe_ = nullptr;
     }
 
@@ -295,7 +389,26 @@ private:
     static constexpr twin::Pipe kConsumer =
         dst == TPosition::GM || dst == TPosition::VECOUT ? twin::Pipe::MTE3 : twin::Pipe::V;
 
+    // The events its EnQue/DeQue and FreeTensor/AllocTensor signal, as the real queue derives them from
+    // the positions: producer -> consumer, and back.
+    static constexpr HardEvent kEnQueEvent = HardEvent((int(kProducer) << 4) | int(kConsumer));
+    static constexpr HardEvent kFreeEvent = HardEvent((int(kConsumer) << 4) | int(kProducer));
+
     bool Owns(const twin::BufferSlot *slot) const { return slot >= slots_.get() && slot < slots_.get() + num_; }
+    uint32_t Index(const twin::BufferSlot *slot) const { return uint32_t(slot - slots_.get()); }
+    int8_t TakeId(const char *call, HardEvent evt, const char *why)
+    {
+        const std::string who = twin::Cat("this queue (", int(depth), "-deep, ", num_, " buffers from UB offset ",
+                                          slots_[0].offset, ")");
+        return int8_t(pipe_->Events().Take(call, evt, this, who, why));
+    }
+    void GiveId(HardEvent evt, int8_t &id)
+    {
+        if (id >= 0) {
+            pipe_->Events().Give(evt, id);
+            id = -1;
+        }
+    }
     // AllocTensor, EnQue, DeQue and FreeTensor wait for the pipes that used the buffer, as on the NPU.
     static void Synced(twin::BufferSlot *slot) { slot->queue_sync_seq = ++twin::Core().instr_seq; }
     // And they are flags between the producer and consumer pipes (EnQue/DeQue: producer -> consumer,
@@ -313,8 +426,9 @@ private:
     std::unique_ptr<twin::BufferSlot[]> slots_;
     std::vector<std::unique_ptr<twin::BufferSlot[]>> retired_;
     std::vector<uint32_t> fifo_;
+    std::vector<int8_t> enque_id_, free_id_;  // per buffer: the event ids its EnQue and FreeTensor hold, or -1
     std::unique_ptr<twin::Handoff[]> handoff_;  // per buffer: what its last EnQue / FreeTensor passed on
-    uint32_t num_ = 0, head_ = 0, count_ = 0;
+    uint32_t num_ = 0, head_ = 0, count_ = 0, cursor_ = 0;
     TPipe *pipe_ = nullptr;
 };
 
@@ -393,3 +507,14 @@ private:
 };
 
 }  // namespace AscendC
+
+namespace twin {
+
+inline bool QueueHoldsEventId(AscendC::HardEvent evt, int32_t id)
+{
+    const AscendC::TPipe *pipe = AscendC::GetTPipePtr();
+    return pipe != nullptr && pipe->Events().IsHeld(evt, id) && !pipe->Events().HeldBy(evt, id, nullptr);
+}
+
+}  // namespace twin
+

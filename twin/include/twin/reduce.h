@@ -311,6 +311,9 @@ namespace AscendC {
 template <typename T, bool isSetMask = true>
 void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<T> &workLocal, const int32_t count)
 {
+    const int64_t most = twin::Core().soc->ub_bytes / sizeof(T);
+    TWIN_CHECK(count >= 1 && count <= most, "ReduceSum", "count must be in [1, UB bytes / sizeof(T)] = [1, ", most,
+               "] (got ", count, ")");
     twin::SumAll("ReduceSum", dst, src, workLocal, twin::CountFormPlan("ReduceSum", twin::Lanes<T>(), count, isSetMask), 8,
                  true);
     if (isSetMask) twin::RestoreDefaultMask();

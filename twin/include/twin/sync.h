@@ -3,7 +3,8 @@
 // concurrently; the twin runs each instruction to completion in program order, so instead it checks
 // that a kernel would not race: PipeAccess below flags UB data crossing pipes without an ordering.
 // Rules guarded here: cross-pipe hazards (read-after-write, write-after-write, write-after-read), every
-// WaitFlag has its SetFlag and every SetFlag its WaitFlag by kernel exit, SyncAll reached by all cores,
+// WaitFlag has its SetFlag and every SetFlag its WaitFlag by kernel exit, no SetFlag/WaitFlag on an
+// event id a queue holds, SyncAll reached by all cores,
 // the software SyncAll's workspaces large enough.
 #pragma once
 #include <algorithm>
@@ -104,6 +105,18 @@ inline std::string EventName(AscendC::HardEvent evt)
     return Cat(PipeName(Pipe(int(evt) >> 4)), "_", PipeName(Pipe(int(evt) & 0xF)));
 }
 
+// True when a queue of the core's TPipe holds `id` of `evt` (an EnQue until its DeQue, a FreeTensor
+// until its buffer's next AllocTensor): the queue's own SetFlag/WaitFlag use it. Defined in queues.h.
+bool QueueHoldsEventId(AscendC::HardEvent evt, int32_t id);
+
+// SetFlag/WaitFlag on such an id mixes the kernel's handshake with the queue's.
+inline void CheckNotQueueHeld(const char *call, AscendC::HardEvent evt, int32_t id)
+{
+    TWIN_CHECK(!QueueHoldsEventId(evt, id), call, "the event id must not be one a queue holds (HardEvent::",
+               EventName(evt), ", event id ", id, " is held by an EnQue or FreeTensor; take ids with AllocEventID or "
+               "FetchEventID; stricter than CANN, which does not check it)");
+}
+
 // Kernel exit: a SetFlag nobody waited for leaves the event set on the NPU, and the next kernel's
 // WaitFlag on it passes too early.
 inline void CheckFlagsAtExit()
@@ -143,6 +156,7 @@ inline void SetFlag(int32_t eventID)
     twin::CoreState &core = twin::Core();
     TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "SetFlag", "the event id must be in [0, ",
                twin::kEventIds, ") (got ", eventID, ")");
+    twin::CheckNotQueueHeld("SetFlag", evt, eventID);
     const int from = int(evt) >> 4, to = int(evt) & 0xF;
     twin::PipeSync::Flag &f = core.pipe_sync.flags[from][to][eventID];
     twin::Signal(core, twin::Pipe(from), f.last);
@@ -159,6 +173,7 @@ inline void WaitFlag(int32_t eventID)
     twin::CoreState &core = twin::Core();
     TWIN_CHECK(eventID >= 0 && uint32_t(eventID) < twin::kEventIds, "WaitFlag", "the event id must be in [0, ",
                twin::kEventIds, ") (got ", eventID, ")");
+    twin::CheckNotQueueHeld("WaitFlag", evt, eventID);
     const int from = int(evt) >> 4, to = int(evt) & 0xF;
     twin::PipeSync::Flag &f = core.pipe_sync.flags[from][to][eventID];
     TWIN_CHECK(f.pending > 0, "WaitFlag", "a WaitFlag needs a matching SetFlag before it (HardEvent::",

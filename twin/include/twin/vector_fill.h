@@ -85,7 +85,8 @@ void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src, int64_t repeatTi
     uint64_t d0, d1;
     twin::Footprint(d, plan, d0, d1);
     TWIN_CHECK(d1 <= s.offset || s.offset + src_bytes <= d0, call,
-               "src and dst must not overlap (Brcb documents no address overlap, so none is supported)");
+               "src and dst must not overlap (Brcb documents no address overlap, so none is supported; stricter than "
+               "CANN's CPU debug, which does not check it)");
     if (repeatTime == 0) return;
     const twin::VecOperand ops[2] = {d, s};
     twin::VectorPipeAccess(call, ops);
