@@ -171,7 +171,8 @@ public:
     {
         atb::Status status = CheckExecute(variantPack, workspace, workspaceSize, context);
         if (status != atb::NO_ERROR) return status;
-        const aclnnStatus aclnn = aclnnRmsNormBackward(workspace, workspaceSize, executor_, GetExecuteStream(context));
+        // aclnn is given the size it asked for; a larger buffer is fine, the rest stays unused.
+        const aclnnStatus aclnn = aclnnRmsNormBackward(workspace, workspaceSize_, executor_, GetExecuteStream(context));
         Release();  // the executor is spent whether or not the launch was accepted
         if (aclnn != 0) {
             return Report("Execute", atb::ERROR_CANN_ERROR,

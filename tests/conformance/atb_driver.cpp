@@ -5,7 +5,8 @@
 //   --rsv=<byte>            param.rsv[7]                --null=<name>        its deviceData null
 //   --size=<name>:<delta>   its dataSize off by delta   --dimnum=<name>:<n>  its shape.dimNum = n
 //   --streams=<n>           streams in the context      --stream_id=<n>      SetExecuteStreamId(n)
-//   --workspace=short|null  what Execute is given       --setup=skip|twice   no Setup / Execute twice
+//   --workspace=short|long|null  Execute's workspace: a byte short, 64 bytes more, or none
+//   --setup=skip|twice      no Setup / Execute twice
 //   --context=null          Setup without a context     --change=<name>      Execute sees it moved
 #include <cstdio>
 #include <map>
@@ -121,9 +122,9 @@ void Stages(Run &run, atb::Operation *op, atb::Context *context)
         const atb::Status setup = op->Setup(pack, workspaceSize, given);
         std::printf("Setup %d %llu\n", setup, static_cast<unsigned long long>(workspaceSize));
     }
-    uint8_t *workspace = workspaceSize > 0 ? static_cast<uint8_t *>(run.Allocate(workspaceSize)) : nullptr;
     const std::string ws = run.Option("workspace");
-    const uint64_t size = ws == "short" ? workspaceSize - 1 : workspaceSize;
+    const uint64_t size = ws == "short" ? workspaceSize - 1 : ws == "long" ? workspaceSize + 64 : workspaceSize;
+    uint8_t *workspace = size > 0 ? static_cast<uint8_t *>(run.Allocate(size)) : nullptr;
     if (ws == "null") workspace = nullptr;
     if (!run.Option("change").empty()) {
         atb::Tensor &t = run.tensors[run.Option("change")];

@@ -88,6 +88,15 @@ def test_execute_launches_on_the_stream_of_the_operations_stream_id(driver):
     assert len(streams) == 2 and launch.endswith(f" {streams[1]}")
 
 
+def test_a_larger_workspace_is_accepted_and_aclnn_gets_the_size_it_asked_for(driver):
+    proc = driver("dy=bfloat16:2,3,8", "x=bfloat16:2,3,8", "rstd=float32:2,3,1", "gamma=bfloat16:8",
+                  "dx=bfloat16:2,3,8", "dgamma=float32:8", "--workspace=long")
+    out = proc.stdout.splitlines()
+    ws = int(next(line for line in out if line.startswith("Setup 0 ")).split()[2])
+    given = next(line.split() for line in out if line.startswith("aclrtMalloc") and line.endswith(f" {ws + 64}"))
+    assert any(line.startswith(f"aclnnRmsNormBackward {given[1]} {ws} ") for line in out) and "Execute 0" in out
+
+
 GOOD = {"dy": "dy=float16:4,8", "x": "x=float16:4,8", "rstd": "rstd=float32:4,1", "gamma": "gamma=float16:8",
         "dx": "dx=float16:4,8", "dgamma": "dgamma=float32:8"}
 
