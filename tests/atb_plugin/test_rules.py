@@ -90,6 +90,11 @@ def test_infer_shape_over_k_trailing_dims_and_both_rstd_forms(rules, rng, dtype,
     ]
 
 
+def test_rows_zero_infers_an_empty_dx(rules):
+    assert rules(f"infer {inputs((0, 8), (8,), (0, 1), 'bfloat16')}") == [
+        f"ok {described('bfloat16', (0, 8))} {described('float32', (8,))}"]
+
+
 def _status_class(message_pattern: str) -> str:
     """The ATB class a sentence of the table belongs to, read off its wording: dtype rules say
     "must be <dtype>" or name the dtype; every other rule is about shapes."""

@@ -41,12 +41,12 @@ Status DestroyOperation(Operation *operation)
 }
 
 namespace {
-// Streams in the order they were set; everything else at its default.
+// One stream slot to start with, which SetExecuteStream fills; SetExecuteStreams replaces them all.
 class HostContext : public Context {
 public:
     Status SetExecuteStream(aclrtStream stream) override
     {
-        streams_ = {stream};
+        streams_.at(0) = stream;
         return NO_ERROR;
     }
     aclrtStream GetExecuteStream() const override { return streams_.empty() ? nullptr : streams_[0]; }
@@ -76,7 +76,7 @@ public:
     LaunchMode GetLaunchMode() override { return mode_; }
 
 private:
-    std::vector<aclrtStream> streams_;
+    std::vector<aclrtStream> streams_{nullptr};
     bool async_ = false;
     ExecuteType type_ = EXECUTE_NORMAL;
     LaunchMode mode_ = KERNEL_LAUNCH_MODE;

@@ -88,6 +88,14 @@ def test_execute_launches_on_the_stream_of_the_operations_stream_id(driver):
     assert len(streams) == 2 and launch.endswith(f" {streams[1]}")
 
 
+def test_rows_zero_needs_no_memory_for_the_empty_tensors(driver):
+    proc = driver("dy=float16:0,8", "x=float16:0,8", "rstd=float32:0,1", "gamma=float16:8", "dx=float16:0,8",
+                  "dgamma=float32:8", "--null=dx")
+    out = proc.stdout.splitlines()
+    assert "InferShape 0 float16[0,8]/ND float32[8]/ND" in out and "Execute 0" in out
+    assert any(line.startswith("aclnnRmsNormBackward ") for line in out)
+
+
 def test_a_larger_workspace_is_accepted_and_aclnn_gets_the_size_it_asked_for(driver):
     proc = driver("dy=bfloat16:2,3,8", "x=bfloat16:2,3,8", "rstd=float32:2,3,1", "gamma=bfloat16:8",
                   "dx=bfloat16:2,3,8", "dgamma=float32:8", "--workspace=long")
@@ -146,6 +154,8 @@ CASES = [
      r"workspace must point at the device memory of \d+ bytes Setup asked for \(got null\)\."),
     ("stream id 1 of 1", args("--stream_id=1"), None, ("Execute",), "ERROR_INVALID_STREAM",
      r"the context must hold an execute stream for stream id 1 \(set it with Context::SetExecuteStream\)\."),
+    ("no stream", args("--streams=0"), None, ("Execute",), "ERROR_INVALID_STREAM",
+     r"the context must hold an execute stream for stream id 0 \(set it with Context::SetExecuteStream\)\."),
     ("launch fails", args(), "aclnnRmsNormBackward", ("Execute",), "ERROR_CANN_ERROR",
      r"aclnnRmsNormBackward failed with status 561103\."),
 ]
