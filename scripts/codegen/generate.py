@@ -37,6 +37,7 @@ TARGETS = (
     Target("CMakePresets.json.j2", "CMakePresets.json"),
     Target("tiling_data.h.j2", "op_kernel/{file}_tiling_data.h", needs_tiling=True),
     Target("tiling_data_def.h.j2", "op_host/{file}_tiling_data_def.h", needs_tiling=True),
+    Target("atb_interface.h.j2", "framework/atb_plugin/{file}_atb_interface.h"),
 )
 
 # Directories whose every file is generated: a file there that op_def no longer produces is stale.

@@ -25,7 +25,8 @@ def test_python_demo_runs_the_operator_text_case_on_the_twin():
 def demo(tmp_path_factory):
     exe = tmp_path_factory.mktemp("demo") / "demo"
     subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-I", str(STUB), "-I", str(ROOT / "op_host" / "op_api"),
-                    str(ROOT / "examples" / "aclnn" / "main.cpp"), str(STUB / "acl_stub.cpp"), "-o", str(exe)],
+                    str(ROOT / "examples" / "aclnn" / "main.cpp"), str(STUB / "acl_stub.cpp"),
+                    str(ROOT / "op_host" / "tiling" / "rms_norm_backward_tiling.cpp"), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     return exe
 

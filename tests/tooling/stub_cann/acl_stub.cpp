@@ -1,25 +1,37 @@
 // Host-memory implementation of the stub AscendCL/aclnn calls: logs "<call> <args>" per line, checks
 // that each resource is released once and after its last use, and that nothing is left at aclFinalize.
+// The first aclnn stage checks the tensors and sizes the workspace with the project's tiling, as the
+// operator package's TilingFunc does on an NPU (for Ascend910B2); the second computes nothing, but
+// with STUB_OUTPUTS=<dir> it fills dx and dgamma from <dir>/dx.bin and <dir>/dgamma.bin.
 // STUB_FAIL=<call name> makes that call return status 561103.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "aclnn_rms_norm_backward.h"
+#include "../../../op_host/tiling/rms_norm_backward_tiling.h"
 
 struct aclTensor {
     void *data;
+    aclDataType dtype;
+    aclFormat format;
+    std::vector<int64_t> shape;
 };
 struct aclOpExecutor {
+    std::vector<const aclTensor *> tensors;  // dy, x, rstd, gamma, dx, dgamma
+    uint64_t workspace = 0;
 };
 
 namespace {
 std::map<const void *, int> g_ids;
-std::set<const void *> g_memory, g_tensors;
-bool g_stream = false;
+std::map<const void *, size_t> g_memory;
+std::set<const void *> g_tensors, g_streams;
+int g_stream_tokens = 0;
 
 int Id(const void *p)
 {
@@ -41,6 +53,45 @@ void Require(bool ok, const char *what)
         std::exit(99);
     }
 }
+
+constexpr aclnnStatus kAclnnParamInvalid = 161002;
+
+std::string Dtype(aclDataType d)
+{
+    switch (d) {
+        case ACL_FLOAT: return "float32";
+        case ACL_FLOAT16: return "float16";
+        case ACL_BF16: return "bfloat16";
+        default: return "aclDataType" + std::to_string(static_cast<int>(d));
+    }
+}
+
+size_t Bytes(const aclTensor &t)
+{
+    size_t n = t.dtype == ACL_FLOAT ? 4 : 2;
+    for (int64_t d : t.shape) n *= static_cast<size_t>(d);
+    return n;
+}
+
+// "float32[32,64,128]/2": dtype, shape and aclFormat, one word for the log.
+std::string Describe(const aclTensor &t)
+{
+    std::string text = Dtype(t.dtype) + "[";
+    for (size_t i = 0; i < t.shape.size(); ++i) text += (i ? "," : "") + std::to_string(t.shape[i]);
+    return text + "]/" + std::to_string(static_cast<int>(t.format));
+}
+
+void Fill(const std::string &path, const aclTensor &t)
+{
+    FILE *f = std::fopen(path.c_str(), "rb");
+    Require(f != nullptr, "STUB_OUTPUTS names a directory without dx.bin and dgamma.bin");
+    std::vector<char> bytes(Bytes(t) + 1);
+    const size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    Require(got == Bytes(t) && g_memory.count(t.data) == 1 && g_memory[t.data] >= got,
+            "STUB_OUTPUTS file size differs from the output tensor it fills");
+    std::memcpy(t.data, bytes.data(), got);
+}
 }  // namespace
 
 extern "C" {
@@ -48,26 +99,32 @@ aclError aclInit(const char *) { return Log("aclInit"); }
 aclError aclrtSetDevice(int32_t id) { return Log("aclrtSetDevice", std::to_string(id)); }
 aclError aclrtResetDevice(int32_t id)
 {
-    Require(!g_stream, "device reset while a stream exists");
+    Require(g_streams.empty(), "device reset while a stream exists");
     return Log("aclrtResetDevice", std::to_string(id));
 }
 aclError aclrtCreateStream(aclrtStream *s)
 {
-    g_stream = true;
-    *s = &g_stream;
-    return Log("aclrtCreateStream");
+    *s = new int(++g_stream_tokens);
+    g_streams.insert(*s);
+    return Log("aclrtCreateStream", "s" + std::to_string(Id(*s)));
 }
-aclError aclrtDestroyStream(aclrtStream)
+aclError aclrtDestroyStream(aclrtStream s)
 {
     Require(g_memory.empty() && g_tensors.empty(), "stream destroyed before every buffer and tensor was released");
-    g_stream = false;
-    return Log("aclrtDestroyStream");
+    Require(g_streams.erase(s) == 1, "aclrtDestroyStream of a stream not created or destroyed twice");
+    int status = Log("aclrtDestroyStream", "s" + std::to_string(Id(s)));
+    delete static_cast<int *>(s);
+    return status;
 }
-aclError aclrtSynchronizeStream(aclrtStream) { return Log("aclrtSynchronizeStream"); }
+aclError aclrtSynchronizeStream(aclrtStream s)
+{
+    Require(g_streams.count(s) == 1, "aclrtSynchronizeStream of a stream that does not exist");
+    return Log("aclrtSynchronizeStream", "s" + std::to_string(Id(s)));
+}
 aclError aclrtMalloc(void **p, size_t size, aclrtMemMallocPolicy)
 {
-    *p = std::calloc(size, 1);
-    g_memory.insert(*p);
+    *p = std::calloc(size == 0 ? 1 : size, 1);
+    g_memory[*p] = size;
     return Log("aclrtMalloc", "m" + std::to_string(Id(*p)) + " " + std::to_string(size));
 }
 aclError aclrtFree(void *p)
@@ -88,15 +145,23 @@ aclError aclrtMemcpy(void *dst, size_t max, const void *src, size_t count, aclrt
 }
 aclError aclFinalize()
 {
-    Require(g_memory.empty() && g_tensors.empty() && !g_stream, "resources left at aclFinalize");
+    Require(g_memory.empty() && g_tensors.empty() && g_streams.empty(), "resources left at aclFinalize");
     return Log("aclFinalize");
 }
-aclTensor *aclCreateTensor(const int64_t *, uint64_t, aclDataType, const int64_t *, int64_t, aclFormat, const int64_t *,
-                           uint64_t, void *data)
+aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t *stride,
+                           int64_t offset, aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum,
+                           void *data)
 {
-    aclTensor *t = new aclTensor{data};
+    Require(offset == 0 && storageDimsNum == viewDimsNum &&
+                std::equal(viewDims, viewDims + viewDimsNum, storageDims),
+            "aclCreateTensor of a view: the operator takes dense tensors");
+    int64_t step = 1;
+    for (uint64_t i = viewDimsNum; i > 0; step *= viewDims[--i]) {
+        Require(stride[i - 1] == step, "aclCreateTensor with strides that are not dense row-major");
+    }
+    aclTensor *t = new aclTensor{data, dataType, format, std::vector<int64_t>(viewDims, viewDims + viewDimsNum)};
     g_tensors.insert(t);
-    Log("aclCreateTensor", "t" + std::to_string(Id(t)) + " m" + std::to_string(Id(data)));
+    Log("aclCreateTensor", "t" + std::to_string(Id(t)) + " m" + std::to_string(Id(data)) + " " + Describe(*t));
     return t;
 }
 aclnnStatus aclDestroyTensor(const aclTensor *t)
@@ -106,18 +171,45 @@ aclnnStatus aclDestroyTensor(const aclTensor *t)
     delete t;
     return status;
 }
-aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *, const aclTensor *, const aclTensor *,
-                                                 const aclTensor *, const aclTensor *, const aclTensor *,
+aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclTensor *x, const aclTensor *rstd,
+                                                 const aclTensor *gamma, const aclTensor *dx, const aclTensor *dgamma,
                                                  uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     static aclOpExecutor executor_;
-    *workspaceSize = 4096;
+    executor_.tensors = {dy, x, rstd, gamma, dx, dgamma};
+    std::string detail;
+    for (const aclTensor *t : executor_.tensors) {
+        Require(g_tensors.count(t) == 1, "aclnnRmsNormBackwardGetWorkspaceSize of a tensor that does not exist");
+        detail += (detail.empty() ? "t" : " t") + std::to_string(Id(t));
+    }
+    rmsnorm_backward::TilingInput in;
+    in.dy_shape = dy->shape, in.x_shape = x->shape, in.rstd_shape = rstd->shape, in.gamma_shape = gamma->shape;
+    in.dy_dtype = Dtype(dy->dtype), in.x_dtype = Dtype(x->dtype), in.rstd_dtype = Dtype(rstd->dtype);
+    in.gamma_dtype = Dtype(gamma->dtype);
+    rmsnorm_backward::TilingResult tiling;
+    std::string error;
+    if (!rmsnorm_backward::ComputeTiling(in, tiling, error)) {
+        Log("aclnnRmsNormBackwardGetWorkspaceSize", detail + " rejected: " + error);
+        return kAclnnParamInvalid;
+    }
+    *workspaceSize = executor_.workspace = tiling.workspace_bytes;
     *executor = &executor_;
-    return Log("aclnnRmsNormBackwardGetWorkspaceSize");
+    return Log("aclnnRmsNormBackwardGetWorkspaceSize", detail + " workspace " + std::to_string(*workspaceSize));
 }
-aclnnStatus aclnnRmsNormBackward(void *workspace, uint64_t size, aclOpExecutor *, aclrtStream)
+aclnnStatus aclnnRmsNormBackward(void *workspace, uint64_t size, aclOpExecutor *executor, aclrtStream stream)
 {
-    Require(g_memory.count(workspace) == 1 && size == 4096, "launched without the workspace it asked for");
-    return Log("aclnnRmsNormBackward");
+    Require(executor != nullptr && executor->workspace == size, "launched without the workspace size it asked for");
+    Require(g_memory.count(workspace) == 1 && g_memory[workspace] >= size, "launched without the workspace it asked for");
+    Require(g_streams.count(stream) == 1, "launched on a stream that does not exist");
+    for (const aclTensor *t : executor->tensors) {
+        Require(g_tensors.count(t) == 1, "launched after a tensor of its executor was destroyed");
+    }
+    int status = Log("aclnnRmsNormBackward", "m" + std::to_string(Id(workspace)) + " " + std::to_string(size) + " s" +
+                                                 std::to_string(Id(stream)));
+    if (const char *dir = std::getenv("STUB_OUTPUTS")) {
+        Fill(std::string(dir) + "/dx.bin", *executor->tensors[4]);
+        Fill(std::string(dir) + "/dgamma.bin", *executor->tensors[5]);
+    }
+    return status;
 }
 }

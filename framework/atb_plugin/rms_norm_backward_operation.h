@@ -1,0 +1,20 @@
+// RmsNormBackward as an ATB operation (the seed's RmsNormBackwardOperation): inputs dy, x, rstd,
+// gamma and outputs dx, dgamma in atb::VariantPack order; Setup returns the device workspace that
+// aclnnRmsNormBackward of the installed operator package asks for, Execute launches it on the
+// operation's execute stream of the context. Release it with atb::DestroyOperation.
+#pragma once
+#include <cstdint>
+
+#include "atb/operation.h"
+
+namespace rms_norm_backward_atb {
+
+// The layout of the seed's atb::train::RmsNormBackwardParam: 8 reserved bytes, which must be zero.
+struct RmsNormBackwardParam {
+    uint8_t rsv[8] = {0};
+};
+
+// Creates the operation in *operation; a broken rule returns its atb::ErrorType and logs one line.
+atb::Status CreateOperation(const RmsNormBackwardParam &param, atb::Operation **operation);
+
+}  // namespace rms_norm_backward_atb
