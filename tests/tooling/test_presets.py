@@ -80,3 +80,18 @@ def test_build_sh_bad_build_options_are_one_sentence(args):
     proc = subprocess.run([str(ROOT / "build.sh"), *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "build.sh: " in proc.stderr
+
+
+def test_readme_npu_steps_name_real_presets_targets_and_options():
+    readme = (ROOT / "README.md").read_text()
+    steps = readme.split("### On a CANN machine", 1)[1].split("```")[1]
+    presets = {p["name"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["configurePresets"]}
+    used = set(re.findall(r"cmake (?:--build )?--preset (\S+)", steps))
+    assert used and used <= presets - {"cpu"}
+    npu_cmake = (ROOT / "cmake" / "npu.cmake").read_text()
+    for target in re.findall(r"--target (\S+)", steps) + re.findall(r"--target\s+(\w+)`", readme):
+        assert re.search(rf"(add_custom_target|ascendc_library)\({target}\b", npu_cmake), target
+    assert f"/vendors/{op_def.load().vendor}/bin/set_env.bash" in steps
+    usage = (ROOT / "scripts" / "install.sh").read_text()
+    for option in set(re.findall(r"\.run (--[\w-]+)", steps)):
+        assert f"  {option} " in usage, option
