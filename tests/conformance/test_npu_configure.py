@@ -92,3 +92,18 @@ def test_unknown_soc_is_refused_in_one_sentence(tmp_path):
     err = re.sub(r"\s+", " ", proc.stderr)
     assert (f"ASCEND_COMPUTE_UNIT ascend310p is not a SoC family of {OP.type}: op_def/{OP.file}.toml lists "
             f"{', '.join(OP.socs)} (one preset each).") in err
+
+
+def test_install_lays_out_the_cann_vendor_tree_package_sh_wraps(configured):
+    soc, build, _, _ = configured
+    rules = "\n".join(p.read_text() for p in build.rglob("cmake_install.cmake"))
+    dests = {re.sub(r"/+", "/", d).rstrip("/") for d in re.findall(r"packages/vendors/[^\"\s]*", rules)}
+    v, arch = f"packages/vendors/{OP.vendor}", os.uname().machine
+    for path in ("op_api/lib/libcust_opapi.so", f"op_api/include/aclnn_{OP.file}.h",
+                 f"op_proto/lib/linux/{arch}/libcust_opsproto_rt2.0.so", "op_proto/inc/op_proto.h",
+                 f"op_impl/ai_core/tbe/op_tiling/lib/linux/{arch}/libcust_opmaster_rt2.0.so",
+                 f"op_impl/ai_core/tbe/kernel/{soc}", "op_impl/ai_core/tbe/kernel/config",
+                 f"op_impl/ai_core/tbe/config/{soc}/aic-{soc}-ops-info.json",
+                 f"op_impl/ai_core/tbe/{OP.vendor}_impl/dynamic", "framework/tensorflow", "version.info"):
+        assert f"{v}/{path}" in dests, path
+    assert '--build-dir "${CMAKE_BINARY_DIR}/install"' in (ROOT / "cmake/npu.cmake").read_text()
