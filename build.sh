@@ -99,10 +99,12 @@ build() {
         if [[ -n "$(find_cann)" ]]; then preset="${ASCEND_COMPUTE_UNIT:-ascend910b}"; else preset=cpu; fi
     fi
     echo "build.sh: building the $preset preset"
-    (cd "$ROOT" && cmake --preset "$preset" && cmake --build --preset "$preset")
-    if [[ "$preset" != cpu ]]; then
-        (cd "$ROOT" && cmake --build --preset "$preset" --target package)  # build_out/custom_opp_<os>_<arch>.run
-    fi
+    cd "$ROOT"
+    cmake --preset "$preset"
+    # CANN's order for an operator package: the binary kernels, everything else, then the .run.
+    [[ "$preset" == cpu ]] || cmake --build --preset "$preset" --target binary
+    cmake --build --preset "$preset"
+    [[ "$preset" == cpu ]] || cmake --build --preset "$preset" --target package  # build_out/custom_opp_<os>_<arch>.run
 }
 
 cmd="${1:-build}"

@@ -15,8 +15,9 @@
 #                  from the Ascend C kernel compile step and the binary config it writes
 #   install        packages/vendors/<vendor>/{op_api,op_impl/ai_core/tbe/...,op_proto,framework}
 #   package        scripts/package.sh -> build_out/custom_opp_<os>_<arch>.run (makeself)
-# Besides, `kernel_device_check` compiles the kernel for the chip through CANN's ascendc.cmake,
-# which picks the AI core arch from SOC_VERSION (dav-c220 for A2/A3): a quick compile check.
+# CANN's order: `--target binary` (the kernels), then `all`, then `--target package`. Besides,
+# `kernel_device_check` (kernel_device_check/, not in `all`) compiles the kernel for the chip through
+# CANN's ascendc.cmake, which picks the AI core arch from SOC_VERSION (dav-c220 for A2/A3).
 if(NOT ASCEND_COMPUTE_UNIT)
     return()
 endif()
@@ -101,12 +102,7 @@ npu_op_package_add(${vendor_name} LIBRARY cust_optiling cust_opapi cust_op_proto
 npu_op_kernel_library(ascendc_kernels SRC_BASE "${_src}/op_kernel/" TILING_LIBRARY cust_optiling)
 npu_op_package_add(${vendor_name} LIBRARY ascendc_kernels)
 
-# The kernel compiled for the chip as a direct-launch library: not packaged, a compile check with
-# the exact arch flags CANN picks for SOC_VERSION.
-include("${CANN_ROOT}/${_asc_modules}/ascendc.cmake")
-ascendc_library(kernel_device_check STATIC "${_src}/op_kernel/${NPU_OP_FILE}.cpp")
-ascendc_include_directories(kernel_device_check PRIVATE "${_src}/op_kernel" "${_src}/op_host")
-set_target_properties(kernel_device_check PROPERTIES EXCLUDE_FROM_ALL TRUE)
+add_subdirectory("${CMAKE_CURRENT_LIST_DIR}/kernel_device_check" kernel_device_check EXCLUDE_FROM_ALL)
 
 foreach(_dir IN ITEMS "${_src}/framework/atb_plugin" "${_src}/examples/atb")
     if(EXISTS "${_dir}/CMakeLists.txt")
@@ -116,9 +112,11 @@ foreach(_dir IN ITEMS "${_src}/framework/atb_plugin" "${_src}/examples/atb")
 endforeach()
 add_subdirectory("${_src}/examples/aclnn" examples_aclnn)
 
+# `cmake --install` of what `binary` and `all` built (CANN's rules install into INSTALL_PATH above,
+# the build folder, whatever the prefix), then the makeself .run of it.
 add_custom_target(package
-    COMMAND "${CMAKE_COMMAND}" --install "${CMAKE_BINARY_DIR}" --prefix "${CMAKE_BINARY_DIR}/install"
+    COMMAND "${CMAKE_COMMAND}" --install "${CMAKE_BINARY_DIR}"
     COMMAND "${_src}/scripts/package.sh" --vendor "${vendor_name}" --cann "${CANN_ROOT}"
-            --build-dir "${CMAKE_BINARY_DIR}/install" --out "${CMAKE_BINARY_DIR}"
+            --build-dir "${CMAKE_BINARY_DIR}" --out "${CMAKE_BINARY_DIR}"
     WORKING_DIRECTORY "${_src}"
     COMMENT "Packaging ${CMAKE_BINARY_DIR}/custom_opp_<os>_<arch>.run")

@@ -63,6 +63,14 @@ def test_build_graph_holds_every_package_target(configured):
     assert "package" in names and "kernel_device_check" in names
 
 
+def test_readme_builds_targets_the_graph_has(configured):
+    _, _, _, targets = configured
+    names = set(re.findall(r"^\.\.\. (\S+)", targets, re.M))
+    readme = (ROOT / "README.md").read_text().split("### On a CANN machine", 1)[1]
+    used = set(re.findall(r"--target\s+(\w+)", readme))
+    assert {"binary", "package", "kernel_device_check"} <= used <= names
+
+
 def test_tiling_and_proto_link_rt2_registry_as_a_whole_archive(configured):
     _, build, _, _ = configured
     links = {p.parent.name: p.read_text() for p in build.rglob("link.txt")}
@@ -97,7 +105,7 @@ def test_unknown_soc_is_refused_in_one_sentence(tmp_path):
 def test_install_lays_out_the_cann_vendor_tree_package_sh_wraps(configured):
     soc, build, _, _ = configured
     rules = "\n".join(p.read_text() for p in build.rglob("cmake_install.cmake"))
-    dests = {re.sub(r"/+", "/", d).rstrip("/") for d in re.findall(r"packages/vendors/[^\"\s]*", rules)}
+    dests = {re.sub(r"/+", "/", d).rstrip("/") for d in re.findall(rf"{build}/+(packages/vendors/[^\"\s]*)", rules)}
     v, arch = f"packages/vendors/{OP.vendor}", os.uname().machine
     for path in ("op_api/lib/libcust_opapi.so", f"op_api/include/aclnn_{OP.file}.h",
                  f"op_proto/lib/linux/{arch}/libcust_opsproto_rt2.0.so", "op_proto/inc/op_proto.h",
@@ -106,4 +114,5 @@ def test_install_lays_out_the_cann_vendor_tree_package_sh_wraps(configured):
                  f"op_impl/ai_core/tbe/config/{soc}/aic-{soc}-ops-info.json",
                  f"op_impl/ai_core/tbe/{OP.vendor}_impl/dynamic", "framework/tensorflow", "version.info"):
         assert f"{v}/{path}" in dests, path
-    assert '--build-dir "${CMAKE_BINARY_DIR}/install"' in (ROOT / "cmake/npu.cmake").read_text()
+    # where the package target's package.sh takes them from
+    assert re.search(r'package\.sh".*\n\s+--build-dir "\$\{CMAKE_BINARY_DIR\}"', (ROOT / "cmake/npu.cmake").read_text())

@@ -88,9 +88,7 @@ def test_readme_npu_steps_name_real_presets_targets_and_options():
     presets = {p["name"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["configurePresets"]}
     used = set(re.findall(r"cmake (?:--build )?--preset (\S+)", steps))
     assert used and used <= presets - {"cpu"}
-    npu_cmake = (ROOT / "cmake" / "npu.cmake").read_text()
-    for target in re.findall(r"--target (\S+)", steps) + re.findall(r"--target\s+(\w+)`", readme):
-        assert re.search(rf"(add_custom_target|ascendc_library)\({target}\b", npu_cmake), target
+    # the --target names are checked against the configured build graph in tests/conformance
     assert f"/vendors/{op_def.load().vendor}/bin/set_env.bash" in steps
     usage = (ROOT / "scripts" / "install.sh").read_text()
     for option in set(re.findall(r"\.run (--[\w-]+)", steps)):
