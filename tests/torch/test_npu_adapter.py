@@ -18,7 +18,8 @@ from torch_npu_headers import include_dir, torch_version
 from rmsnorm_backward import op_def
 from rmsnorm_backward.backends import NPU_ADAPTER
 
-ADAPTER = Path(__file__).resolve().parents[2] / "framework" / "torch_npu_adapter"
+ROOT = Path(__file__).resolve().parents[2]
+ADAPTER = ROOT / "framework" / "torch_npu_adapter"
 OP = op_def.load()
 ACLNN = f"aclnn{OP.type}"
 
@@ -130,25 +131,38 @@ aclnnStatus aclDestroyTensor(const aclTensor *tensor);
 """
 
 
+def acl_includes(tmp_path: Path) -> tuple[list, str]:
+    """Include dirs for acl/acl.h (the torch_npu wheel's) and aclnn/acl_meta.h, and where the latter is from."""
+    if OPBASE and Path(OPBASE).is_dir():
+        return [include_dir(), Path(OPBASE) / "include" / "nnopbase"], "opbase"
+    (tmp_path / "aclnn").mkdir()
+    (tmp_path / "aclnn" / "acl_meta.h").write_text(ACL_META)
+    return [include_dir(), tmp_path], "the declarations above (OPBASE_SRC not set)"
+
+
+def syntax_check(source: Path, includes: list, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", *flags, *(f"-I{p}" for p in includes),
+                           str(source)], capture_output=True, text=True, timeout=900)
+
+
 def test_adapter_compiles_against_torch_and_the_torch_npu_wheel_headers(tmp_path):
     import sysconfig
 
     import torch
     from torch.utils.cpp_extension import include_paths
-    if OPBASE and Path(OPBASE).is_dir():
-        meta, meta_from = Path(OPBASE) / "include" / "nnopbase", "opbase"
-    else:
-        (tmp_path / "aclnn").mkdir()
-        (tmp_path / "aclnn" / "acl_meta.h").write_text(ACL_META)
-        meta, meta_from = tmp_path, "the declarations above (OPBASE_SRC not set)"
-    includes = [*include_paths(), sysconfig.get_paths()["include"], include_dir(), meta, ADAPTER / "csrc",
-                ADAPTER.parents[1] / "op_host" / "op_api"]
-    proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", f"-DRMSNB_VENDOR={OP.vendor}",
-                           f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}",
-                           *(f"-I{p}" for p in includes), str(ADAPTER / "csrc" / "rms_norm_backward_npu.cpp")],
-                          capture_output=True, text=True, timeout=900)
+    acl, meta_from = acl_includes(tmp_path)
+    includes = [*include_paths(), sysconfig.get_paths()["include"], *acl, ADAPTER / "csrc", ROOT / "op_host" / "op_api"]
+    proc = syntax_check(ADAPTER / "csrc" / "rms_norm_backward_npu.cpp", includes, f"-DRMSNB_VENDOR={OP.vendor}",
+                        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}")
     assert proc.returncode == 0, f"torch {torch_version()}, acl_meta.h from {meta_from}: " + proc.stderr[-4000:]
     assert [line for line in proc.stderr.splitlines() if "warning:" in line and str(ADAPTER) in line] == []
+
+
+def test_aclnn_header_and_example_compile_against_the_real_acl_header(tmp_path):
+    acl, meta_from = acl_includes(tmp_path)
+    main = ROOT / "examples" / "aclnn" / "main.cpp"
+    proc = syntax_check(main, [*acl, ROOT / "op_host" / "op_api"], "-Werror")
+    assert proc.returncode == 0, f"acl_meta.h from {meta_from}: " + proc.stderr[-4000:]
 
 
 def npu_unavailable() -> str | None:
