@@ -1,6 +1,7 @@
 """The torch_npu adapter (framework/torch_npu_adapter): its compile against torch's headers and the
-torch_npu wheel's include tree, its library search, its build script's refusal without CANN, and,
-where CANN, torch_npu, an NPU and the built adapter are all present, its results.
+torch_npu wheel's include tree (and the aclnn header and example against that acl.h), its library
+search, its build script's refusal without CANN, and, where CANN, torch_npu, an NPU and the built
+adapter are all present, its results.
 
 torch_npu is never imported in this process (without CANN it ends the process): probes run in a
 subprocess, and only when ASCEND_HOME_PATH says CANN is installed.
