@@ -57,12 +57,9 @@ fi
 if [[ -e "$INSTALL_PATH" && ! -d "$INSTALL_PATH" ]]; then
     die "--install-path $INSTALL_PATH exists and is not a directory"
 fi
-VENDORS="$INSTALL_PATH/vendors"
-TARGET="$VENDORS/$VENDOR"
-CONFIG="$VENDORS/config.ini"
 # Uninstalling creates nothing: what is not there is reported, not made.
-if [[ $UNINSTALL -eq 1 && ! -d "$TARGET" ]]; then
-    die "nothing to uninstall: $TARGET does not exist"
+if [[ $UNINSTALL -eq 1 && ! -d "$INSTALL_PATH/vendors/$VENDOR" ]]; then
+    die "nothing to uninstall: $INSTALL_PATH/vendors/$VENDOR does not exist"
 fi
 mkdir -p "$INSTALL_PATH" 2>/dev/null || die "--install-path $INSTALL_PATH cannot be created (is its parent writable?)"
 # Probe by writing: `test -w` says yes to root even on read-only file systems.
