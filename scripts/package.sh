@@ -91,10 +91,10 @@ for soc in $SOCS; do
     cann_files+=("op_impl/ai_core/tbe/kernel/$soc/$OP_FILE/|kernel binaries (.o + .json per tiling key) compiled by CANN for $soc")
     cann_files+=("op_impl/ai_core/tbe/kernel/config/$soc/$OP_FILE.json|the binary kernel index for $soc")
 done
+[[ -z "$BUILT" ]] || cp -R "$BUILT/." "$v/"  # the CANN-built files, over the sources
 {
     echo "# $OP_FILE custom operator package $VERSION, vendor $VENDOR, $OS $ARCH"
     echo "# included: paths relative to vendors/$VENDOR"
-    [[ -z "$BUILT" ]] || cp -R "$BUILT/." "$v/"  # the CANN-built files, over the sources
     (cd "$v" && find . -type f ! -name MANIFEST | sed 's|^\./|included |' | sort)
     echo "# cann: produced by the NPU build with CANN (cmake --preset <soc>); 'absent' when not built here"
     for entry in "${cann_files[@]}"; do
