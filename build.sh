@@ -31,7 +31,21 @@ EOF
 # A venv that reuses the image's packages when they fit, but installs every dependency explicitly
 # so a fresh machine works too. Re-done only when pyproject.toml or CMakeLists.txt change; after that
 # the editable install rebuilds the extension on import when its sources change.
+# Tools the package and its tests need beyond Python: makeself builds the .run (CANN's way). Installed
+# with apt-get where that is possible (root on Debian/Ubuntu), otherwise named.
+system_tools() {
+    command -v makeself >/dev/null && return
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        echo "build.sh: installing makeself (apt-get)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq makeself >/dev/null
+    else
+        echo "build.sh: makeself is missing (it builds the .run package): install it, e.g. sudo apt-get install makeself" >&2
+        exit 1
+    fi
+}
+
 setup() {
+    system_tools
     local want
     want="$(cat "$ROOT/pyproject.toml" "$ROOT/CMakeLists.txt" | sha256sum | cut -d' ' -f1)"
     if [[ -x "$PY" && -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
@@ -85,10 +99,12 @@ build() {
         if [[ -n "$(find_cann)" ]]; then preset="${ASCEND_COMPUTE_UNIT:-ascend910b}"; else preset=cpu; fi
     fi
     echo "build.sh: building the $preset preset"
-    (cd "$ROOT" && cmake --preset "$preset" && cmake --build --preset "$preset")
-    if [[ "$preset" != cpu ]]; then
-        "$ROOT/scripts/package.sh" --build-dir "$ROOT/build_out"
-    fi
+    cd "$ROOT"
+    cmake --preset "$preset"
+    # CANN's order for an operator package: the binary kernels, everything else, then the .run.
+    [[ "$preset" == cpu ]] || cmake --build --preset "$preset" --target binary
+    cmake --build --preset "$preset"
+    [[ "$preset" == cpu ]] || cmake --build --preset "$preset" --target package  # build_out/custom_opp_<os>_<arch>.run
 }
 
 cmd="${1:-build}"

@@ -1,27 +1,54 @@
 # The NPU build, switched on by an NPU preset (CMakePresets.json, generated from op_def): those set
-# ASCEND_COMPUTE_UNIT, and then CANN must be present. Without ASCEND_COMPUTE_UNIT (the cpu preset,
-# pip builds) this file does nothing.
+# ASCEND_COMPUTE_UNIT (the SoC family) and SOC_VERSION (its chip), and then CANN must be present.
+# Without ASCEND_COMPUTE_UNIT (the cpu preset, pip builds) this file does nothing.
 #
-# With CANN it builds, to CANN's custom-op conventions:
-#   cust_opapi / cust_optiling   op_host: the generated OpDef registration + the CANN glue + the plain tiling
-#   rms_norm_backward kernel     op_kernel through CANN's Ascend C compiler (ascendc_library)
-#   aclnn example                examples/aclnn (links CANN's ascendcl and the installed nnopbase)
-#   package                      scripts/package.sh -> build_out/custom_opp_<os>_<arch>.run
-# This path cannot run on a machine without CANN; the cpu preset and the tests cover everything else.
+# It is the msopgen project flow written against the build modules CANN installs for custom
+# operator projects (find_package(ASC), compiler/tikcpp/ascendc_kernel_cmake), so the steps are
+# CANN's own and stay in step with the installed toolkit:
+#   opbuild        the op_host sources compiled into one library that CANN's op_build reads for the
+#                  OpDef, generating the aclnn sources, the op proto and the op info per SoC
+#   cust_opapi     libcust_opapi.so: the aclnn entry points (examples/aclnn and the adapter load it)
+#   cust_op_proto  libcust_opsproto_rt2.0.so: the graph-mode prototype
+#   cust_optiling  libcust_opmaster_rt2.0.so: OpDef, TilingFunc, InferShape, linked with
+#                  rt2_registry as a whole archive so CANN's loader finds the registered functions
+#   kernels        per SoC family, the binary kernels (.o + .json per tiling key) and their index,
+#                  from the Ascend C kernel compile step and the binary config it writes
+#   install        packages/vendors/<vendor>/{op_api,op_impl/ai_core/tbe/...,op_proto,framework}
+#   package        scripts/package.sh -> build_out/custom_opp_<os>_<arch>.run (makeself)
+# CANN's order: `--target binary` (the kernels), then `all`, then `--target package`. Besides,
+# `kernel_device_check` (kernel_device_check/, not in `all`) compiles the kernel for the chip through
+# CANN's ascendc.cmake, which picks the AI core arch from SOC_VERSION (dav-c220 for A2/A3).
 if(NOT ASCEND_COMPUTE_UNIT)
     return()
 endif()
 
+include("${CMAKE_CURRENT_LIST_DIR}/npu_socs.cmake")
+if(NOT ASCEND_COMPUTE_UNIT IN_LIST NPU_SOC_FAMILIES)
+    list(JOIN NPU_SOC_FAMILIES ", " _families)
+    message(FATAL_ERROR "ASCEND_COMPUTE_UNIT ${ASCEND_COMPUTE_UNIT} is not a SoC family of ${NPU_OP_TYPE}: "
+                        "op_def/${NPU_OP_FILE}.toml lists ${_families} (one preset each).")
+endif()
+set(_chip "${NPU_SOC_CHIP_${ASCEND_COMPUTE_UNIT}}")
+if(SOC_VERSION AND NOT SOC_VERSION STREQUAL _chip)
+    message(FATAL_ERROR "SOC_VERSION ${SOC_VERSION} is not the chip of ${ASCEND_COMPUTE_UNIT}: "
+                        "op_def/${NPU_OP_FILE}.toml builds ${ASCEND_COMPUTE_UNIT} for ${_chip}.")
+endif()
+set(SOC_VERSION "${_chip}")
+if(NOT vendor_name)
+    set(vendor_name "${NPU_OP_VENDOR}")
+endif()
+
+# CANN: the operator build modules are what this file needs from it.
+set(_asc_modules "compiler/tikcpp/ascendc_kernel_cmake")
 file(STRINGS "${CMAKE_CURRENT_LIST_DIR}/../python/rmsnorm_backward/cann_default_paths.txt" _cann_defaults REGEX "^[^#]")
-set(_cann_candidates "${ASCEND_CANN_PACKAGE_PATH}" "$ENV{ASCEND_HOME_PATH}" ${_cann_defaults})
 set(_cann_looked "")
 set(CANN_ROOT "")
-foreach(_cand IN LISTS _cann_candidates)
-    if(_cand STREQUAL "")
+foreach(_cand IN ITEMS "${ASCEND_CANN_PACKAGE_PATH}" "$ENV{ASCEND_HOME_PATH}" ${_cann_defaults})
+    if(_cand STREQUAL "" OR _cand IN_LIST _cann_looked)
         continue()
     endif()
     list(APPEND _cann_looked "${_cand}")
-    if(EXISTS "${_cand}/include/acl/acl.h")
+    if(EXISTS "${_cand}/${_asc_modules}/asc-config.cmake")
         set(CANN_ROOT "${_cand}")
         break()
     endif()
@@ -29,44 +56,67 @@ endforeach()
 if(NOT CANN_ROOT)
     list(JOIN _cann_looked ", " _cann_looked_text)
     message(FATAL_ERROR
-        "The ${ASCEND_COMPUTE_UNIT} preset needs the CANN toolkit, but no include/acl/acl.h was found in "
-        "${_cann_looked_text} (set ASCEND_HOME_PATH by sourcing CANN's set_env.sh, or use --preset cpu).")
+        "The ${ASCEND_COMPUTE_UNIT} preset needs the CANN toolkit, but no ${_asc_modules}/asc-config.cmake was "
+        "found in ${_cann_looked_text} (set ASCEND_HOME_PATH by sourcing CANN's set_env.sh, or use --preset cpu).")
 endif()
-message(STATUS "CANN: ${CANN_ROOT} for ${ASCEND_COMPUTE_UNIT}, vendor ${vendor_name}")
+message(STATUS "CANN: ${CANN_ROOT} for ${ASCEND_COMPUTE_UNIT} (${SOC_VERSION}), vendor ${vendor_name}")
+# CANN's modules read the toolkit root from both of these.
+set(ASCEND_CANN_PACKAGE_PATH "${CANN_ROOT}" CACHE PATH "CANN toolkit root" FORCE)
+set(ENV{ASCEND_HOME_PATH} "${CANN_ROOT}")
+if(NOT ASCEND_PYTHON_EXECUTABLE)
+    find_package(Python3 REQUIRED COMPONENTS Interpreter)
+    set(ASCEND_PYTHON_EXECUTABLE "${Python3_EXECUTABLE}" CACHE STRING "Python for CANN's build scripts")
+endif()
+find_package(ASC REQUIRED HINTS "${CANN_ROOT}/${_asc_modules}")
 
 set(_src "${CMAKE_CURRENT_SOURCE_DIR}")
-set(_cann_includes "${CANN_ROOT}/include" "${CANN_ROOT}/include/experiment/platform"
-    "${CANN_ROOT}/include/experiment/runtime" "${CANN_ROOT}/include/experiment/msprof")
-link_directories("${CANN_ROOT}/lib64")
+# The package is assembled by scripts/package.sh (makeself) from what `cmake --install` lays out, so
+# CANN's own CPack step is off.
+npu_op_package(${vendor_name} TYPE RUN
+    CONFIG ENABLE_SOURCE_PACKAGE True ENABLE_BINARY_PACKAGE True ENABLE_CPACK False
+           INSTALL_PATH "${CMAKE_BINARY_DIR}/")
 
-# op_host: registration (generated), CANN glue and the plain tiling, one shared library.
-file(GLOB _tiling_sources CONFIGURE_DEPENDS "${_src}/op_host/tiling/*.cpp")
-add_library(cust_optiling SHARED
-    "${_src}/op_host/rms_norm_backward_def.cpp"
-    "${_src}/op_host/rms_norm_backward_tiling.cpp"
-    ${_tiling_sources})
-target_include_directories(cust_optiling PRIVATE ${_cann_includes} "${_src}/op_host" "${_src}/op_kernel")
-target_link_libraries(cust_optiling PRIVATE register tiling_api platform exe_graph graph c_sec)
-# Named and placed as the vendor layout wants it: scripts/package.sh takes build_out/package/<path>.
-set_target_properties(cust_optiling PROPERTIES OUTPUT_NAME "cust_opmaster_rt2.0"
-    LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/package/op_impl/ai_core/tbe/op_tiling/lib/linux/${CMAKE_SYSTEM_PROCESSOR}")
+# op_host: the OpDef registration (generated from op_def), the CANN glue and the plain tiling.
+file(GLOB _plain_tiling CONFIGURE_DEPENDS "${_src}/op_host/tiling/*.cpp")
+set(_op_host_sources "${_src}/op_host/${NPU_OP_FILE}_def.cpp" "${_src}/op_host/${NPU_OP_FILE}_tiling.cpp" ${_plain_tiling})
+set(_op_host_includes "-I${_src}/op_host" "-I${_src}/op_kernel")
+npu_op_code_gen(SRC ${_op_host_sources} PACKAGE ${vendor_name} OUT_DIR "${ASCEND_AUTOGEN_PATH}"
+                COMPILE_OPTIONS -std=c++17 ${_op_host_includes}
+                OPTIONS OPS_VENDOR_NAME ${vendor_name})
 
-# op_kernel: CANN's Ascend C kernel CMake support compiles the unchanged kernel source for the SoC.
-set(ASCENDC_CMAKE_DIR "${CANN_ROOT}/compiler/tikcpp/ascendc_kernel_cmake")
-if(NOT EXISTS "${ASCENDC_CMAKE_DIR}/ascendc.cmake")
-    message(FATAL_ERROR "CANN at ${CANN_ROOT} has no ${ASCENDC_CMAKE_DIR}/ascendc.cmake: the Ascend C "
-                        "compiler package (compiler/tikcpp) is missing from this CANN install.")
-endif()
-set(SOC_VERSION "${ASCEND_COMPUTE_UNIT}")
-include("${ASCENDC_CMAKE_DIR}/ascendc.cmake")
-ascendc_library(rms_norm_backward_kernel STATIC "${_src}/op_kernel/rms_norm_backward.cpp")
-ascendc_include_directories(rms_norm_backward_kernel PRIVATE "${_src}/op_kernel" "${_src}/op_host")
+file(GLOB _aclnn_sources "${ASCEND_AUTOGEN_PATH}/aclnn_*.cpp")
+set(_proto_source "${ASCEND_AUTOGEN_PATH}/op_proto.cc")
+set_source_files_properties(${_aclnn_sources} ${_proto_source} PROPERTIES GENERATED TRUE)
+npu_op_library(cust_opapi ACLNN ${_aclnn_sources})
+npu_op_library(cust_op_proto GRAPH ${_op_host_sources} ${_proto_source})
+npu_op_library(cust_optiling TILING ${_op_host_sources})
+foreach(_lib IN ITEMS cust_op_proto cust_optiling)
+    target_include_directories(${_lib} PRIVATE "${_src}/op_host" "${_src}/op_kernel")
+    target_compile_features(${_lib} PRIVATE cxx_std_17)
+endforeach()
+target_compile_options(cust_opapi PRIVATE -fvisibility=hidden)
+npu_op_package_add(${vendor_name} LIBRARY cust_optiling cust_opapi cust_op_proto)
 
+# op_kernel: the one kernel source (op_kernel/<op file>.cpp, the name CANN derives from the op type),
+# compiled per SoC family into binary kernels.
+npu_op_kernel_library(ascendc_kernels SRC_BASE "${_src}/op_kernel/" TILING_LIBRARY cust_optiling)
+npu_op_package_add(${vendor_name} LIBRARY ascendc_kernels)
+
+add_subdirectory("${CMAKE_CURRENT_LIST_DIR}/kernel_device_check" kernel_device_check EXCLUDE_FROM_ALL)
+
+foreach(_dir IN ITEMS "${_src}/framework/atb_plugin" "${_src}/examples/atb")
+    if(EXISTS "${_dir}/CMakeLists.txt")
+        get_filename_component(_name "${_dir}" NAME)
+        add_subdirectory("${_dir}" "${_name}")
+    endif()
+endforeach()
 add_subdirectory("${_src}/examples/aclnn" examples_aclnn)
 
+# `cmake --install` of what `binary` and `all` built (CANN's rules install into INSTALL_PATH above,
+# the build folder, whatever the prefix), then the makeself .run of it.
 add_custom_target(package
-    COMMAND "${_src}/scripts/package.sh" --vendor "${vendor_name}" --soc "${ASCEND_COMPUTE_UNIT}"
+    COMMAND "${CMAKE_COMMAND}" --install "${CMAKE_BINARY_DIR}"
+    COMMAND "${_src}/scripts/package.sh" --vendor "${vendor_name}" --cann "${CANN_ROOT}"
             --build-dir "${CMAKE_BINARY_DIR}" --out "${CMAKE_BINARY_DIR}"
-    DEPENDS cust_optiling rms_norm_backward_kernel
     WORKING_DIRECTORY "${_src}"
-    COMMENT "Packaging build_out/custom_opp_<os>_<arch>.run")
+    COMMENT "Packaging ${CMAKE_BINARY_DIR}/custom_opp_<os>_<arch>.run")

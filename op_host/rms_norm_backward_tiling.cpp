@@ -51,6 +51,12 @@ const char *SocName(platform_ascendc::SocVersion version)
     return version == platform_ascendc::SocVersion::ASCEND910_93 ? "Ascend910_93" : "Ascend910B2";
 }
 
+ge::graphStatus Fail(gert::TilingContext *context, const std::string &why)
+{
+    std::fprintf(stderr, "RmsNormBackward (%s): %s\n", context->GetNodeName(), why.c_str());
+    return ge::GRAPH_FAILED;
+}
+
 }  // namespace
 
 namespace optiling {
@@ -78,18 +84,27 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
     rmsnorm_backward::TilingResult out;
     std::string error;
     if (!rmsnorm_backward::ComputeTiling(in, out, error)) {
-        std::fprintf(stderr, "RmsNormBackward (%s): %s\n", context->GetNodeName(), error.c_str());
-        return ge::GRAPH_FAILED;
+        return Fail(context, error);
+    }
+    // An aclnn caller allocates dx and dgamma itself: wrong ones would be written out of bounds.
+    error = rmsnorm_backward::CheckOutputs(in, Dims(context->GetOutputShape(kDx)), DtypeName(context->GetOutputDesc(kDx)),
+                                           Dims(context->GetOutputShape(kDgamma)),
+                                           DtypeName(context->GetOutputDesc(kDgamma)));
+    if (!error.empty()) {
+        return Fail(context, error);
     }
     gert::TilingData *raw = context->GetRawTilingData();
     if (raw == nullptr || raw->GetCapacity() < sizeof(out.data)) {
-        return ge::GRAPH_FAILED;
+        return Fail(context, "the tiling data buffer CANN provides is smaller than RmsNormBackwardTilingData.");
+    }
+    size_t *workspaces = context->GetWorkspaceSizes(1);
+    if (workspaces == nullptr) {
+        return Fail(context, "CANN provided no workspace size slot (GetWorkspaceSizes returned null).");
     }
     std::memcpy(raw->GetData(), &out.data, sizeof(out.data));
     raw->SetDataSize(sizeof(out.data));
     context->SetBlockDim(out.block_dim);
     context->SetTilingKey(out.tiling_key);
-    size_t *workspaces = context->GetWorkspaceSizes(1);
     workspaces[0] = out.workspace_bytes;
     return ge::GRAPH_SUCCESS;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the custom operator package into a CANN OPP tree, the msopgen way:
-#   <path>/vendors/<vendor>/{op_api,op_impl,op_proto,framework,bin,version.info}
+#   <path>/vendors/<vendor>/{op_api,op_impl,op_proto,framework,bin,version.info,package.info}
 #   <path>/vendors/config.ini          load_priority=<vendor>,<other vendors...>
 #   <path>/vendors/<vendor>/bin/set_env.bash   puts the vendor directory first in ASCEND_CUSTOM_OPP_PATH
 # Runs from the extracted payload of custom_opp_<os>_<arch>.run (the .run passes its options here).
@@ -8,10 +8,11 @@ set -euo pipefail
 
 usage() {
     cat <<'USAGE'
-Usage: custom_opp_<os>_<arch>.run [--install-path=DIR] [--quiet] [--uninstall]
+Usage: custom_opp_<os>_<arch>.run [--install-path DIR] [--quiet] [--uninstall]
 
-  --install-path=DIR  absolute, writable directory to install into (default: $ASCEND_OPP_PATH, the
-                      opp directory of the CANN toolkit that CANN's set_env.sh selected)
+  --install-path DIR  absolute, writable directory to install into (also --install-path=DIR;
+                      default: $ASCEND_OPP_PATH, the opp directory of the CANN toolkit that CANN's
+                      set_env.sh selected)
   --quiet             print nothing but errors
   --uninstall         remove this vendor's operators from DIR (and from config.ini)
   -h, --help          this text
@@ -22,39 +23,49 @@ USAGE
 }
 
 PAYLOAD="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENDOR="$(sed -n 's/^vendor=//p' "$PAYLOAD/version.info")"
-VERSION="$(sed -n 's/^version=//p' "$PAYLOAD/version.info")"
+VENDOR="$(sed -n 's/^vendor=//p' "$PAYLOAD/package.info")"
+VERSION="$(sed -n 's/^version=//p' "$PAYLOAD/package.info")"
+ME="${RUN_NAME:-install.sh}"  # messages name the .run the user started
 INSTALL_PATH=""
 QUIET=0
 UNINSTALL=0
 
-die() { echo "install.sh: $*" >&2; exit 1; }
+die() { echo "$ME: $*" >&2; exit 1; }
+bad_option() { echo "$ME: $* (see --help)" >&2; exit 2; }
 say() { [[ $QUIET -eq 1 ]] || echo "$@"; }
 
-for arg in "$@"; do
-    case "$arg" in
-        --install-path=*) INSTALL_PATH="${arg#--install-path=}" ;;
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --install-path=*) INSTALL_PATH="${1#--install-path=}"; [[ -n "$INSTALL_PATH" ]] || bad_option "--install-path needs a directory" ;;
+        --install-path)
+            [[ $# -ge 2 && -n "$2" && "$2" != --* ]] || bad_option "--install-path needs a directory"
+            INSTALL_PATH="$2"
+            shift ;;
         --quiet) QUIET=1 ;;
         --uninstall) UNINSTALL=1 ;;
         -h | --help) usage; exit 0 ;;
-        *) die "unknown option '$arg' (see --help)" ;;
+        *) bad_option "unknown option '$1'" ;;
     esac
+    shift
 done
 
 if [[ -z "$INSTALL_PATH" ]]; then
     INSTALL_PATH="${ASCEND_OPP_PATH:-}"
-    [[ -n "$INSTALL_PATH" ]] || die "no --install-path=DIR given and ASCEND_OPP_PATH is not set (source CANN's set_env.sh or pass --install-path)"
+    [[ -n "$INSTALL_PATH" ]] || die "no --install-path DIR given and ASCEND_OPP_PATH is not set (source CANN's set_env.sh or pass --install-path)"
 fi
 [[ "$INSTALL_PATH" == /* ]] || die "--install-path must be an absolute path, got '$INSTALL_PATH'"
 if [[ -e "$INSTALL_PATH" && ! -d "$INSTALL_PATH" ]]; then
     die "--install-path $INSTALL_PATH exists and is not a directory"
+fi
+# Uninstalling creates nothing: what is not there is reported, not made.
+if [[ $UNINSTALL -eq 1 && ! -d "$INSTALL_PATH/vendors/$VENDOR" ]]; then
+    die "nothing to uninstall: $INSTALL_PATH/vendors/$VENDOR does not exist"
 fi
 mkdir -p "$INSTALL_PATH" 2>/dev/null || die "--install-path $INSTALL_PATH cannot be created (is its parent writable?)"
 # Probe by writing: `test -w` says yes to root even on read-only file systems.
 probe="$(mktemp -p "$INSTALL_PATH" .custom_opp_probe.XXXXXX 2>/dev/null)" || die "--install-path $INSTALL_PATH is not writable"
 rm -f "$probe"
 INSTALL_PATH="$(cd "$INSTALL_PATH" && pwd -P)"
-
 VENDORS="$INSTALL_PATH/vendors"
 TARGET="$VENDORS/$VENDOR"
 CONFIG="$VENDORS/config.ini"
@@ -75,7 +86,6 @@ set_priority() {
 }
 
 if [[ $UNINSTALL -eq 1 ]]; then
-    [[ -d "$TARGET" ]] || die "nothing to uninstall: $TARGET does not exist"
     rm -rf "$TARGET"
     set_priority remove
     rmdir "$VENDORS" 2>/dev/null || true
@@ -84,12 +94,12 @@ if [[ $UNINSTALL -eq 1 ]]; then
 fi
 
 old=""
-[[ -f "$TARGET/version.info" ]] && old="$(sed -n 's/^version=//p' "$TARGET/version.info")"
+[[ -f "$TARGET/package.info" ]] && old="$(sed -n 's/^version=//p' "$TARGET/package.info")"
 mkdir -p "$VENDORS"
 # Build the new tree beside the old one, then swap: an interrupted upgrade leaves the old install.
 staging="$(mktemp -d -p "$VENDORS" ".$VENDOR.new.XXXXXX")"
 trap 'rm -rf "$staging"' EXIT
-cp -R "$PAYLOAD/vendors/$VENDOR/." "$staging/"
+cp -R "$PAYLOAD/packages/vendors/$VENDOR/." "$staging/"
 mkdir -p "$staging/bin"
 cat >"$staging/bin/set_env.bash" <<SETENV
 # Source this file to use the $VENDOR custom operators: puts $TARGET first in

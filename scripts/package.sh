@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds build_out/custom_opp_<os>_<arch>.run: a self-extracting archive (a shell header + tar.gz)
-# whose payload is the CANN vendor layout plus scripts/install.sh. Without CANN it packages what
+# Builds build_out/custom_opp_<os>_<arch>.run the way CANN packages custom operators: a makeself
+# archive (header scripts/run_header.sh) whose payload is install.sh and the CANN vendor layout
+# packages/vendors/<vendor>/{op_api,op_impl,op_proto,framework}. Without CANN it packages what
 # exists (kernel and tiling sources, op info, op proto, generated headers) and lists in
-# vendors/<vendor>/MANIFEST what the NPU build with CANN adds; with --build-dir it also takes the
-# CANN-built binaries it finds there.
+# vendors/<vendor>/MANIFEST what the NPU build with CANN adds; with --build-dir (where the NPU build
+# installed its packages/ tree) it takes the CANN-built files from there.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,29 +14,37 @@ op_def_value() {  # the one source of the vendor and the SoCs is op_def
 }
 VENDOR=""
 BUILD_DIR=""
+CANN=""
 OUT="$ROOT/build_out"
 
 usage() {
     cat <<'USAGE'
-Usage: scripts/package.sh [--vendor NAME] [--soc SOC] [--build-dir DIR] [--out DIR]
+Usage: scripts/package.sh [--vendor NAME] [--build-dir DIR] [--cann DIR] [--out DIR]
 
   --vendor NAME     vendor directory name (default: op_def's vendor)
-  --soc SOC         accepted for the NPU build; every SoC of op_def is packaged
-  --build-dir DIR   where the NPU preset built the CANN binaries (default: none, sources only)
+  --build-dir DIR   where the NPU build installed packages/vendors/<vendor> (default: none, sources only)
+  --cann DIR        the CANN toolkit the NPU build used: version.info names its compiler version
   --out DIR         where the .run goes (default: build_out)
 USAGE
 }
 
+die() { echo "package.sh: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --vendor) VENDOR="$2"; shift 2 ;;
-        --soc) shift 2 ;;
-        --build-dir) BUILD_DIR="$2"; shift 2 ;;
-        --out) OUT="$2"; shift 2 ;;
+        --vendor | --build-dir | --cann | --out)
+            [[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value (see --help)"
+            case "$1" in
+                --vendor) VENDOR="$2" ;;
+                --build-dir) BUILD_DIR="$2" ;;
+                --cann) CANN="$2" ;;
+                --out) OUT="$2" ;;
+            esac
+            shift 2 ;;
         -h | --help) usage; exit 0 ;;
-        *) echo "package.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+        *) die "unknown option '$1' (see --help)" ;;
     esac
 done
+command -v makeself >/dev/null || die "makeself is not installed (Debian/Ubuntu: apt-get install makeself; ./build.sh setup does it)"
 
 [[ -n "$VENDOR" ]] || VENDOR="$(op_def_value 'op_def.load().vendor')"
 OP_FILE="$(op_def_value 'op_def.load().file')"
@@ -44,11 +53,14 @@ VERSION="$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$ROOT/pyproject.toml" | head -
 OS="$(. /etc/os-release 2>/dev/null && echo "${ID:-linux}" || echo linux)"
 ARCH="$(uname -m)"
 NAME="custom_opp_${OS}_${ARCH}.run"
+BUILT=""
+[[ -z "$BUILD_DIR" ]] || BUILT="$BUILD_DIR/packages/vendors/$VENDOR"
+[[ -z "$BUILT" || -d "$BUILT" ]] || die "--build-dir $BUILD_DIR holds no packages/vendors/$VENDOR (run cmake --install first)"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 pkg="$work/custom_opp"
-v="$pkg/vendors/$VENDOR"
+v="$pkg/packages/vendors/$VENDOR"
 tbe="$v/op_impl/ai_core/tbe"
 mkdir -p "$v"/{op_api/include,op_proto/inc,framework,bin} "$tbe/${VENDOR}_impl/dynamic" "$tbe/op_tiling/src"
 
@@ -60,9 +72,14 @@ for soc in $SOCS; do
 done
 cp "$ROOT"/op_kernel/*.cpp "$ROOT"/op_kernel/*.h "$tbe/${VENDOR}_impl/dynamic/"
 cp -R "$ROOT"/op_host/*.cpp "$ROOT"/op_host/*.h "$ROOT/op_host/tiling" "$tbe/op_tiling/src/"
-printf 'vendor=%s\nversion=%s\nop=%s\n' "$VENDOR" "$VERSION" "$OP_FILE" >"$v/version.info"
+# version.info as CANN's build writes it (the compiler version of the toolkit; empty without one),
+# and this package's own facts for install.sh beside it.
+compiler=""
+[[ -z "$CANN" ]] || compiler="$(sed -n 's/^Version=//p' "$CANN/compiler/version.info" 2>/dev/null | head -n1)"
+printf 'custom_opp_compiler_version=%s\n' "$compiler" >"$v/version.info"
+printf 'vendor=%s\nversion=%s\nop=%s\n' "$VENDOR" "$VERSION" "$OP_FILE" >"$v/package.info"
+cp "$v/package.info" "$pkg/package.info"
 cp "$ROOT/scripts/install.sh" "$pkg/install.sh"
-cp "$v/version.info" "$pkg/version.info"
 
 # What the NPU build with CANN produces, where it goes, and what it is.
 cann_files=(
@@ -74,6 +91,7 @@ for soc in $SOCS; do
     cann_files+=("op_impl/ai_core/tbe/kernel/$soc/$OP_FILE/|kernel binaries (.o + .json per tiling key) compiled by CANN for $soc")
     cann_files+=("op_impl/ai_core/tbe/kernel/config/$soc/$OP_FILE.json|the binary kernel index for $soc")
 done
+[[ -z "$BUILT" ]] || cp -R "$BUILT/." "$v/"  # the CANN-built files, over the sources
 {
     echo "# $OP_FILE custom operator package $VERSION, vendor $VENDOR, $OS $ARCH"
     echo "# included: paths relative to vendors/$VENDOR"
@@ -82,21 +100,17 @@ done
     for entry in "${cann_files[@]}"; do
         path="${entry%%|*}"
         built="absent"
-        if [[ -n "$BUILD_DIR" && -e "$BUILD_DIR/package/$path" ]]; then
-            mkdir -p "$(dirname "$v/$path")"
-            cp -R "$BUILD_DIR/package/$path" "$v/$path"
-            built="included"
-        fi
+        [[ -n "$BUILT" && -e "$BUILT/$path" ]] && built="included"
         echo "cann $built $path  # ${entry#*|}"
     done
 } >"$work/MANIFEST"
 mv "$work/MANIFEST" "$v/MANIFEST"
 
-tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work" -czf "$work/payload.tar.gz" custom_opp
-sum="$(sha256sum "$work/payload.tar.gz" | cut -d' ' -f1)"
-sed -e "s/@SHA256@/$sum/" -e "s/@NAME@/$NAME/" "$ROOT/scripts/run_header.sh" >"$work/$NAME"
-cat "$work/payload.tar.gz" >>"$work/$NAME"
-chmod 0755 "$work/$NAME"
 mkdir -p "$OUT"
+# Reproducible: sorted names, no owners, a fixed date; makeself checks the payload with sha256.
+makeself --quiet --header "$ROOT/scripts/run_header.sh" --gzip --complevel 6 --sha256 --nomd5 --nocrc \
+    --tar-format posix --tar-extra "--owner=0 --group=0 --numeric-owner --mtime=@0" --packaging-date "@0" \
+    "$pkg" "$work/$NAME" "$OP_FILE custom operator package $VERSION, vendor $VENDOR, $OS $ARCH" ./install.sh \
+    >/dev/null
 mv -f "$work/$NAME" "$OUT/$NAME"
 echo "$OUT/$NAME"

@@ -1,26 +1,41 @@
+# The shell part of custom_opp_<os>_<arch>.run, given to makeself as --header. makeself sources this
+# file (twice: once to count its lines into SKIP) and appends the gzip payload after line SKIP.
+# It stands in for makeself's own header so that the package takes CANN's option style
+# (--install-path DIR, --quiet, --uninstall go to install.sh) and answers a bad option in one
+# sentence, where makeself's header would reject any option it does not know with its usage text.
+# Every substituted value is one line, so both renderings have the same length.
+cat <<EOF >"$archname"
 #!/usr/bin/env bash
-# @NAME@: self-extracting custom operator package (this shell header, then a tar.gz payload).
-# Options other than the ones below go to the package's install.sh (see --help).
+# $LABEL; made by makeself $MS_VERSION with the project's header (scripts/run_header.sh).
+# Package options: --check, --list, --extract DIR, --help; every other option goes to install.sh.
 set -euo pipefail
-SHA256="@SHA256@"
-self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
-line="$(grep -an '^__PAYLOAD_BELOW__$' "$self" | head -n1 | cut -d: -f1)"
-payload() { tail -n +"$((line + 1))" "$self"; }
-
-case "${1:-}" in
-    --check)
-        [[ "$(payload | sha256sum | cut -d' ' -f1)" == "$SHA256" ]] || { echo "@NAME@: payload checksum mismatch (corrupt download?)" >&2; exit 1; }
-        echo "@NAME@: payload checksum OK"; exit 0 ;;
-    --list) payload | tar -tzf -; exit 0 ;;
-    --extract=*) dest="${1#--extract=}"; mkdir -p "$dest"; payload | tar -xzf - -C "$dest"; echo "extracted to $dest/custom_opp"; exit 0 ;;
+SKIP=$SKIP
+SHA256="$SHAsum"
+NAME="\$(basename "\$0")"
+SELF="\$(cd "\$(dirname "\$0")" && pwd)/\$NAME"
+payload() { tail -n +\$((SKIP + 1)) "\$SELF"; }
+verify() {
+    [[ "\$(payload | sha256sum | cut -d' ' -f1)" == "\$SHA256" ]] && return
+    echo "\$NAME: payload checksum mismatch (corrupt download?)" >&2
+    exit 1
+}
+unpack() { payload | $GUNZIP_CMD | tar -xf - -C "\$1"; }
+case "\${1:-}" in
+    --check) verify; echo "\$NAME: payload checksum OK"; exit 0 ;;
+    --list) verify; payload | $GUNZIP_CMD | tar -tf - | sed 's|^\./||'; exit 0 ;;
+    --extract=* | --extract)
+        dest="\${1#--extract}"; dest="\${dest#=}"
+        if [[ -z "\$dest" ]]; then
+            [[ \$# -ge 2 && -n "\$2" ]] || { echo "\$NAME: --extract needs a directory" >&2; exit 2; }
+            dest="\$2"
+        fi
+        verify; mkdir -p "\$dest"; unpack "\$dest"; echo "extracted to \$dest"; exit 0 ;;
+    -h | --help) echo "Package options: --check (verify the payload), --list, --extract DIR" ;;
 esac
-[[ "$(payload | sha256sum | cut -d' ' -f1)" == "$SHA256" ]] || { echo "@NAME@: payload checksum mismatch (corrupt download?)" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-payload | tar -xzf - -C "$tmp"
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    echo "Package options: --check (verify the payload), --list, --extract=DIR"
-fi
-"$tmp/custom_opp/install.sh" "$@"
-exit $?
-__PAYLOAD_BELOW__
+verify
+tmp="\$(mktemp -d)"
+trap 'rm -rf "\$tmp"' EXIT
+unpack "\$tmp"
+RUN_NAME="\$NAME" "\$tmp/$SCRIPT" $SCRIPTARGS "\$@"
+exit \$?
+EOF

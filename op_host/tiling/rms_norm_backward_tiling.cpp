@@ -356,4 +356,23 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     return true;
 }
 
+std::string CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
+                         const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype)
+{
+    if (dx_shape != in.x_shape) {
+        return "dx must have the shape of x (dx " + ShapeText(dx_shape) + ", x " + ShapeText(in.x_shape) + ").";
+    }
+    if (dx_dtype != in.x_dtype) {
+        return "dx must have the dtype of x (dx " + dx_dtype + ", x " + in.x_dtype + ").";
+    }
+    if (dgamma_shape != in.gamma_shape) {
+        return "dgamma must have the shape of gamma (dgamma " + ShapeText(dgamma_shape) + ", gamma " +
+               ShapeText(in.gamma_shape) + ").";
+    }
+    if (dgamma_dtype != "float32") {
+        return "dgamma must be float32, whatever the dtype of gamma (got " + dgamma_dtype + ").";
+    }
+    return "";
+}
+
 }  // namespace rmsnorm_backward

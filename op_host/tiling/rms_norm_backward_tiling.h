@@ -37,4 +37,10 @@ const char *TilingPathName(uint32_t tiling_key);
 // Fills `out` and returns true, or returns false with one sentence naming the tensor and the rule.
 bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error);
 
+// The outputs a caller allocated (an aclnn caller passes dx and dgamma) against valid inputs: one
+// sentence naming the tensor and the rule, or "" when they fit (dx: shape and dtype of x; dgamma:
+// shape of gamma, float32).
+std::string CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
+                         const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype);
+
 }  // namespace rmsnorm_backward

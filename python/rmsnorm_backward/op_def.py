@@ -161,6 +161,7 @@ class OpDef:
     socs: tuple[str, ...]
     formats: tuple[str, ...]
     vendor: str
+    soc_chips: dict          # SoC family -> the chip name CANN's ascendc.cmake accepts (SOC_VERSION)
     type_values: tuple[DType, ...]   # the values of T: one dtype combination each
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
@@ -194,6 +195,14 @@ def _tensor(raw: dict, type_values: tuple[DType, ...], where: str) -> Tensor:
     return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"))
 
 
+def _soc_chips(raw: dict, socs: list, path: Path) -> dict:
+    chips = dict(raw.get("soc_chips", {}))
+    if sorted(chips) != sorted(socs):
+        raise ValueError(f"{path}: [soc_chips] must name one chip for each SoC of op.socs ({', '.join(socs)}), "
+                         f"it names {', '.join(chips) or 'none'}")
+    return chips
+
+
 def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
     raw = tomllib.loads(text)
     try:
@@ -208,6 +217,7 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         socs=tuple(op["socs"]),
         formats=tuple(op["formats"]),
         vendor=op["vendor"],
+        soc_chips=_soc_chips(raw, op["socs"], path),
         type_values=type_values,
         inputs=tuple(_tensor(t, type_values, str(path)) for t in raw["inputs"]),
         outputs=tuple(_tensor(t, type_values, str(path)) for t in raw["outputs"]),

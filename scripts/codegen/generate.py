@@ -26,7 +26,9 @@ class Target:
     @property
     def comment(self) -> str | None:
         """Line-comment marker of the output's language (None: JSON has no comments)."""
-        return None if self.path.endswith(".json") else "//"
+        if self.path.endswith(".json"):
+            return None
+        return "#" if self.path.endswith(".cmake") else "//"
 
 
 TARGETS = (
@@ -35,6 +37,7 @@ TARGETS = (
     Target("op_info.json.j2", "op_host/op_info/aic-{soc}-ops-info.json", per_soc=True),
     Target("aclnn.h.j2", "op_host/op_api/aclnn_{file}.h"),
     Target("CMakePresets.json.j2", "CMakePresets.json"),
+    Target("npu_socs.cmake.j2", "cmake/npu_socs.cmake"),
     Target("tiling_data.h.j2", "op_kernel/{file}_tiling_data.h", needs_tiling=True),
     Target("tiling_data_def.h.j2", "op_host/{file}_tiling_data_def.h", needs_tiling=True),
     Target("atb_interface.h.j2", "framework/atb_plugin/{file}_atb_interface.h"),

@@ -129,10 +129,11 @@ def test_dropping_bf16_from_op_def_changes_every_dtype_consumer(tmp_path):
     tree = rendered_tree(tmp_path, toml)
 
     changed = set(generate.stale(ROOT, narrowed))
-    # Everything but the presets (SoCs only), the CANN tiling form (fields only) and the ATB interface
-    # (tensor roles only: its dtype checks are the tiling's) lists dtypes.
+    # Everything but the presets and the NPU SoC table (SoCs only), the CANN tiling form (fields only)
+    # and the ATB interface (tensor roles only: its dtype checks are the tiling's) lists dtypes.
     dtype_consumers = {p for p in generate.render_all(op_def.load())
-                       if not p.endswith(("CMakePresets.json", "_tiling_data_def.h", "_atb_interface.h"))}
+                       if not p.endswith(("CMakePresets.json", "npu_socs.cmake", "_tiling_data_def.h",
+                                          "_atb_interface.h"))}
     assert changed == dtype_consumers
     for path in dtype_consumers:
         text = (tree / path).read_text()
@@ -141,7 +142,8 @@ def test_dropping_bf16_from_op_def_changes_every_dtype_consumer(tmp_path):
 
 def test_dropping_a_soc_removes_its_op_info_config_and_preset(tmp_path):
     toml = tmp_path / "rms_norm_backward.toml"
-    toml.write_text(_without(op_def.DEFAULT_PATH.read_text(), "ascend910_93"))
+    dropped = _without(op_def.DEFAULT_PATH.read_text(), "ascend910_93")
+    toml.write_text(re.sub(r"(?m)^ascend910_93 = .*\n", "", dropped))  # and its [soc_chips] entry
     tree = tmp_path / "tree"
     shutil.copytree(ROOT / "op_host" / "op_info", tree / "op_host" / "op_info")
     assert main(["gen", "--op-def", str(toml), "--root", str(tree)]) == 0

@@ -1,5 +1,6 @@
-"""The .run package end to end: build it, install into temporary directories, upgrade, uninstall,
-set_env.bash, config.ini, and the bad --install-path cases."""
+"""The .run package end to end: a makeself archive; build it, install into temporary directories,
+upgrade, uninstall, set_env.bash, config.ini, version.info, the CANN-built files of an NPU build,
+and the bad options and --install-path cases."""
 import os
 import subprocess
 from pathlib import Path
@@ -45,6 +46,7 @@ def test_install_lays_out_the_cann_vendor_tree(run_file, tmp_path):
     for soc in OP.socs:
         assert (v / f"op_impl/ai_core/tbe/config/{soc}/aic-{soc}-ops-info.json").is_file()
     assert (v / f"op_impl/ai_core/tbe/{VENDOR}_impl/dynamic/rms_norm_backward.cpp").is_file()
+    assert (v / "version.info").read_text() == "custom_opp_compiler_version=\n"  # CANN's form; no CANN here
     assert (v / "op_impl/ai_core/tbe/op_tiling/src/rms_norm_backward_def.cpp").is_file()
     assert (tmp_path / "vendors/config.ini").read_text() == f"load_priority={VENDOR}\n"
     assert f"source {v}/bin/set_env.bash" in proc.stdout
@@ -78,7 +80,7 @@ def test_set_env_puts_the_vendor_path_first_exactly_once(run_file, tmp_path, bef
 def test_upgrade_replaces_an_earlier_install(run_file, tmp_path):
     assert install(run_file, f"--install-path={tmp_path}", "--quiet").returncode == 0
     v = tmp_path / "vendors" / VENDOR
-    (v / "version.info").write_text(f"vendor={VENDOR}\nversion=0.0.1\n")
+    (v / "package.info").write_text(f"vendor={VENDOR}\nversion=0.0.1\n")
     (v / "op_proto/inc/stale_from_old_version.h").write_text("// old\n")
     (v / "op_api/include/aclnn_rms_norm_backward.h").write_text("// damaged\n")
     proc = install(run_file, f"--install-path={tmp_path}")
@@ -107,7 +109,7 @@ def test_uninstall_removes_the_vendor_and_its_priority(run_file, tmp_path):
     assert not (tmp_path / "vendors").exists()
     again = install(run_file, f"--install-path={tmp_path}", "--uninstall")
     assert again.returncode != 0
-    assert again.stderr.strip() == f"install.sh: nothing to uninstall: {tmp_path}/vendors/{VENDOR} does not exist"
+    assert again.stderr.strip() == f"{run_file.name}: nothing to uninstall: {tmp_path}/vendors/{VENDOR} does not exist"
 
 
 def test_quiet_install_prints_nothing(run_file, tmp_path):
@@ -127,7 +129,7 @@ def test_bad_install_path_is_one_clear_sentence(run_file, tmp_path, path, messag
     path, message = path.format(file=a_file), message.format(file=a_file)
     proc = install(run_file, f"--install-path={path}")
     assert proc.returncode != 0
-    assert proc.stderr.strip().splitlines() == [f"install.sh: {message}"]
+    assert proc.stderr.strip().splitlines() == [f"{run_file.name}: {message}"]
     assert list(tmp_path.iterdir()) == [a_file]
 
 
@@ -136,13 +138,13 @@ def test_read_only_directory_is_refused(run_file, tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir(mode=0o555)
     proc = install(run_file, f"--install-path={ro}")
-    assert proc.stderr.strip() == f"install.sh: --install-path {ro} is not writable"
+    assert proc.stderr.strip() == f"{run_file.name}: --install-path {ro} is not writable"
 
 
 def test_no_install_path_and_no_cann_is_one_clear_sentence(run_file):
     proc = install(run_file)
     assert proc.returncode != 0
-    assert "no --install-path=DIR given and ASCEND_OPP_PATH is not set" in proc.stderr
+    assert "no --install-path DIR given and ASCEND_OPP_PATH is not set" in proc.stderr
 
 
 def test_corrupt_package_is_refused_before_installing(run_file, tmp_path):
@@ -155,3 +157,85 @@ def test_corrupt_package_is_refused_before_installing(run_file, tmp_path):
     assert proc.returncode != 0 and "payload checksum mismatch" in proc.stderr
     assert not (tmp_path / "opp").exists()
     assert install(run_file, "--check").returncode == 0
+
+
+def test_the_run_is_a_makeself_archive_with_the_cann_payload(run_file):
+    head = run_file.read_bytes()[:2000].decode(errors="replace")
+    assert "made by makeself 2." in head and "scripts/run_header.sh" in head
+    listed = install(run_file, "--list").stdout.split()
+    assert "install.sh" in listed and "package.info" in listed
+    assert f"packages/vendors/{VENDOR}/op_api/include/aclnn_rms_norm_backward.h" in listed
+
+
+@pytest.mark.parametrize("form", ["space", "equals"])
+def test_install_path_takes_both_forms(run_file, tmp_path, form):
+    args = ["--install-path", str(tmp_path)] if form == "space" else [f"--install-path={tmp_path}"]
+    proc = install(run_file, *args, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "vendors" / VENDOR / "bin/set_env.bash").is_file()
+    proc = install(run_file, "--uninstall", *args)
+    assert proc.returncode == 0 and not (tmp_path / "vendors").exists()
+
+
+def test_uninstall_with_nothing_installed_creates_nothing(run_file, tmp_path):
+    target = tmp_path / "never_made"
+    proc = install(run_file, "--uninstall", "--install-path", str(target))
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"{run_file.name}: nothing to uninstall: {target}/vendors/{VENDOR} does not exist"
+    assert not target.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--install-path"], "--install-path needs a directory"),
+    (["--install-path", "--quiet"], "--install-path needs a directory"),
+    (["--install-path="], "--install-path needs a directory"),
+    (["--force"], "unknown option '--force'"),
+    (["install"], "unknown option 'install'"),
+])
+def test_bad_options_are_one_sentence_and_exit_2(run_file, tmp_path, args, message):
+    proc = install(run_file, *args)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"{run_file.name}: {message} (see --help)"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_extract_takes_both_forms_and_needs_a_directory(run_file, tmp_path):
+    for args in (["--extract", str(tmp_path / "a")], [f"--extract={tmp_path / 'b'}"]):
+        assert install(run_file, *args).returncode == 0
+        assert (Path(args[-1].removeprefix("--extract=")) / "install.sh").is_file()
+    proc = install(run_file, "--extract")
+    assert proc.returncode == 2 and proc.stderr.strip() == f"{run_file.name}: --extract needs a directory"
+
+
+def test_package_takes_the_cann_built_files_of_an_npu_build(tmp_path):
+    # The tree `cmake --install` lays out for an NPU build (files made here, not by CANN).
+    built = tmp_path / "install/packages/vendors" / VENDOR
+    arch = os.uname().machine
+    made = {"op_api/lib/libcust_opapi.so": "opapi", f"op_proto/lib/linux/{arch}/libcust_opsproto_rt2.0.so": "proto",
+            f"op_impl/ai_core/tbe/kernel/config/{OP.socs[0]}/{OP.file}.json": "{}",
+            "version.info": "custom_opp_compiler_version=8.5.0\n"}
+    for rel, text in made.items():
+        (built / rel).parent.mkdir(parents=True, exist_ok=True)
+        (built / rel).write_text(text)
+    subprocess.run([str(ROOT / "scripts/package.sh"), "--build-dir", str(tmp_path / "install"), "--out", str(tmp_path)],
+                   capture_output=True, text=True, check=True)
+    (run,) = tmp_path.glob("custom_opp_*.run")
+    opp = tmp_path / "opp"
+    assert install(run, f"--install-path={opp}", "--quiet").returncode == 0
+    v = opp / "vendors" / VENDOR
+    for rel, text in made.items():
+        assert (v / rel).read_text() == text
+    manifest = (v / "MANIFEST").read_text()
+    assert "cann included op_api/lib/libcust_opapi.so" in manifest
+    assert f"cann absent op_impl/ai_core/tbe/kernel/{OP.socs[0]}/{OP.file}/" in manifest
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--out"], "--out needs a value (see --help)"),
+    (["--soc", "ascend910b"], "unknown option '--soc' (see --help)"),
+    (["--build-dir", "/nonexistent"], "--build-dir /nonexistent holds no packages/vendors/{vendor} (run cmake --install first)"),
+])
+def test_package_sh_bad_options_are_one_sentence(args, message):
+    proc = subprocess.run([str(ROOT / "scripts/package.sh"), *args], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"package.sh: {message.format(vendor=VENDOR)}"]

@@ -34,7 +34,8 @@ def test_npu_preset_without_cann_fails_with_a_clear_sentence(tmp_path, soc, home
     proc = configure(soc, tmp_path / "b", env)
     assert proc.returncode != 0
     err = one_line(proc.stderr)
-    assert f"The {soc} preset needs the CANN toolkit, but no include/acl/acl.h was found in" in err
+    assert (f"The {soc} preset needs the CANN toolkit, but no compiler/tikcpp/ascendc_kernel_cmake/asc-config.cmake "
+            "was found in") in err
     for looked in ([home] if home else []) + list(backends.CANN_DEFAULT_PATHS):
         assert looked in err
     assert "pybind11" not in err  # the CANN check comes first
@@ -46,6 +47,7 @@ def test_npu_presets_carry_canns_cache_variables():
     for soc in op.socs:
         cache = presets[soc]["cacheVariables"]
         assert cache["ASCEND_COMPUTE_UNIT"] == soc and cache["vendor_name"] == op.vendor
+        assert cache["SOC_VERSION"] == op.soc_chips[soc]
         assert {"ASCEND_CANN_PACKAGE_PATH", "ENABLE_SOURCE_PACKAGE", "ENABLE_BINARY_PACKAGE"} <= set(cache)
         assert presets[soc]["binaryDir"] == "${sourceDir}/build_out"
     assert "ASCEND_COMPUTE_UNIT" not in presets["cpu"]["cacheVariables"]
@@ -78,3 +80,16 @@ def test_build_sh_bad_build_options_are_one_sentence(args):
     proc = subprocess.run([str(ROOT / "build.sh"), *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "build.sh: " in proc.stderr
+
+
+def test_readme_npu_steps_name_real_presets_targets_and_options():
+    readme = (ROOT / "README.md").read_text()
+    steps = readme.split("### On a CANN machine", 1)[1].split("```")[1]
+    presets = {p["name"] for p in json.loads((ROOT / "CMakePresets.json").read_text())["configurePresets"]}
+    used = set(re.findall(r"cmake (?:--build )?--preset (\S+)", steps))
+    assert used and used <= presets - {"cpu"}
+    # the --target names are checked against the configured build graph in tests/conformance
+    assert f"/vendors/{op_def.load().vendor}/bin/set_env.bash" in steps
+    usage = (ROOT / "scripts" / "install.sh").read_text()
+    for option in set(re.findall(r"\.run (--[\w-]+)", steps)):
+        assert f"  {option} " in usage, option

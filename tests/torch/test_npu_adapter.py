@@ -1,5 +1,7 @@
-"""The torch_npu adapter (framework/torch_npu_adapter): its library search, its build script's refusal
-without CANN, and, where CANN, torch_npu, an NPU and the built adapter are all present, its results.
+"""The torch_npu adapter (framework/torch_npu_adapter): its compile against torch's headers and the
+torch_npu wheel's include tree (and the aclnn header and example against that acl.h), its library
+search, its build script's refusal without CANN, and, where CANN, torch_npu, an NPU and the built
+adapter are all present, its results.
 
 torch_npu is never imported in this process (without CANN it ends the process): probes run in a
 subprocess, and only when ASCEND_HOME_PATH says CANN is installed.
@@ -12,10 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from torch_npu_headers import include_dir, torch_version
+
 from rmsnorm_backward import op_def
 from rmsnorm_backward.backends import NPU_ADAPTER
 
-ADAPTER = Path(__file__).resolve().parents[2] / "framework" / "torch_npu_adapter"
+ROOT = Path(__file__).resolve().parents[2]
+ADAPTER = ROOT / "framework" / "torch_npu_adapter"
 OP = op_def.load()
 ACLNN = f"aclnn{OP.type}"
 
@@ -108,6 +113,57 @@ def test_build_script_refuses_without_cann_and_explains_itself(tmp_path):
     r = setup("--help")
     assert r.returncode == 0
     assert "pip install --no-build-isolation framework/torch_npu_adapter" in r.stdout
+
+
+OPBASE = os.environ.get("OPBASE_SRC")
+# aclnn/acl_meta.h is opbase's, in neither torch_npu's wheel nor PyPI. Without an opbase checkout
+# (OPBASE_SRC), as in CI, the adapter gets these declarations of the aclnn calls it and the generated
+# aclnn header use, over the wheel's real acl/acl.h, so everything else is still the real thing.
+ACL_META = """#pragma once
+#include <cstdint>
+#include "acl/acl.h"
+typedef struct aclTensor aclTensor;
+typedef struct aclOpExecutor aclOpExecutor;
+typedef int32_t aclnnStatus;
+aclTensor *aclCreateTensor(const int64_t *view_dims, uint64_t view_dims_num, aclDataType data_type,
+                           const int64_t *stride, int64_t offset, aclFormat format, const int64_t *storage_dims,
+                           uint64_t storage_dims_num, void *tensor_data);
+aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+"""
+
+
+def acl_includes(tmp_path: Path) -> tuple[list, str]:
+    """Include dirs for acl/acl.h (the torch_npu wheel's) and aclnn/acl_meta.h, and where the latter is from."""
+    if OPBASE and Path(OPBASE).is_dir():
+        return [include_dir(), Path(OPBASE) / "include" / "nnopbase"], "opbase"
+    (tmp_path / "aclnn").mkdir()
+    (tmp_path / "aclnn" / "acl_meta.h").write_text(ACL_META)
+    return [include_dir(), tmp_path], "the declarations above (OPBASE_SRC not set)"
+
+
+def syntax_check(source: Path, includes: list, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", *flags, *(f"-I{p}" for p in includes),
+                           str(source)], capture_output=True, text=True, timeout=900)
+
+
+def test_adapter_compiles_against_torch_and_the_torch_npu_wheel_headers(tmp_path):
+    import sysconfig
+
+    import torch
+    from torch.utils.cpp_extension import include_paths
+    acl, meta_from = acl_includes(tmp_path)
+    includes = [*include_paths(), sysconfig.get_paths()["include"], *acl, ADAPTER / "csrc", ROOT / "op_host" / "op_api"]
+    proc = syntax_check(ADAPTER / "csrc" / "rms_norm_backward_npu.cpp", includes, f"-DRMSNB_VENDOR={OP.vendor}",
+                        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}")
+    assert proc.returncode == 0, f"torch {torch_version()}, acl_meta.h from {meta_from}: " + proc.stderr[-4000:]
+    assert [line for line in proc.stderr.splitlines() if "warning:" in line and str(ADAPTER) in line] == []
+
+
+def test_aclnn_header_and_example_compile_against_the_real_acl_header(tmp_path):
+    acl, meta_from = acl_includes(tmp_path)
+    main = ROOT / "examples" / "aclnn" / "main.cpp"
+    proc = syntax_check(main, [*acl, ROOT / "op_host" / "op_api"], "-Werror")
+    assert proc.returncode == 0, f"acl_meta.h from {meta_from}: " + proc.stderr[-4000:]
 
 
 def npu_unavailable() -> str | None:
