@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import InvalidInputError
+from ..errors import RmsNormBackwardError
 from ._common import CliError, Parser
 from . import bench, doctor, gen, golden
 
@@ -24,8 +24,11 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command].run(args)
-    except (CliError, InvalidInputError) as e:
+    except (CliError, RmsNormBackwardError) as e:
         sys.stderr.write(f"rmsnorm-backward {args.command}: {e}\n")
+        return 2
+    except MemoryError:  # the preflight's estimate fell short: still one sentence, not a traceback
+        sys.stderr.write(f"rmsnorm-backward {args.command}: ran out of host memory; use smaller shapes\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"rmsnorm-backward {args.command}: interrupted\n")

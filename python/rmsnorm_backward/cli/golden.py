@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import backends, op_def
+from .. import backends, op_def, preflight
 from ..golden import golden
 from ..precision import compare
 from ._common import CliError, print_json, progress, write_atomic
@@ -115,6 +115,7 @@ def load_dir(d: Path, args) -> tuple[dict, dict, dict | None]:
             raise CliError(f"{meta} is not a valid case description ({e})") from None
     else:
         case = case_from_options(args)
+    preflight.golden_run(case["shapes"], case["dtypes"], soc=args.soc)
     op = op_def.load()
     inputs = {t.name: _read_bin(d / "input" / f"{t.name}.bin", case["shapes"][t.name],
                                 op_def.DTYPES[case["dtypes"][t.name]].numpy()) for t in op.inputs}
@@ -143,6 +144,7 @@ def run(args) -> int:
             case, inputs, gold = load_dir(args.from_dir, args)
         else:
             case = case_from_options(args)
+            preflight.golden_run(case["shapes"], case["dtypes"], soc=args.soc)  # before any array is made
             inputs, gold = random_inputs(case, args.seed), None
         bar.update()
         dy, x, rstd, gamma = (inputs[n] for n in ("dy", "x", "rstd", "gamma"))
