@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Union
 
-from rmsnorm_backward.errors import InvalidInputError, KernelCompileError
+from rmsnorm_backward.errors import EnvironmentSetupError, InvalidInputError, KernelCompileError
 
 CXX = "g++"
 # The project's kernel flags (TEAM_BRIEF); never -ffast-math: NaN/Inf must propagate as IEEE does.
@@ -46,7 +46,7 @@ def twin_include_dirs() -> list[Path]:
     installed = Path(__file__).resolve().parents[1] / "include"
     if (installed / "kernel_operator.h").is_file():
         return [installed]
-    raise KernelCompileError("the twin headers (kernel_operator.h) are neither in the source tree nor installed")
+    raise EnvironmentSetupError("the twin headers (kernel_operator.h) are neither in the source tree nor installed")
 
 
 def cache_dir() -> Path:
@@ -61,7 +61,7 @@ def compiler_version() -> str:
     try:
         return subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise KernelCompileError(f"{CXX} is needed to compile kernels for the twin and did not run ({exc})") from exc
+        raise EnvironmentSetupError(f"{CXX} is needed to compile kernels for the twin and did not run ({exc})") from exc
 
 
 def _define_flags(defines: Defines) -> list[str]:
