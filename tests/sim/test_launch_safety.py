@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import InvalidInputError, KernelCrashError, TwinTimeoutError
-from rmsnorm_backward.twin import compile_kernel, run_kernel
+from rmsnorm_backward.twin import compile_kernel, gm_empty, run_kernel
 
 SPIN, NULL_WRITE, ABORT, EXIT = range(4)
 
@@ -152,4 +152,24 @@ def test_timeout_must_be_a_positive_number_or_none(kernels, timeout):
 def test_no_timeout_lets_a_launch_finish(kernels):
     out = np.zeros(8, np.int32)
     run_kernel(kernels["well"], "well", [out], block_dim=8, timeout=None)
+    np.testing.assert_array_equal(out, np.arange(8) + 100)
+
+
+def test_a_forked_caller_gets_its_own_gm_memory_and_launch_processes(kernels):
+    """GM memory is shared with the launch processes only: a child of os.fork (a fork-started
+    DataLoader worker, say) writes its own copy of a gm array and launches through its own."""
+    out = gm_empty(8, np.int32)
+    run_kernel(kernels["well"], "well", [out], block_dim=8)
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 3
+        try:
+            out[:] = -7
+            mine = gm_empty(4, np.int32)
+            run_kernel(kernels["well"], "well", [mine], block_dim=4)
+            code = 0 if mine.tolist() == [100, 101, 102, 103] else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
     np.testing.assert_array_equal(out, np.arange(8) + 100)

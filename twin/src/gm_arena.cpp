@@ -2,12 +2,15 @@
 // pages are made when first touched and removed (MADV_REMOVE) when a range is given back.
 #include "gm_arena.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace twin_host {
 namespace {
@@ -21,8 +24,34 @@ public:
             void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             if (p != MAP_FAILED) {
                 base_ = static_cast<uint8_t *>(p);
+                size_ = bytes;
                 free_.emplace(0, bytes);
             }
+        }
+    }
+
+    void Lock() { mutex_.lock(); }
+    void Unlock() { mutex_.unlock(); }
+
+    // In the child of a fork that is not a launch process's, with mutex_ held (since the prepare
+    // handler): the ranges in use are copied out, a fresh mapping replaces the one shared with the
+    // parent, and they are copied back.
+    void Privatise()
+    {
+        std::map<size_t, std::vector<uint8_t>> used;
+        size_t at = 0;
+        for (const auto &[offset, length] : free_) {
+            if (offset > at) {
+                used.emplace(at, std::vector<uint8_t>(base_ + at, base_ + offset));
+            }
+            at = offset + length;
+        }
+        if (at < size_) {
+            used.emplace(at, std::vector<uint8_t>(base_ + at, base_ + size_));
+        }
+        mmap(base_, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        for (const auto &[offset, bytes] : used) {
+            std::memcpy(base_ + offset, bytes.data(), bytes.size());
         }
     }
 
@@ -65,18 +94,47 @@ public:
 
 private:
     uint8_t *base_ = nullptr;
+    size_t size_ = 0;
     std::mutex mutex_;
     std::map<size_t, size_t> free_;  // offset -> length of the free ranges
 };
 
+Arena *g_arena = nullptr;
+
+void BeforeFork()
+{
+    if (!t_forking_launch_process) {
+        g_arena->Lock();
+    }
+}
+void InParentAfterFork()
+{
+    if (!t_forking_launch_process) {
+        g_arena->Unlock();
+    }
+}
+void InChildAfterFork()
+{
+    if (!t_forking_launch_process) {
+        g_arena->Privatise();
+        g_arena->Unlock();
+    }
+}
+
 // Never destroyed: buffers of NumPy arrays may outlive the extension's static destructors.
 Arena &TheArena()
 {
-    static Arena *arena = new Arena();
+    static Arena *arena = [] {
+        g_arena = new Arena();
+        pthread_atfork(BeforeFork, InParentAfterFork, InChildAfterFork);
+        return g_arena;
+    }();
     return *arena;
 }
 
 }  // namespace
+
+thread_local bool t_forking_launch_process = false;
 
 void ArenaReserve() { TheArena(); }
 uint8_t *ArenaTake(size_t bytes) { return TheArena().Take(bytes); }

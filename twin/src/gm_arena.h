@@ -15,4 +15,9 @@ uint8_t *ArenaTake(size_t bytes);
 // Returns memory from ArenaTake; its pages go back to the system.
 void ArenaGive(uint8_t *p, size_t bytes);
 
+// True on the thread that forks a launch process, around the fork: that child keeps sharing the
+// arena. Any other fork (os.fork, a fork-started DataLoader worker) gives the child a private
+// copy of the buffers in use, as fork() does for ordinary memory.
+extern thread_local bool t_forking_launch_process;
+
 }  // namespace twin_host

@@ -3,6 +3,7 @@
 #include "launch_process.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -199,11 +200,13 @@ Helper Spawn()
                                  std::strerror(errno) + ")");
     }
     std::fflush(nullptr);  // else the launch process would write the caller's pending output again
+    t_forking_launch_process = true;
     const pid_t pid = fork();
     if (pid == 0) {
         Serve(fds[1]);
     }
     const int error = errno;
+    t_forking_launch_process = false;
     close(fds[1]);
     if (pid < 0) {
         close(fds[0]);
@@ -216,16 +219,43 @@ Helper Spawn()
 std::mutex g_idle_mutex;
 std::vector<Helper> g_idle;
 
+// The launch processes of a forked caller are its parent's: the child forgets them.
+void ForgetHelpersInChild()
+{
+    if (!t_forking_launch_process) {
+        for (const Helper &h : g_idle) {
+            close(h.sock);
+        }
+        g_idle.clear();
+        g_idle_mutex.unlock();
+    }
+}
+void LockHelpers()
+{
+    if (!t_forking_launch_process) {
+        g_idle_mutex.lock();
+    }
+}
+void UnlockHelpers()
+{
+    if (!t_forking_launch_process) {
+        g_idle_mutex.unlock();
+    }
+}
+const int g_helpers_fork_safe = pthread_atfork(LockHelpers, UnlockHelpers, ForgetHelpersInChild);
+
 Helper TakeHelper()
 {
-    std::lock_guard<std::mutex> lock(g_idle_mutex);
-    while (!g_idle.empty()) {
-        const Helper h = g_idle.back();
-        g_idle.pop_back();
-        if (waitpid(h.pid, nullptr, WNOHANG) == 0) {
-            return h;
+    {
+        std::lock_guard<std::mutex> lock(g_idle_mutex);
+        while (!g_idle.empty()) {
+            const Helper h = g_idle.back();
+            g_idle.pop_back();
+            if (waitpid(h.pid, nullptr, WNOHANG) == 0) {
+                return h;
+            }
+            close(h.sock);  // it ended between launches (it was killed from outside)
         }
-        close(h.sock);  // it ended between launches (it was killed from outside)
     }
     return Spawn();
 }
