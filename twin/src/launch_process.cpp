@@ -36,11 +36,13 @@ struct Request {
     uint32_t path_bytes;  // followed by the kernel object's path
 };
 
-bool WriteAll(int fd, const void *data, size_t n)
+// All n bytes through `io` (a send or recv on fd), retried where a signal cut it short; false when
+// the other end is gone.
+template <typename Io>
+bool Transfer(int fd, char *p, size_t n, Io io)
 {
-    auto *p = static_cast<const char *>(data);
     while (n > 0) {
-        const ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        const ssize_t k = io(fd, p, n);
         if (k < 0 && errno == EINTR) {
             continue;
         }
@@ -53,21 +55,15 @@ bool WriteAll(int fd, const void *data, size_t n)
     return true;
 }
 
+bool WriteAll(int fd, const void *data, size_t n)
+{
+    return Transfer(fd, const_cast<char *>(static_cast<const char *>(data)), n,
+                    [](int f, char *p, size_t k) { return send(f, p, k, MSG_NOSIGNAL); });
+}
+
 bool ReadAll(int fd, void *data, size_t n)
 {
-    auto *p = static_cast<char *>(data);
-    while (n > 0) {
-        const ssize_t k = recv(fd, p, n, 0);
-        if (k < 0 && errno == EINTR) {
-            continue;
-        }
-        if (k <= 0) {
-            return false;
-        }
-        p += k;
-        n -= size_t(k);
-    }
-    return true;
+    return Transfer(fd, static_cast<char *>(data), n, [](int f, char *p, size_t k) { return recv(f, p, k, 0); });
 }
 
 // ---- in the launch process ----
