@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +108,7 @@ struct KernelObject {
 [[noreturn]] void Serve(int sock)
 {
     CloseAllBut(sock);             // the caller's files are not this process's to keep open
+    prctl(PR_SET_NAME, "twin-launch");  // how ps and top name it
     signal(SIGINT, SIG_IGN);       // Ctrl-C is the caller's: it stops this process
     struct sigaction action {};
     action.sa_sigaction = OnFatalSignal;
@@ -142,7 +144,8 @@ struct KernelObject {
             }
             if (object.launch == nullptr) {
                 result.status = kNotLoaded;
-                std::snprintf(result.error, sizeof result.error, "%s", dlerror());
+                const char *why = dlerror();
+                std::snprintf(result.error, sizeof result.error, "%s", why != nullptr ? why : "no twin_launch in it");
                 const char done = 1;
                 WriteAll(sock, &done, 1);
                 continue;
