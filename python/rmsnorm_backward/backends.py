@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import resources
-from .errors import InvalidInputError
+from .errors import EnvironmentSetupError, InvalidInputError
 
 # CANN's default install locations (shared with build.sh and cmake/npu.cmake).
 CANN_DEFAULT_PATHS = tuple(
@@ -117,12 +117,12 @@ def npu_backend(cann: dict | None = None) -> Backend:
 
 
 def best() -> Backend:
-    """The NPU when usable, else the twin; InvalidInputError when neither is."""
+    """The NPU when usable, else the twin; EnvironmentSetupError when neither is."""
     twin = twin_backend()
     for backend in (npu_backend(), twin):
         if backend.usable:
             return backend
-    raise InvalidInputError(f"no backend is usable here ({twin.detail}); run `rmsnorm-backward doctor`")
+    raise EnvironmentSetupError(f"no backend is usable here ({twin.detail}); run `rmsnorm-backward doctor`")
 
 
 def run(name: str, dy, x, rstd, gamma, *, soc: str):

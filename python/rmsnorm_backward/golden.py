@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from . import preflight
 from .errors import InvalidInputError
 
 
@@ -42,6 +43,7 @@ def golden(dy, x, rstd, gamma):
     """(dx, dgamma) in float64, dx shaped like x and dgamma like gamma; see the module docstring."""
     dy, x, rstd, gamma = (np.asarray(a) for a in (dy, x, rstd, gamma))
     rows, cols = row_layout(dy, x, rstd, gamma)
+    preflight.require_host_memory(preflight.golden_bytes({"x": x.shape}), f"golden on x {list(x.shape)}")
     dy64 = dy.astype(np.float64).reshape(rows, cols)
     x64 = x.astype(np.float64).reshape(rows, cols)
     rstd64 = rstd.astype(np.float64).reshape(rows, 1)

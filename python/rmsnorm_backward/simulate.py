@@ -3,8 +3,9 @@
     dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc="Ascend910B2")
 
 Inputs are NumPy arrays: dy, x and gamma float16, float32 or ml_dtypes.bfloat16 (one dtype), rstd
-float32. The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs):
-a bad input raises InvalidInputError with its sentence. dx has x's shape and dtype, dgamma gamma's
+float32. The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs) on
+their shapes and dtypes, with the host memory the run needs, before anything is copied (broadcast
+views are densified only then): a bad input raises InvalidInputError with its sentence. dx has x's shape and dtype, dgamma gamma's
 shape in float32. block_dim caps the cores (None: as many as the tiling's dgamma row groups, at most
 the SoC's cores); the results are bitwise the same for every block_dim. stats holds the launch: block_dim, tiling_key (its name), path, groups,
 gm_read_bytes, gm_write_bytes, min_bytes (each input read once, each output written once),
@@ -16,41 +17,43 @@ from typing import Optional
 
 import numpy as np
 
-from . import resources
+from . import preflight, resources
 from .errors import InvalidInputError
 
 KERNEL_NAME = "rms_norm_backward"
 KERNEL_SOURCE = resources.path("op_kernel/rms_norm_backward.cpp")
 
 
-def _as_input(name: str, value) -> np.ndarray:
-    array = np.asarray(value)
+def _numeric(name: str, value) -> np.ndarray:
+    array = np.asarray(value)  # a view for arrays (broadcast ones too): nothing is copied yet
     if array.dtype.hasobject:
         raise InvalidInputError(f"{name} must be a numeric NumPy array (got dtype {array.dtype}).")
-    if not (array.flags.c_contiguous and array.flags.writeable):
-        array = np.ascontiguousarray(array).copy()
     return array
 
 
-def tiling_for(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None) -> dict:
-    """The C++ tiling's verdict on these arrays: its dict, or InvalidInputError with its sentence."""
-    from . import _twin
+def _dense(array: np.ndarray) -> bool:
+    return bool(array.flags.c_contiguous and array.flags.writeable)
 
-    if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer))
-                                  or block_dim < 1):
-        raise InvalidInputError(f"block_dim must be a positive integer or None (got {block_dim!r}).")
-    arrays = {"dy": dy, "x": x, "rstd": rstd, "gamma": gamma}
-    kwargs = {f"{n}_shape": list(a.shape) for n, a in arrays.items()}
-    kwargs.update({f"{n}_dtype": a.dtype.name for n, a in arrays.items()})
-    return _twin.compute_tiling(**kwargs, soc=soc, block_dim=int(block_dim or 0))
+
+def tiling_for(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None) -> dict:
+    """The C++ tiling's verdict on these arrays' shapes and dtypes: its dict, or InvalidInputError."""
+    arrays = dict(zip(preflight.NAMES, (dy, x, rstd, gamma)))
+    return preflight.tiling({n: a.shape for n, a in arrays.items()}, {n: a.dtype.name for n, a in arrays.items()},
+                            soc=soc, block_dim=block_dim)
 
 
 def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None):
     """Runs the kernel on the twin; returns (dx, dgamma, stats). See the module docstring."""
     from .twin import run_kernel
 
-    dy, x, rstd, gamma = (_as_input(n, a) for n, a in zip(("dy", "x", "rstd", "gamma"), (dy, x, rstd, gamma)))
-    tiling = tiling_for(dy, x, rstd, gamma, soc=soc, block_dim=block_dim)
+    arrays = {n: _numeric(n, a) for n, a in zip(preflight.NAMES, (dy, x, rstd, gamma))}
+    tiling = tiling_for(*arrays.values(), soc=soc, block_dim=block_dim)  # shapes only, before any copy
+    preflight.require_host_memory(
+        preflight.simulate_bytes({n: a.shape for n, a in arrays.items()},
+                                 {n: a.dtype.itemsize for n, a in arrays.items()}, tiling,
+                                 {n: _dense(a) for n, a in arrays.items()}),
+        f"simulate on x {list(arrays['x'].shape)} {arrays['x'].dtype.name}")
+    dy, x, rstd, gamma = (a if _dense(a) else np.array(a, order="C") for a in arrays.values())
     fields = tiling["fields"]
     dx = np.empty(x.shape, dtype=x.dtype)
     dgamma = np.empty(gamma.shape, dtype=np.float32)

@@ -4,7 +4,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
 
 import rmsnorm_backward.torch  # noqa: E402,F401  registers the operator
-from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
+from rmsnorm_backward.errors import EnvironmentSetupError, InvalidInputError  # noqa: E402
 from rmsnorm_backward.golden import golden  # noqa: E402
 from rmsnorm_backward.torch._bridge import from_numpy, to_numpy  # noqa: E402
 
@@ -106,7 +106,7 @@ def test_npu_kernel_is_registered_and_says_how_to_build_the_adapter(monkeypatch)
     monkeypatch.setattr(_npu, "ADAPTER", "rmsnorm_backward_npu_adapter_not_built")
     _npu.adapter.cache_clear()
     try:
-        with pytest.raises(InvalidInputError, match="pip install --no-build-isolation framework/torch_npu_adapter"):
+        with pytest.raises(EnvironmentSetupError, match="pip install --no-build-isolation framework/torch_npu_adapter"):
             _npu.adapter()
     finally:
         _npu.adapter.cache_clear()

@@ -1,15 +1,15 @@
 // Guarded GM buffers, their pool, and gm_empty: NumPy arrays that live in guarded GM memory.
 #include "gm_buffer.h"
 
+#include "gm_arena.h"
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <new>
 #include <random>
 #include <thread>
 
@@ -18,7 +18,7 @@ namespace py = pybind11;
 namespace twin_host {
 namespace {
 
-// Up to kPoolBytes of freed buffer memory stays cached for the next launch.
+// Up to kPoolBytes of freed buffer memory stays cached for the next launch (its pages stay made).
 class BlockPool {
 public:
     static constexpr size_t kPoolBytes = size_t(1) << 30;
@@ -35,23 +35,19 @@ public:
                 return p;
             }
         }
-        void *p = std::aligned_alloc(4096, bytes);
-        if (p == nullptr) {
-            throw std::bad_alloc();
-        }
-        return static_cast<uint8_t *>(p);
+        return ArenaTake(bytes);
     }
     static void Give(uint8_t *p, size_t bytes)
     {
         std::lock_guard<std::mutex> lock(mutex_);
         while (cached_ + bytes > kPoolBytes && !free_.empty()) {
             auto largest = std::prev(free_.end());
-            std::free(largest->second);
+            ArenaGive(largest->second, largest->first);
             cached_ -= largest->first;
             free_.erase(largest);
         }
         if (bytes > kPoolBytes) {
-            std::free(p);
+            ArenaGive(p, bytes);
             return;
         }
         free_.emplace(bytes, p);

@@ -9,7 +9,8 @@
 namespace twin_host {
 
 // [guard][data][guard], data 1024-byte aligned like a device allocation. The memory comes from a
-// pool kept across launches: fresh pages cost a page fault and a clearing per 4 KiB.
+// pool kept across launches (fresh pages cost a page fault and a clearing per 4 KiB) over the
+// shared arena (gm_arena.h), which the launch process writes into.
 class GuardedBuffer {
 public:
     static constexpr size_t kGuard = 1024;

@@ -1,4 +1,5 @@
-// Loads a compiled kernel shared object and runs one launch on NumPy arrays.
+// Loads a compiled kernel shared object and runs one launch on NumPy arrays, in a launch process
+// (launch_process.h) so that a crash, a hang or Ctrl-C stops the launch and not the caller.
 // Every GM buffer gets guard canaries before and after it: the twin checks GlobalTensor and
 // DataCopy accesses itself, the canaries catch raw pointer writes that bypass those checks.
 #include <dlfcn.h>
@@ -6,7 +7,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <new>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "gm_buffer.h"
+#include "launch_process.h"
 #include "twin/launch_abi.h"
 
 namespace py = pybind11;
@@ -21,6 +26,7 @@ using twin_host::CopyJob;
 using twin_host::FindResident;
 using twin_host::GuardedBuffer;
 using twin_host::ParallelCopy;
+using twin_host::SharedLaunch;
 
 namespace {
 
@@ -49,26 +55,132 @@ const KernelLib &Load(const std::string &path)
     }
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-        Raise("KernelCompileError", std::string("the compiled kernel could not be loaded: ") + dlerror());
+        Raise("EnvironmentSetupError", std::string("the compiled kernel could not be loaded: ") + dlerror());
     }
     auto info_fn = reinterpret_cast<TwinKernelInfoFn>(dlsym(handle, "twin_kernel_info"));
     KernelLib lib;
     lib.launch = reinterpret_cast<TwinLaunchFn>(dlsym(handle, "twin_launch"));
     if (info_fn == nullptr || lib.launch == nullptr) {
-        Raise("KernelCompileError", "the shared object " + path + " was not built by run_kernel (no twin_launch)");
+        Raise("EnvironmentSetupError", "the shared object " + path + " was not built by run_kernel (no twin_launch)");
     }
     info_fn(&lib.info);
     if (lib.info.abi_version != TWIN_ABI_VERSION) {
-        Raise("KernelCompileError", "the compiled kernel speaks twin ABI " + std::to_string(lib.info.abi_version) +
+        Raise("EnvironmentSetupError", "the compiled kernel speaks twin ABI " + std::to_string(lib.info.abi_version) +
                                         ", this extension " + std::to_string(TWIN_ABI_VERSION) + "; rebuild it");
     }
     return libs.emplace(path, lib).first->second;
 }
 
-// Runs the kernel in `so_path` on `arrays` (C-contiguous, writeable; None = a null GM_ADDR); the
-// kernel's writes land in the arrays. Returns {"counter_names": [...], "cores": [[...] per core]}.
+// The launch's arguments, counters and result, laid out in one arena buffer where the launch
+// process reads and writes them (the caller's own memory is a stale copy there).
+class SharedBlock {
+public:
+    SharedBlock(const std::vector<std::string> &names, const std::string &soc, size_t num_counters)
+        : buffer_(Bytes(names, soc, num_counters), 0), at_(buffer_.data())
+    {
+        shared = new (Take<SharedLaunch>(1)) SharedLaunch();
+        gm = Take<TwinGmArg>(names.size());
+        for (size_t i = 0; i < names.size(); ++i) {
+            gm[i] = {nullptr, 0, Copy(names[i])};
+        }
+        counters = Take<uint64_t>(num_counters);
+        std::fill(counters, counters + num_counters, 0);
+        soc_name = Copy(soc);
+    }
+
+    SharedLaunch *shared;
+    TwinGmArg *gm;
+    uint64_t *counters;
+    const char *soc_name;
+
+private:
+    static size_t Bytes(const std::vector<std::string> &names, const std::string &soc, size_t num_counters)
+    {
+        size_t bytes = sizeof(SharedLaunch) + names.size() * sizeof(TwinGmArg) + num_counters * 8 + soc.size() + 64;
+        for (const std::string &n : names) {
+            bytes += n.size() + 1;
+        }
+        return bytes;
+    }
+    template <typename T>
+    T *Take(size_t n)
+    {
+        at_ += (alignof(T) - uintptr_t(at_) % alignof(T)) % alignof(T);
+        T *p = reinterpret_cast<T *>(at_);
+        at_ += n * sizeof(T);
+        return p;
+    }
+    const char *Copy(const std::string &text)
+    {
+        char *p = Take<char>(text.size() + 1);
+        std::memcpy(p, text.c_str(), text.size() + 1);
+        return p;
+    }
+
+    GuardedBuffer buffer_;
+    uint8_t *at_;
+};
+
+bool PythonInterrupted()
+{
+    py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+}
+
+std::string SignalName(int sig)
+{
+    const char *abbrev = sigabbrev_np(sig);
+    const char *text = strsignal(sig);
+    return (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig)) + " (" + (text ? text : "") + ")";
+}
+
+[[noreturn]] void RaiseCrash(const twin_host::LaunchOutcome &outcome, const twin_host::CrashReport &report,
+                             const std::string &damage)
+{
+    std::string message;
+    py::object core = py::none();
+    if (outcome.signal != 0 && report.signal.load() == outcome.signal) {
+        if (report.core >= 0) {
+            message = "core " + std::to_string(report.core) + ": ";
+            core = py::int_(report.core);
+        }
+        message += "the kernel crashed with " + SignalName(outcome.signal);
+        if (outcome.signal == SIGSEGV || outcome.signal == SIGBUS) {
+            char address[32];
+            std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(report.address));
+            message += " at address " + std::string(address) + " (a null or wild pointer)";
+        }
+    } else if (outcome.signal == SIGKILL) {
+        message = "the launch process was killed by SIGKILL from outside the twin (the out-of-memory killer?)";
+    } else if (outcome.signal != 0) {
+        message = "the kernel's launch process ended with " + SignalName(outcome.signal);
+    } else {
+        message = "the kernel ended its launch process with exit status " + std::to_string(outcome.exit_status) +
+                  " (exit() called in a kernel?)";
+    }
+    message += "; the caller carries on";
+    if (!damage.empty()) {
+        message += "; also " + damage;
+    }
+    py::object cls = py::module_::import("rmsnorm_backward.errors").attr("KernelCrashError");
+    py::object error = cls(message, outcome.signal != 0 ? py::object(py::int_(outcome.signal)) : py::none(), core);
+    PyErr_SetObject(cls.ptr(), error.ptr());
+    throw py::error_already_set();
+}
+
+std::string Seconds(double s)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", s);
+    return text;
+}
+
+// Runs the kernel in `so_path` on `arrays` (C-contiguous, writeable; None = a null GM_ADDR) in a
+// launch process (launch_process.h); the kernel's writes land in the arrays. Returns
+// {"counter_names": [...], "cores": [[...] per core]}.
 py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const std::vector<std::string> &names,
-                      const std::string &soc, uint32_t block_dim, uint64_t tiling_key, uint64_t seed)
+                      const std::string &soc, uint32_t block_dim, uint64_t tiling_key, uint64_t seed,
+                      double timeout_s)
 {
     const KernelLib &lib = Load(so_path);
     if (py::len(arrays) != names.size()) {
@@ -76,12 +188,12 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     }
     // Arrays made by gm_empty are GM already; the others are copied into guarded buffers and back.
     // Host pointers are taken with the GIL held; the copies and the launch run without it.
+    const size_t num_counters = size_t(block_dim) * lib.info.num_counters;
+    SharedBlock block(names, soc, num_counters);
     std::vector<GuardedBuffer *> guarded(names.size(), nullptr);
     std::vector<std::unique_ptr<GuardedBuffer>> owned;
     std::vector<CopyJob> copy_in, copy_out;
-    std::vector<TwinGmArg> gm;
     for (size_t i = 0; i < names.size(); ++i) {
-        gm.push_back({nullptr, 0, names[i].c_str()});
         if (arrays[i].is_none()) {
             continue;
         }
@@ -94,14 +206,15 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
             copy_in.push_back({guarded[i]->data(), host, guarded[i]->bytes()});
             copy_out.push_back({host, guarded[i]->data(), guarded[i]->bytes()});
         }
-        gm[i].data = guarded[i]->data();
-        gm[i].bytes = guarded[i]->bytes();
+        block.gm[i].data = guarded[i]->data();
+        block.gm[i].bytes = guarded[i]->bytes();
     }
-    std::vector<uint64_t> counters(size_t(block_dim) * lib.info.num_counters);
-    TwinLaunchArgs args{TWIN_ABI_VERSION, soc.c_str(), block_dim, tiling_key, seed,
-                        uint32_t(gm.size()), gm.data(), counters.data()};
-    auto result = std::make_unique<TwinLaunchResult>();
+    SharedLaunch &shared = *block.shared;
+    shared.args = {TWIN_ABI_VERSION, block.soc_name, block_dim, tiling_key, seed, uint32_t(names.size()), block.gm,
+                   block.counters};
+    twin_host::LaunchOutcome outcome;
     std::string damage;
+    std::string failure;
     {
         py::gil_scoped_release release;
         for (GuardedBuffer *g : guarded) {
@@ -110,22 +223,45 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
             }
         }
         ParallelCopy(copy_in);
-        lib.launch(&args, result.get());
+        try {
+            outcome = twin_host::RunInLaunchProcess(so_path, &shared, timeout_s, &PythonInterrupted);
+        } catch (const std::runtime_error &e) {
+            failure = e.what();
+        }
         for (size_t i = 0; i < guarded.size() && damage.empty(); ++i) {
             if (guarded[i] != nullptr && !guarded[i]->Damage().empty()) {
                 damage = "GM buffer '" + names[i] + "': " + guarded[i]->Damage() +
                          " overwrote its guard canary (a raw pointer write outside the buffer)";
             }
         }
-        if (result->status == TWIN_OK && damage.empty()) {
+        if (failure.empty() && outcome.end == twin_host::LaunchEnd::kFinished && shared.result.status == TWIN_OK &&
+            damage.empty()) {
             ParallelCopy(copy_out);
         }
     }
-    if (result->status == TWIN_INVALID_INPUT) {
-        Raise("InvalidInputError", result->error);
+    if (!failure.empty()) {
+        Raise("EnvironmentSetupError", failure);
     }
-    if (result->status == TWIN_RULE_ERROR) {
-        Raise("TwinRuleError", damage.empty() ? std::string(result->error) : result->error + ("; also " + damage));
+    switch (outcome.end) {
+        case twin_host::LaunchEnd::kInterrupted:
+            throw py::error_already_set();  // the KeyboardInterrupt that PyErr_CheckSignals raised
+        case twin_host::LaunchEnd::kTimedOut:
+            Raise("TwinTimeoutError", "the kernel did not finish within " + Seconds(timeout_s) +
+                                          " s (run_kernel's timeout); its launch process was stopped");
+        case twin_host::LaunchEnd::kCrashed:
+            RaiseCrash(outcome, shared.crash, damage);
+        case twin_host::LaunchEnd::kFinished:
+            break;
+    }
+    const TwinLaunchResult &result = shared.result;
+    if (result.status == twin_host::kNotLoaded) {
+        Raise("EnvironmentSetupError", std::string("the launch process could not load the compiled kernel: ") + result.error);
+    }
+    if (result.status == TWIN_INVALID_INPUT) {
+        Raise("InvalidInputError", result.error);
+    }
+    if (result.status == TWIN_RULE_ERROR) {
+        Raise("TwinRuleError", damage.empty() ? std::string(result.error) : result.error + ("; also " + damage));
     }
     if (!damage.empty()) {
         Raise("TwinRuleError", damage);
@@ -138,7 +274,7 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     for (uint32_t b = 0; b < block_dim; ++b) {
         py::list row;
         for (uint32_t c = 0; c < lib.info.num_counters; ++c) {
-            row.append(counters[size_t(b) * lib.info.num_counters + c]);
+            row.append(block.counters[size_t(b) * lib.info.num_counters + c]);
         }
         cores.append(row);
     }
@@ -157,6 +293,7 @@ void BindLoader(py::module_ &m)
 {
     BindGmBuffers(m);
     m.def("launch", &LaunchKernel, py::arg("so_path"), py::arg("arrays"), py::arg("names"), py::arg("soc"),
-          py::arg("block_dim"), py::arg("tiling_key"), py::arg("seed"),
-          "Run a kernel .so built by rmsnorm_backward.twin on NumPy arrays (GM buffers, written back).");
+          py::arg("block_dim"), py::arg("tiling_key"), py::arg("seed"), py::arg("timeout") = 0.0,
+          "Run a kernel .so built by rmsnorm_backward.twin on NumPy arrays (GM buffers, written back) in a "
+          "launch process; timeout in seconds (0: no limit), Ctrl-C stops it too.");
 }

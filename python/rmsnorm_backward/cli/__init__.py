@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from ..errors import InvalidInputError
+from ..errors import RmsNormBackwardError
 from ._common import CONTEXT, PROG, CliError, show_notices
 from . import bench, doctor, gen, golden
 
@@ -38,8 +38,11 @@ def main(argv=None) -> int:
     except click.ClickException as e:
         e.show()
         return e.exit_code
-    except InvalidInputError as e:  # a rule of the operator or the twin, found while running
+    except RmsNormBackwardError as e:  # a rule of the operator or the twin, or the environment, found while running
         CliError(str(e)).show()
+        return CliError.exit_code
+    except MemoryError:  # the preflight's estimate fell short: still one sentence, not a traceback
+        CliError("ran out of host memory; use smaller shapes").show()
         return CliError.exit_code
     except (click.Abort, KeyboardInterrupt):
         click.echo(f"{PROG}: interrupted", err=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from .. import backends, op_def
+from .. import backends, op_def, preflight
 from ..fileio import atomic_directory, check_writable_dir
 from ..golden import golden
 from ..precision import compare
@@ -119,12 +119,13 @@ def _read_case(meta: Path) -> dict:
     return case
 
 
-def load_dir(d: Path) -> tuple[dict, dict, dict | None]:
+def load_dir(d: Path, soc: str) -> tuple[dict, dict, dict | None]:
     """(case, inputs, golden or None) from a sample directory."""
     meta = d / CASE_FILE
     if not meta.is_file():
         raise CliError(f"--from-dir {d} has no {CASE_FILE} ({meta} is missing): make samples with --save-dir")
     case = _read_case(meta)
+    preflight.golden_run(case["shapes"], case["dtypes"], soc=soc)  # before any .bin is read
     files = sample_files(case)
     op = op_def.load()
     inputs = {t.name: _read_bin(d, f"input/{t.name}.bin", files[f"input/{t.name}.bin"]) for t in op.inputs}
@@ -190,6 +191,7 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, soc, backend, from_d
             raise click.UsageError(f"--from-dir takes the case from its {CASE_FILE}: drop {', '.join(given)}")
     else:
         case = case_from_options(shape, gamma_dims, rstd_flat, dtype)
+        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc)  # before any array is made
     if save_dir is not None:
         _check_save_dir(save_dir, from_dir)
     chosen = backends.best() if backend == "auto" else _chosen(backend)
@@ -202,7 +204,7 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, soc, backend, from_d
 
         step(0)
         if from_dir is not None:
-            case, inputs, gold = load_dir(from_dir)
+            case, inputs, gold = load_dir(from_dir, soc)
         else:
             inputs, gold = random_inputs(case, seed), None
         step(1)

@@ -3,7 +3,8 @@
 NumPy has no bfloat16 of its own: a bf16 tensor is viewed as int16 (same bytes) and reinterpreted as
 ml_dtypes.bfloat16, the type the twin's Python side uses. Only a tensor whose elements are not laid
 out densely in row-major order (a transpose, a slice, an expanded zero-stride grad) is copied, because
-the kernel reads GM as one dense buffer.
+the kernel reads GM as one dense buffer; as_numpy leaves that copy to the caller (simulate makes it
+after checking the shapes).
 """
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ import torch
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
     """A NumPy view of `t`'s memory (of a dense copy when `t` is not row-major contiguous)."""
-    t = t.detach().resolve_conj().resolve_neg().contiguous()
+    return as_numpy(t.contiguous())
+
+
+def as_numpy(t: torch.Tensor) -> np.ndarray:
+    """A NumPy view of `t`'s memory with `t`'s strides, dense or not (an expanded tensor stays a
+    broadcast view: nothing is copied, so its shape can be checked before it is densified)."""
+    t = t.detach().resolve_conj().resolve_neg()
     if t.dtype == torch.bfloat16:
         import ml_dtypes
 

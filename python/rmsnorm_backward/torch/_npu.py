@@ -14,7 +14,7 @@ import importlib
 import torch
 
 from ..backends import NPU_ADAPTER
-from ..errors import InvalidInputError
+from ..errors import EnvironmentSetupError
 from . import _validate
 from ._op import rms_norm_backward
 
@@ -25,11 +25,11 @@ BUILD_HINT = ("build it where torch_npu and CANN are installed with "
 
 @functools.lru_cache(maxsize=None)
 def adapter():
-    """The compiled adapter module; InvalidInputError saying how to build it when it is missing."""
+    """The compiled adapter module; EnvironmentSetupError saying how to build it when it is missing."""
     try:
         return importlib.import_module(ADAPTER)
     except ImportError as e:
-        raise InvalidInputError(f"NPU tensors need the {ADAPTER} extension, which is not importable ({e}): "
+        raise EnvironmentSetupError(f"NPU tensors need the {ADAPTER} extension, which is not importable ({e}): "
                                 f"{BUILD_HINT}") from None
 
 

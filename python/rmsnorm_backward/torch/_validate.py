@@ -1,7 +1,7 @@
 """Input checks of the torch front end, by the rules of the C++ tiling (one source of the rules).
 
-Shapes and dtypes go to rmsnorm_backward._twin.compute_tiling, the binding of the plain tiling the
-CANN TilingFunc also runs. Under torch.compile sizes may be symbolic: a size with a hint (the value of
+Shapes and dtypes go to rmsnorm_backward.preflight.tiling, the binding of the plain tiling the CANN
+TilingFunc also runs, once per call and on shapes only (no tensor is read or densified). Under torch.compile sizes may be symbolic: a size with a hint (the value of
 the example input) is checked at that value; when some size has none, the shape check waits for the
 kernel, which runs the same rules on real shapes.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import op_def, preflight
 from ..errors import InvalidInputError
 
 NAMES = ("dy", "x", "rstd", "gamma")
@@ -41,11 +42,7 @@ def _dtype_name(dtype: torch.dtype) -> str:
 
 
 def _tiling_rules(shapes: dict, dtypes: dict) -> None:
-    from .. import _twin
-
-    kwargs = {f"{n}_shape": list(shapes[n]) for n in NAMES}
-    kwargs.update({f"{n}_dtype": _dtype_name(dtypes[n]) for n in NAMES})
-    _twin.compute_tiling(**kwargs)  # raises InvalidInputError with the rule's sentence
+    preflight.tiling(shapes, {n: _dtype_name(dtypes[n]) for n in NAMES})  # InvalidInputError with its sentence
 
 
 def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor) -> None:
@@ -61,22 +58,19 @@ def check_forward(x: torch.Tensor, gamma: torch.Tensor) -> None:
     """Will the backward of rms_norm(x, gamma) be accepted? Checked before the forward runs.
 
     The backward runs the operator on dy shaped like x, rstd shaped x.shape[:-k] + (1,) * k
-    (k = gamma.ndim), all in the wider dtype of x and gamma.
+    (k = gamma.ndim), all in the wider dtype of x and gamma. x and gamma may differ in dtype here,
+    each being one of the operator's; the shapes then go to the tiling once, in the wider dtype.
     """
     check_devices(x=x, gamma=gamma)
+    allowed = [d.name for d in op_def.load().type_values]
+    for name, t in (("x", x), ("gamma", gamma)):
+        if _dtype_name(t.dtype) not in allowed:
+            raise InvalidInputError(f"{name} must be {', '.join(allowed[:-1])} or {allowed[-1]} "
+                                    f"(got {_dtype_name(t.dtype)}).")
     x_shape, gamma_shape = _shape(x), _shape(gamma)
     if x_shape is None or gamma_shape is None:
         return
     k = min(len(gamma_shape), len(x_shape))
     shapes = {"dy": x_shape, "x": x_shape, "rstd": x_shape[:len(x_shape) - k] + (1,) * k, "gamma": gamma_shape}
-
-    def rules(x_dtype, gamma_dtype):
-        _tiling_rules(shapes, {"dy": x_dtype, "x": x_dtype, "rstd": torch.float32, "gamma": gamma_dtype})
-
-    rules(x.dtype, x.dtype)  # shapes and x's dtype
     wide = torch.promote_types(x.dtype, gamma.dtype)
-    try:
-        rules(wide, wide)
-    except InvalidInputError:
-        rules(x.dtype, gamma.dtype)  # x's dtype passed, so gamma's is at fault: let the message name it
-        raise
+    _tiling_rules(shapes, {"dy": wide, "x": wide, "rstd": torch.float32, "gamma": wide})

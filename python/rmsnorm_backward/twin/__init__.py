@@ -7,6 +7,11 @@ compiles the source against the twin (cached by content, see build.py), runs its
 arrays as its GM_ADDR arguments in order, and writes every array back in place. A broken Ascend C
 rule raises TwinRuleError; a compile error KernelCompileError with g++'s message.
 
+The launch runs in a launch process forked from the caller (twin/src/launch_process.h), so it can
+always be stopped and never takes the caller down: past `timeout` seconds it is stopped with
+TwinTimeoutError, Ctrl-C stops it with KeyboardInterrupt, and a kernel that dies of a fatal signal
+(a null GM_ADDR written, abort()) raises KernelCrashError with the signal and, where known, the core.
+
 Any array is copied into a guarded GM buffer and back around the launch; arrays made by gm_empty /
 gm_array live in guarded GM memory already (like device memory) and run without those copies.
 """
@@ -22,6 +27,9 @@ import numpy as np
 
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.twin.build import Defines, compile_kernel
+
+# Generous: the slowest launch of the test suites takes seconds; a kernel that loops forever does not.
+DEFAULT_TIMEOUT = 600.0
 
 __all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty", "gm_array"]
 
@@ -89,12 +97,13 @@ def _gm_arguments(args) -> tuple[list, list[str]]:
 def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: int = 1,
                soc: str = "Ascend910B2", tiling_key: int = 0, defines: Defines = None,
                include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None,
-               seed: Optional[int] = None) -> LaunchStats:
+               seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> LaunchStats:
     """Compile `source` against the twin and launch its entry `name` on `block_dim` cores.
 
     args: NumPy arrays (or None for a null GM_ADDR), in the entry's argument order, as a list or a
     dict whose keys name the buffers in error messages. defines: {"NAME": value} or ["NAME=value"].
     seed: randomises what the hardware leaves unordered (atomic adds); random when None.
+    timeout: seconds the launch may take (None: no limit), not counting the compile.
     """
     cores = soc_info(soc)["vector_cores"]
     if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
@@ -102,13 +111,17 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
                                 f"got {block_dim!r}")
     if isinstance(tiling_key, bool) or not isinstance(tiling_key, (int, np.integer)) or not 0 <= tiling_key < 2**64:
         raise InvalidInputError(f"tiling_key must be a non-negative 64-bit integer, got {tiling_key!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating))
+                                or not 0 < timeout < float("inf")):
+        raise InvalidInputError(f"timeout must be a positive number of seconds or None (no limit), got {timeout!r}")
     values, names = _gm_arguments(args)
     so_path = compile_kernel(source, name, defines=defines, include_dirs=include_dirs)
 
     from rmsnorm_backward import _twin
 
     seed = secrets.randbits(64) if seed is None else int(seed) % 2**64
-    out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed)
+    out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed,
+                       0.0 if timeout is None else float(timeout))
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: sum(core[k] for core in per_core) for k in counter_names}

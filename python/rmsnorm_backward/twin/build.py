@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Union
 
 from rmsnorm_backward import resources
-from rmsnorm_backward.errors import InvalidInputError, KernelCompileError
+from rmsnorm_backward.errors import EnvironmentSetupError, InvalidInputError, KernelCompileError
 
 CXX = "g++"
 # The project's kernel flags (docs/design.md section 6); never -ffast-math: NaN/Inf must propagate as IEEE does.
@@ -48,7 +48,7 @@ def twin_include_dirs() -> list[Path]:
     try:
         return [resources.path("twin/include"), resources.path("op_host")]
     except FileNotFoundError as e:
-        raise KernelCompileError(f"the twin headers cannot be found: {e}") from None
+        raise EnvironmentSetupError(f"the twin headers cannot be found: {e}") from None
 
 
 def cache_dir() -> Path:
@@ -63,7 +63,7 @@ def compiler_version() -> str:
     try:
         return subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise KernelCompileError(f"{CXX} is needed to compile kernels for the twin and did not run ({exc})") from exc
+        raise EnvironmentSetupError(f"{CXX} is needed to compile kernels for the twin and did not run ({exc})") from exc
 
 
 def _define_flags(defines: Defines) -> list[str]:

@@ -294,4 +294,8 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
                                                                       TwinLaunchResult *result)         \
     {                                                                                                   \
         return ::twin::LaunchKernel(&entry, *args, *result);                                            \
+    }                                                                                                   \
+    extern "C" __attribute__((visibility("default"))) int twin_current_core(void)                       \
+    {                                                                                                   \
+        return ::twin::g_core != nullptr ? int(::twin::g_core->block_idx) : -1;                         \
     }

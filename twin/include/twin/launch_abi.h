@@ -46,6 +46,9 @@ typedef struct TwinKernelInfo {
 // Exported by every kernel shared object (see TWIN_DEFINE_LAUNCH in launch.h).
 typedef void (*TwinKernelInfoFn)(TwinKernelInfo *info);
 typedef int (*TwinLaunchFn)(const TwinLaunchArgs *args, TwinLaunchResult *result);
+// The block index of the core running on the calling thread, -1 off the cores; async-signal-safe
+// once the thread has called it (the loader's crash handler asks it which core took a signal).
+typedef int (*TwinCurrentCoreFn)(void);
 
 #ifdef __cplusplus
 }

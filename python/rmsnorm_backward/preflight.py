@@ -1,0 +1,102 @@
+"""Checks that run before anything is allocated: the operator's rules on shapes and dtypes alone
+(the C++ plain tiling, the code CANN's TilingFunc runs) and the host memory a request will need.
+
+Every entry point (the CLI's golden, simulate, the torch op and its fake) calls these first, on
+shapes only, so a request that cannot work is refused in one sentence, in microseconds, before an
+array is made or a broadcast view is densified.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Mapping, Sequence
+from typing import Optional
+
+from .errors import InvalidInputError
+
+NAMES = ("dy", "x", "rstd", "gamma")
+_INT64_MAX = 2**63 - 1
+# Float64 arrays of rows x cols that golden() holds at its peak (dy, x, x*rstd, dy*gamma, a product,
+# dx): what makes it by far the largest user of memory of a golden run.
+GOLDEN_F64_ARRAYS = 6
+
+
+def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, soc: str = "Ascend910B2",
+           block_dim: Optional[int] = None) -> dict:
+    """The C++ tiling's verdict on these shapes and dtype names (dy, x, rstd, gamma): its dict, or
+    InvalidInputError with its sentence. Computed once per call: pass the dict on, do not ask again."""
+    from . import _twin
+
+    if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral)
+                                  or block_dim < 1):
+        raise InvalidInputError(f"block_dim must be a positive integer or None (got {block_dim!r}).")
+    for name in NAMES:
+        if any(int(d) > _INT64_MAX for d in shapes[name]):
+            raise InvalidInputError(f"{name}'s shape {list(shapes[name])} has a dim that does not fit in int64.")
+    kwargs = {f"{n}_shape": [int(d) for d in shapes[n]] for n in NAMES}
+    kwargs.update({f"{n}_dtype": str(dtypes[n]) for n in NAMES})
+    return _twin.compute_tiling(**kwargs, soc=str(soc), block_dim=int(block_dim or 0))
+
+
+def available_host_bytes() -> Optional[int]:
+    """What the kernel would let this process allocate now without swapping (MemAvailable); None
+    when the system does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def require_host_memory(need: int, what: str) -> None:
+    """InvalidInputError when `what` needs more host memory (an estimate, `need` bytes) than is
+    available: one sentence with both figures, instead of a MemoryError or the OOM killer later."""
+    available = available_host_bytes()
+    if available is not None and need > available:
+        raise InvalidInputError(f"{what} needs about {_gib(need)} of host memory, more than the {_gib(available)} "
+                                "available here; use smaller shapes.")
+
+
+def elements(shape: Sequence[int]) -> int:
+    return math.prod(int(d) for d in shape)
+
+
+def simulate_bytes(shapes: Mapping[str, Sequence[int]], itemsizes: Mapping[str, int], tiling_dict: dict,
+                   dense_already: Mapping[str, bool]) -> int:
+    """Peak host bytes of simulate(): a dense copy of each input that is not dense already, the
+    guarded GM copy of every input, dx and dgamma each with its guarded copy, and the workspace."""
+    need = 0
+    for name in NAMES:
+        nbytes = elements(shapes[name]) * itemsizes[name]
+        need += nbytes * (1 if dense_already.get(name, False) else 2)
+    need += 2 * elements(shapes["x"]) * itemsizes["x"] + 2 * elements(shapes["gamma"]) * 4
+    return need + 2 * int(tiling_dict["workspace_bytes"])
+
+
+def golden_bytes(shapes: Mapping[str, Sequence[int]]) -> int:
+    """Peak host bytes of golden() on these shapes (its float64 temporaries)."""
+    return GOLDEN_F64_ARRAYS * 8 * elements(shapes["x"])
+
+
+def golden_run(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, soc: str) -> dict:
+    """The checks of a whole golden run (inputs made, golden, the twin's run, the comparison) on
+    shapes and dtype names: the tiling's dict, or InvalidInputError before any array exists."""
+    from . import op_def
+
+    found = tiling(shapes, dtypes, soc=soc)
+    itemsizes = {n: op_def.DTYPES[dtypes[n]].numpy().itemsize for n in NAMES}
+    inputs = sum(elements(shapes[n]) * itemsizes[n] for n in NAMES)
+    need = inputs + golden_bytes(shapes) + simulate_bytes(shapes, itemsizes, found, {n: True for n in NAMES})
+    require_host_memory(need, f"golden on x {list(shapes['x'])} {dtypes['x']}")
+    return found

@@ -1,0 +1,102 @@
+"""The torch entry points check shapes before they touch data: a 1 x 2^31 broadcast view (dy and x)
+is refused in one sentence at once instead of being densified, a request larger than this machine
+likewise, and each call runs the tiling once (the eager op, its fake, rms_norm's forward check and
+its backward)."""
+import time
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
+
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+import rmsnorm_backward.torch  # noqa: E402,F401  registers the operator
+from rmsnorm_backward import _twin  # noqa: E402
+from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
+from rmsnorm_backward.torch import rms_norm  # noqa: E402
+
+from torch_helpers import randn, rstd_of  # noqa: E402
+
+op = torch.ops.rmsnorm_backward.rms_norm_backward
+SOON = 2.0  # seconds; densifying 2^31 elements took 30-50 s
+MEMORY_LIMIT = r"needs about [0-9.]+ GiB of host memory, more than the [0-9.]+ GiB available here"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm():
+    """One small call of each entry first: torch imports its dispatch machinery (dynamo) on the
+    first custom-op call, which is no part of what is timed here."""
+    rng = np.random.default_rng(0)
+    x, gamma = randn(rng, (2, 16)).requires_grad_(), randn(rng, (16,)).requires_grad_()
+    rms_norm(x, gamma).sum().backward()
+    with FakeTensorMode():
+        op(torch.empty(2, 16), torch.empty(2, 16), torch.empty(2, 1), torch.empty(16))
+
+
+def broadcast(*shape):
+    return torch.ones(1).expand(*shape)  # zero strides: one element of memory
+
+
+@pytest.mark.parametrize("rows, cols, message", [
+    (1, 2**31, r"gamma must have 1 to 2\^30 elements \(got 2147483648\)\."),
+    (2**20, 2**20, r"simulate on x \[1048576, 1048576\] float32 " + MEMORY_LIMIT),
+])
+def test_the_op_refuses_huge_broadcast_views_at_once(rows, cols, message):
+    start = time.monotonic()
+    with pytest.raises(InvalidInputError, match=message):
+        op(broadcast(rows, cols), broadcast(rows, cols), broadcast(rows, 1), broadcast(cols))
+    assert time.monotonic() - start < SOON
+
+
+def test_rms_norm_refuses_a_huge_broadcast_input_before_its_forward():
+    start = time.monotonic()
+    with pytest.raises(InvalidInputError, match=r"gamma must have 1 to 2\^30 elements"):
+        rms_norm(broadcast(1, 2**31), broadcast(2**31))
+    assert time.monotonic() - start < SOON
+
+
+@pytest.fixture
+def tiling_calls(monkeypatch):
+    """The number of times the C++ tiling ran since the fixture was made."""
+    calls = []
+    real = _twin.compute_tiling
+
+    def counted(**kwargs):
+        calls.append(kwargs["x_shape"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(_twin, "compute_tiling", counted)
+    return calls
+
+
+def test_the_eager_op_runs_the_tiling_once(rng, tiling_calls):
+    x = randn(rng, (5, 48))
+    dx, dgamma = op(randn(rng, (5, 48)), x, rstd_of(x, 1), randn(rng, (48,)))
+    assert tiling_calls == [[5, 48]] and dx.shape == x.shape and dgamma.shape == (48,)
+
+
+def test_the_fake_op_runs_the_tiling_once(tiling_calls):
+    with FakeTensorMode():
+        dx, _ = op(torch.empty(3, 40), torch.empty(3, 40), torch.empty(3, 1), torch.empty(40))
+    assert tiling_calls == [[3, 40]] and dx.shape == (3, 40)
+
+
+@pytest.mark.parametrize("gamma_dtype", [torch.float32, torch.bfloat16])
+def test_rms_norm_runs_the_tiling_once_forward_and_once_backward(rng, tiling_calls, gamma_dtype):
+    x = randn(rng, (6, 32), torch.bfloat16).requires_grad_()
+    gamma = randn(rng, (32,), gamma_dtype).requires_grad_()
+    y = rms_norm(x, gamma)
+    assert tiling_calls == [[6, 32]]
+    y.float().sum().backward()
+    assert tiling_calls == [[6, 32], [6, 32]] and x.grad.shape == x.shape
+
+
+@pytest.mark.parametrize("x_dtype, gamma_dtype, message", [
+    (torch.float64, torch.float32, r"^x must be float16, float32 or bfloat16 \(got float64\)\.$"),
+    (torch.float16, torch.int32, r"^gamma must be float16, float32 or bfloat16 \(got int32\)\.$"),
+])
+def test_rms_norm_names_the_tensor_of_a_bad_dtype_without_the_tiling(tiling_calls, x_dtype, gamma_dtype, message):
+    with pytest.raises(InvalidInputError, match=message):
+        rms_norm(torch.ones(4, 8, dtype=x_dtype), torch.ones(8, dtype=gamma_dtype))
+    assert tiling_calls == []
