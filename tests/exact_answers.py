@@ -15,7 +15,11 @@ then be met to 0 ulp, dx and dgamma.
 
 tail_failures: elements over both tolerances in the last 128 lanes of every row (its last 64-lane
 fp32 repeat and last 128-lane 16-bit repeat), where a wrong repeat count or mask shows up in a few
-lanes per row, too few for the standard's allowance of rtol x size failed elements.
+lanes per row, too few for the standard's allowance of rtol x size failed elements. An element one
+ulp from the rounded golden does not count: the fp32 result rounded to 16 bits may land on the other
+neighbour of a value the float64 golden rounds (for bf16 one ulp is 2^-7 relative, over the 4e-3
+tolerance), which is exactly what the standard's allowance is for; a lane the kernel skipped or
+computed wrong is many ulps off.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ import ml_dtypes
 import numpy as np
 
 from rmsnorm_backward.golden import golden
-from rmsnorm_backward.precision import compare
+from rmsnorm_backward.precision import TOLERANCES
 
 NUMPY = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
 HALF_ULP_AT_ONE = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-11}
@@ -65,8 +69,26 @@ def assert_exact(dx, dgamma, dy, x, rstd, gamma, what: str = ""):
 
 
 def tail_failures(dx, golden_dx, dtype: str) -> int:
-    """Failed elements (and NaN/Inf mismatches) in the last 128 lanes of every row of dx."""
+    """Elements of the last 128 lanes of every row of dx that fail the standard and are more than one
+    ulp from the golden rounded to dx's dtype (NaN/Inf mismatches count too)."""
     cols = dx.shape[-1]
     begin = (cols - 1) // 128 * 128
-    report = compare(dx.reshape(-1, cols)[:, begin:], golden_dx.reshape(-1, cols)[:, begin:], dtype)
-    return report.failed_elements + report.nan_inf_mismatches
+    actual = np.ascontiguousarray(dx.reshape(-1, cols)[:, begin:])
+    with np.errstate(over="ignore"):
+        expected = golden_dx.reshape(-1, cols)[:, begin:].astype(actual.dtype)
+    a, e = actual.astype(np.float64), expected.astype(np.float64)
+    atol, rtol = TOLERANCES[dtype]
+    with np.errstate(all="ignore"):
+        abs_err = np.abs(a - e)
+        over = (abs_err > atol) & (abs_err > rtol * np.abs(e))
+    unsigned = {2: np.uint16, 4: np.uint32}[actual.dtype.itemsize]
+    sign = np.int64(1) << (8 * actual.dtype.itemsize - 1)
+
+    def ordered(v):  # integers that count ulps monotonically, +0 and -0 both 0
+        bits = v.view(unsigned).astype(np.int64)
+        return np.where(bits & sign, -(bits & (sign - 1)), bits)
+
+    far = np.abs(ordered(actual) - ordered(expected)) > 1
+    finite = np.isfinite(a) & np.isfinite(e)
+    special = ~finite & ~((np.isnan(a) & np.isnan(e)) | (a == e))
+    return int((finite & over & far).sum() + special.sum())
