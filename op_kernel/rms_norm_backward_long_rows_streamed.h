@@ -68,9 +68,8 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (t_.gamma_slots == 0) {
+        if (t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-            WaitFor<HardEvent::MTE2_V>(pipe_);
         }
         for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
             const RowGroup group = GroupRows(t_, g);
