@@ -157,8 +157,14 @@ def patched_kernel(name: str, bug: Bug) -> Path:
     only = (f"#undef TILING_KEY_IS\n#define TILING_KEY_IS(key) (static_cast<uint64_t>(key) == {tiling_key(bug)}u && "
             "::twin::Launch().tiling_key == static_cast<uint64_t>(key))\n")
     files[ENTRY] = files[ENTRY].replace(anchor, anchor + only)
+    return kernel_copy("planted", files)
+
+
+def kernel_copy(kind: str, files: dict[str, str]) -> Path:
+    """The kernel entry of a changed copy of op_kernel/ (file name -> text), written once into a
+    directory of the cache named by its content (never in the tree)."""
     digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
-    directory = cache_dir().parent / "planted" / digest
+    directory = cache_dir().parent / kind / digest
     if not (directory / ENTRY).is_file():
         work = directory.with_name(digest + ".tmp")
         shutil.rmtree(work, ignore_errors=True)

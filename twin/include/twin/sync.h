@@ -51,9 +51,17 @@ inline void Signal(CoreState &core, Pipe from, Handoff &out)
     }
     out[int(from)] = ++core.instr_seq;
 }
+// Set only by the sync-removal test (tests/hardening/test_sync_removal.py) around one queue call of an
+// instrumented kernel: the DeQue or AllocTensor keeps its bookkeeping but waits for nothing, as if the
+// flag the queue inserts there were taken out of the kernel.
+inline thread_local bool g_queue_wait_dropped = false;
+
 // A pipe waits for a signal (WaitFlag, DeQue, AllocTensor): what was passed on becomes visible to it.
 inline void Receive(CoreState &core, Pipe to, const Handoff &in)
 {
+    if (g_queue_wait_dropped) {
+        return;
+    }
     for (int p = 0; p < PipeSync::kPipes; ++p) {
         uint64_t &visible = core.pipe_sync.visible_seq[p][int(to)];
         visible = std::max(visible, in[p]);
