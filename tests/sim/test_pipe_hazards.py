@@ -11,7 +11,7 @@ from small_kernels import params, run
 
 BLOCK = 64  # float32 elements
 
-# params = [case, fixed]. x: 2 blocks in; y: 2 blocks out (y[0] is also the GM scratch of cases 6-10).
+# params = [case, fixed]. x: 2 blocks in; y: 2 blocks out (y[0] is also the GM scratch of cases 6-11).
 SOURCE = """
 template <HardEvent evt>
 void Order(bool fixed)
@@ -117,6 +117,14 @@ extern "C" __global__ __aicore__ void hazard_case(GM_ADDR x, GM_ADDR y, GM_ADDR 
         if (fixed) PipeBarrier<PIPE_MTE3>();
         DataCopy(yg, bt, BLOCK);
         break;
+    case 11:  // MTE3 adds into the same GM bytes twice: the atomic unit orders the adds itself
+        DataCopy(at, xg, BLOCK);
+        Order<HardEvent::MTE2_MTE3>(true);
+        SetAtomicAdd<float>();
+        DataCopy(yg, at, BLOCK);
+        DataCopy(yg, at, BLOCK);
+        SetAtomicNone();
+        break;
     }
     if (kase == 0 || kase == 1 || kase == 4 || kase == 5 || kase == 9) {
         yg.SetValue(BLOCK, value);
@@ -177,29 +185,9 @@ def test_with_the_ordering_it_passes_and_computes(case, rng):
 
 
 def test_overlapping_atomic_adds_of_one_core_need_no_barrier(rng):
-    """Atomic adds of one core into the same GM bytes are ordered by the atomic unit itself."""
-    source = """
-extern "C" __global__ __aicore__ void atomic_twice(GM_ADDR x, GM_ADDR y)
-{
-    GlobalTensor<float> xg, yg;
-    xg.SetGlobalBuffer((__gm__ float *)x, BLOCK);
-    yg.SetGlobalBuffer((__gm__ float *)y, BLOCK);
-    TPipe pipe;
-    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
-    pipe.InitBuffer(q, 1, BLOCK * sizeof(float));
-    LocalTensor<float> t = q.AllocTensor<float>();
-    DataCopy(t, xg, BLOCK);
-    q.EnQue(t);
-    t = q.DeQue<float>();
-    SetAtomicAdd<float>();
-    DataCopy(yg, t, BLOCK);
-    DataCopy(yg, t, BLOCK);
-    SetAtomicNone();
-    q.FreeTensor(t);
-}
-""".replace("BLOCK", str(BLOCK))
-    x = rng.standard_normal(BLOCK).astype(np.float32)
-    y = rng.standard_normal(BLOCK).astype(np.float32)
-    expected = (y + x) + x
-    run(source, "atomic_twice", {"x": x, "y": y})
+    x = rng.standard_normal(2 * BLOCK).astype(np.float32)
+    y = np.full(2 * BLOCK, -1.0, np.float32)
+    expected = y.copy()
+    expected[:BLOCK] = (expected[:BLOCK] + x[:BLOCK]) + x[:BLOCK]
+    launch(11, False, x, y)
     np.testing.assert_array_equal(y, expected)
