@@ -54,8 +54,7 @@ extern "C" __global__ __aicore__ void rms_norm_backward(GM_ADDR dy, GM_ADDR x, G
     }
     if (tilingData.groups > 1) {
         pipe.Reset();
-        PipeBarrier<PIPE_ALL>();  // every partial has landed in GM before any core reads it
-        SyncAll();
+        SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed
         RmsNormBackwardDgammaReduce reduce;
         reduce.Init(dgamma, workspace, tilingData, &pipe);
         reduce.Process();

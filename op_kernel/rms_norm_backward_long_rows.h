@@ -72,8 +72,9 @@ public:
 
     __aicore__ inline void Process()
     {
+        // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
+        // flag waits for every earlier copy-in, this one too.
         CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-        WaitFor<HardEvent::MTE2_V>(pipe_);
         for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
             const RowGroup group = GroupRows(t_, g);
             partialGm_ = gm_.Partial(t_, g);

@@ -68,9 +68,8 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (t_.gamma_slots == 0) {
+        if (t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-            WaitFor<HardEvent::MTE2_V>(pipe_);
         }
         for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
             const RowGroup group = GroupRows(t_, g);
@@ -290,7 +289,10 @@ private:
     }
 
     // dgamma += dy*xhat: in UB for the resident cols; beyond them in the group's GM partial, which
-    // the group's first row writes and later rows read back (after this core's earlier writes landed).
+    // the group's first row writes and later rows read back. The read of chunk k needs the previous
+    // row's write of it to have landed (MTE3 -> MTE2): the step P2(row - 1, k) between the two waits
+    // for MTE3 before it refills its slot (CopyIn), and stream_slots < chunks keeps that refill from
+    // running out before the group's last row, so no flag of its own is needed here.
     __aicore__ inline void AddDgamma(const LocalTensor<float> &dy, const LocalTensor<float> &xhat, uint32_t begin,
                                      uint32_t count, bool firstRow)
     {
@@ -302,7 +304,6 @@ private:
         Mul(out, dy, xhat, count);
         if (!firstRow) {
             LocalTensor<float> in = partialInQue_.AllocTensor<float>();
-            WaitFor<HardEvent::MTE3_MTE2>(pipe_);
             CopyInPad(in, partialGm_[begin], count);
             partialInQue_.EnQue(in);
             in = partialInQue_.DeQue<float>();

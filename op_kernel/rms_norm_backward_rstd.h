@@ -1,5 +1,6 @@
 // rstd of one row group, read by the scalar unit row by row: fetched kRstdBatchRows rows at a time
-// (never past the group) into two halves of one buffer, one batch ahead. A scalar read waits with
+// (never past the group) into two buffers in turn, one batch ahead (two buffers, not two halves of
+// one: the scalar unit reads one while MTE2 fills the other, and the pipe handshakes order buffers). A scalar read waits with
 // MTE2_S for its copy; were that copy issued just before the read, the scalar unit (and every
 // instruction after it) would wait behind all row copies queued on MTE2 before it.
 //
@@ -17,7 +18,8 @@ public:
     {
         pipe_ = pipe;
         rstd_ = rstd;
-        pipe_->InitBuffer(buf_, 2 * kRstdBatchRows * sizeof(float));
+        pipe_->InitBuffer(buf_[0], kRstdBatchRows * sizeof(float));
+        pipe_->InitBuffer(buf_[1], kRstdBatchRows * sizeof(float));
         landed_ = pipe_->AllocEventID<HardEvent::MTE2_S>();
     }
 
@@ -43,7 +45,7 @@ public:
                 Fetch(fetchedEnd_);
             }
         }
-        return buf_.Get<float>().GetValue(useHalf_ * kRstdBatchRows + uint32_t(row - useBegin_));
+        return buf_[useHalf_].Get<float>().GetValue(uint32_t(row - useBegin_));
     }
 
 private:
@@ -51,8 +53,8 @@ private:
     {
         const uint64_t left = group_.end - begin;
         const uint32_t n = left < kRstdBatchRows ? uint32_t(left) : kRstdBatchRows;
-        WaitFor<HardEvent::S_MTE2>(pipe_);  // the scalar unit is done with the half this batch lands in
-        CopyInPad(buf_.Get<float>()[fetchHalf_ * kRstdBatchRows], rstd_[begin], n);
+        WaitFor<HardEvent::S_MTE2>(pipe_);  // the scalar unit is done with the buffer this batch lands in
+        CopyInPad(buf_[fetchHalf_].Get<float>(), rstd_[begin], n);
         SetFlag<HardEvent::MTE2_S>(landed_);
         fetchHalf_ ^= 1;
         fetchedEnd_ = begin + n;
@@ -60,11 +62,11 @@ private:
 
     TPipe *pipe_ = nullptr;
     GlobalTensor<float> rstd_;
-    TBuf<QuePosition::VECCALC> buf_;
+    TBuf<QuePosition::VECCALC> buf_[2];
     TEventID landed_ = 0;  // MTE2 -> S: a batch has landed
     RowGroup group_{0, 0};
     uint64_t useBegin_ = 0, useEnd_ = 0, fetchedEnd_ = 0;  // rows of the batch in use; end of those fetched
-    uint32_t useHalf_ = 0, fetchHalf_ = 0;                 // halves of buf_
+    uint32_t useHalf_ = 0, fetchHalf_ = 0;                 // which of buf_
 };
 
 }  // namespace rms_norm_backward_impl

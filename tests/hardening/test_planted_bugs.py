@@ -1,6 +1,8 @@
 """Planted bugs: deliberately broken copies of the kernel (op_kernel/ patched by exact text
 replacements in a cache directory, never in the tree) must each be caught, by a twin rule, by the
-check that inputs come back unchanged (conftest) or by the golden. Every replacement must match
+check that inputs come back unchanged (conftest), by the golden, by an exact answer (0 ulp, inputs
+from tests/exact_answers.py) or by the tail lanes of random inputs (no failed element in the last 128
+lanes of a row); a bug may run on fewer cores than its case has row groups. Every replacement must match
 exactly once, so a kernel refactor turns a stale planted bug into a loud failure, never a silent
 no-op; then update its text here.
 
@@ -28,6 +30,7 @@ from rmsnorm_backward.precision import compare
 from rmsnorm_backward.twin import compile_kernel
 from rmsnorm_backward.twin.build import cache_dir
 
+from exact_answers import assert_exact, exact_inputs, tail_failures
 from test_randomized import make_inputs
 
 simulate_module = importlib.import_module("rmsnorm_backward.simulate")
@@ -36,10 +39,13 @@ ENTRY = simulate_module.KERNEL_SOURCE.name
 OP_HOST = KERNEL_DIR.parent / "op_host"
 GOLDEN = "the golden"
 INPUT = "an input check"
+EXACT = "an exact answer"
+TAIL = "the tail lanes"
 
 ROWS_IN_UB = "rms_norm_backward_rows_in_ub.h"
 SMALL_COLS = "rms_norm_backward_small_cols.h"
 COMMON = "rms_norm_backward_common.h"
+STREAMED = "rms_norm_backward_long_rows_streamed.h"
 
 
 class Bug(NamedTuple):
@@ -48,7 +54,8 @@ class Bug(NamedTuple):
     new: str
     shape: tuple       # x's shape; gamma is the last dim
     dtype: str
-    caught_by: str     # a regex of the TwinRuleError, or GOLDEN, or INPUT
+    caught_by: str     # a regex of the TwinRuleError, or GOLDEN, INPUT, EXACT or TAIL
+    block_dim: int | None = None  # None: as many cores as the tiling asks for
 
 
 BUGS = {
@@ -69,8 +76,10 @@ BUGS = {
     "dgamma accumulator never zeroed (UB nothing wrote)": Bug(
         ROWS_IN_UB, "            Duplicate(dgamma_, 0.0f, t_.cols);\n", "", (8, 1000), "float32",
         r"core \d+: DataCopyPad: copies UB bytes that nothing wrote to GM"),
-    "no SyncAll before the dgamma reduction": Bug(
-        ENTRY, "        SyncAll();\n", "", (4096, 64), "float32", r"reads GM bytes that core \d+ wrote .*with no SyncAll in between"),
+    "the core's own barrier instead of SyncAll before the dgamma reduction": Bug(
+        ENTRY, "        SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed\n",
+        "        PipeBarrier<PIPE_ALL>();\n", (4096, 64), "float32",
+        r"reads GM bytes that core \d+ wrote .*with no SyncAll in between"),
     "queue buffer never freed": Bug(
         ROWS_IN_UB, "        dxQue_.FreeTensor(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::AllocTensor: every AllocTensor needs its FreeTensor"),
     "bf16 arithmetic without widening": Bug(
@@ -92,6 +101,32 @@ BUGS = {
     "dx written over x": Bug(
         ROWS_IN_UB, "CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);",
         "CopyOutRows(gm_.x[row * t_.cols], dxT, n, t_.cols);", (8, 1000), "float32", INPUT),
+    "scalar unit reads rstd before its copy-in landed": Bug(
+        ROWS_IN_UB, "                WaitFor<HardEvent::MTE2_S>(pipe_);  // this tile's rstd is read by the scalar unit\n",
+        "", (8, 1000), "float32", r"core \d+: LocalTensor::GetValue: data written by one pipe and then read .*MTE2_S"),
+    "scalar unit reads the row sum before the vector unit wrote it": Bug(
+        ROWS_IN_UB, "        WaitFor<HardEvent::V_S>(pipe_);\n        const float total = sum.GetValue(0);",
+        "        const float total = sum.GetValue(0);", (8, 1000), "float32",
+        r"core \d+: LocalTensor::GetValue: data written by one pipe and then read .*V_S"),
+    "one core reads its dgamma partials back before their writes landed": Bug(
+        ENTRY, "        SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed\n",
+        "", (300, 1000), "float32", r"core 0: DataCopyPad: GM bytes written by one pipe of a core and then read by "
+        r"another need SetFlag/WaitFlag<HardEvent::MTE3_MTE2> .*of 'workspace'", block_dim=1),
+    "dx rounded half away from zero instead of to nearest even": Bug(
+        COMMON, "Cast(dst, src, RoundMode::CAST_RINT, count);", "Cast(dst, src, RoundMode::CAST_ROUND, count);",
+        (8, 1000), "float16", EXACT),
+    "streamed tail repeat count rounded down": Bug(
+        STREAMED, "uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),",
+        "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 12289), "float32", TAIL),
+    "dgamma zeroed once per core instead of once per row group": Bug(
+        ROWS_IN_UB, "        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {\n"
+                    "            const RowGroup group = GroupRows(t_, g);\n            Duplicate(dgamma_, 0.0f, t_.cols);\n",
+        "        Duplicate(dgamma_, 0.0f, t_.cols);\n"
+        "        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {\n"
+        "            const RowGroup group = GroupRows(t_, g);\n", (300, 1000), "float32", GOLDEN, block_dim=2),
+    "pass 2 scales by the other row's rstd": Bug(
+        STREAMED, "        const float rstd = rstd_[row & 1];", "        const float rstd = rstd_[(row + 1) & 1];",
+        (3, 12289), "float32", GOLDEN),
 }
 
 
@@ -100,9 +135,15 @@ def case_of(bug: Bug) -> dict:
             "rstd_keepdims": True, "scale_exp": 0, "seed": 7}
 
 
+def inputs_of(bug: Bug):
+    """dy, x, rstd, gamma of the bug's case: exact answers for EXACT, else random."""
+    if bug.caught_by == EXACT:
+        return exact_inputs(np.random.default_rng(7), *bug.shape, bug.dtype)
+    return make_inputs(case_of(bug))[:4]
+
+
 def tiling_key(bug: Bug) -> int:
-    dy, x, rstd, gamma, _ = make_inputs(case_of(bug))
-    return simulate_module.tiling_for(dy, x, rstd, gamma)["tiling_key"]
+    return simulate_module.tiling_for(*inputs_of(bug))["tiling_key"]
 
 
 def patched_kernel(name: str, bug: Bug) -> Path:
@@ -116,8 +157,14 @@ def patched_kernel(name: str, bug: Bug) -> Path:
     only = (f"#undef TILING_KEY_IS\n#define TILING_KEY_IS(key) (static_cast<uint64_t>(key) == {tiling_key(bug)}u && "
             "::twin::Launch().tiling_key == static_cast<uint64_t>(key))\n")
     files[ENTRY] = files[ENTRY].replace(anchor, anchor + only)
+    return kernel_copy("planted", files)
+
+
+def kernel_copy(kind: str, files: dict[str, str]) -> Path:
+    """The kernel entry of a changed copy of op_kernel/ (file name -> text), written once into a
+    directory of the cache named by its content (never in the tree)."""
     digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
-    directory = cache_dir().parent / "planted" / digest
+    directory = cache_dir().parent / kind / digest
     if not (directory / ENTRY).is_file():
         work = directory.with_name(digest + ".tmp")
         shutil.rmtree(work, ignore_errors=True)
@@ -144,10 +191,10 @@ def variants() -> dict:
 
 def run_variant(source: Path, bug: Bug, monkeypatch):
     """simulate on the broken kernel; returns how the bug was caught, or None."""
-    dy, x, rstd, gamma, _ = make_inputs(case_of(bug))
+    dy, x, rstd, gamma = inputs_of(bug)
     monkeypatch.setattr(simulate_module, "KERNEL_SOURCE", source)
     try:
-        dx, dgamma, _ = simulate_module.simulate(dy, x, rstd, gamma)
+        dx, dgamma, _ = simulate_module.simulate(dy, x, rstd, gamma, block_dim=bug.block_dim)
     except TwinRuleError as e:
         return str(e)
     except InputChanged:
@@ -156,6 +203,13 @@ def run_variant(source: Path, bug: Bug, monkeypatch):
     if not (compare(dx, golden_dx, bug.dtype).passed and
             compare(dgamma, golden_dgamma, "float32", round_golden=False).passed):
         return GOLDEN
+    if bug.caught_by == EXACT:
+        try:
+            assert_exact(dx, dgamma, dy, x, rstd, gamma)
+        except AssertionError:
+            return EXACT
+    if bug.caught_by == TAIL and tail_failures(dx, golden_dx, bug.dtype) > 0:
+        return TAIL
     return None
 
 
@@ -164,7 +218,7 @@ def test_planted_bug_is_caught(name, variants, monkeypatch):
     bug = BUGS[name]
     caught = run_variant(variants[name], bug, monkeypatch)
     assert caught is not None, f"planted bug {name!r} passed unnoticed"
-    if bug.caught_by in (GOLDEN, INPUT):
+    if bug.caught_by in (GOLDEN, INPUT, EXACT, TAIL):
         assert caught == bug.caught_by
     else:
         assert re.search(bug.caught_by, caught), caught

@@ -109,6 +109,7 @@ struct CoreState {
 
     Counters counters;
     GmAccessLog gm_log;      // GM ranges touched per SyncAll interval (gm_order.h)
+    GmPipeLog gm_pipes;      // GM bytes by the pipe of this core that used them (gm_order.h)
     uint64_t instr_seq = 0;  // instructions issued so far on this core (pipe hazard tracking)
     PipeSync pipe_sync;
     CoreTimeline timeline;  // the modelled pipes of this core (timeline.h), fed by the hooks below

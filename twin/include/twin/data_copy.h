@@ -128,7 +128,7 @@ void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t 
     }
     CoreState &core = Core();
     CheckGm(call, gm, b.Span(b.src_pitch, b.len));
-    core.gm_log.Record(call, gm, b.count, b.len, b.src_pitch, GmAccess::kRead);  // ordered across cores: gm_order.h
+    TouchGm(call, gm, b.count, b.len, b.src_pitch, GmAccess::kRead, Pipe::MTE2);
     PipeAccess(call, dst.Slot(), Pipe::MTE2, true);
     const uint32_t base = dst.ByteOffset();
     for (uint32_t i = 0; i < b.count; ++i) {
@@ -166,8 +166,8 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
                    static_cast<const uint8_t *>(hole) - core.shadow.data(), ")");
     }
     CheckGm(call, gm, b.Span(b.dst_pitch, b.len));
-    core.gm_log.Record(call, gm, b.count, b.len, b.dst_pitch,
-                       core.atomic_dtype == 0 ? GmAccess::kWrite : GmAccess::kAtomicAdd);  // gm_order.h
+    TouchGm(call, gm, b.count, b.len, b.dst_pitch, core.atomic_dtype == 0 ? GmAccess::kWrite : GmAccess::kAtomicAdd,
+            Pipe::MTE3);
     PipeAccess(call, src.Slot(), Pipe::MTE3, false);
     if (core.atomic_dtype == 0) {
         for (uint32_t i = 0; i < b.count; ++i) {

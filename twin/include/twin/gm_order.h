@@ -3,7 +3,9 @@
 // have passed; atomic adds (SetAtomicAdd) may overlap each other, but their sum is still visible to
 // another core only after a SyncAll. Each core logs the GM ranges its copies and scalar accesses touch,
 // per SyncAll interval; the launcher checks the rule once every core has returned, so the verdict
-// never depends on how the threads happened to interleave.
+// never depends on how the threads happened to interleave. Within one core, the pipes that touch GM
+// (MTE2 reads, MTE3 writes and atomic adds, the scalar unit's GetValue/SetValue) run concurrently
+// too: GmPipeLog keeps what the same-core rule of sync.h (TouchGm) needs.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -71,6 +73,68 @@ private:
     }
 
     std::vector<std::array<Ranges, kGmAccessKinds>> intervals_;
+};
+
+// One core's GM bytes as its own pipes used them, for the order of the pipes of one core (the rule is
+// TouchGm in sync.h): per disjoint byte range, the last write (pipe, instruction seq, call, atomic or
+// not) and each pipe's last read since that write. A PipeBarrier<PIPE_ALL> or SyncAll orders all of
+// it, so the log starts afresh there.
+class GmPipeLog {
+public:
+    static constexpr int kPipes = 4;  // twin::Pipe: S, V, MTE2, MTE3
+    struct Use {
+        uint64_t hi = 0;
+        int writer = -1;  // -1: not written since the log started
+        bool atomic = false;
+        uint64_t write_seq = 0;
+        const char *write_call = nullptr;
+        uint64_t read_seq[kPipes] = {};  // 0: not read by that pipe since the write
+    };
+
+    // Bytes [lo, hi) accessed by `pipe` at instruction `seq`: `check(use)` sees every part already
+    // in the log first (it throws on a hazard), then the log records the access.
+    template <typename Check>
+    void Access(uint64_t lo, uint64_t hi, int pipe, bool write, bool atomic, uint64_t seq, const char *call,
+                const Check &check)
+    {
+        Split(lo);
+        Split(hi);
+        for (auto it = uses_.lower_bound(lo); it != uses_.end() && it->first < hi; ++it) {
+            check(it->first, it->second);
+        }
+        for (uint64_t at = lo; at < hi;) {
+            auto it = uses_.lower_bound(at);
+            if (it == uses_.end() || it->first > at) {  // a gap: bytes the log has not seen yet
+                const uint64_t end = it == uses_.end() ? hi : std::min(hi, it->first);
+                it = uses_.emplace(at, Use{}).first;
+                it->second.hi = end;
+            }
+            Use &u = it->second;
+            if (write) {
+                u = Use{u.hi, pipe, atomic, seq, call, {}};
+            } else {
+                u.read_seq[pipe] = seq;
+            }
+            at = u.hi;
+        }
+    }
+    void Clear() { uses_.clear(); }
+
+private:
+    // The range holding byte `at` is cut in two there (no-op at a range boundary or in a gap).
+    void Split(uint64_t at)
+    {
+        auto it = uses_.upper_bound(at);
+        if (it == uses_.begin()) return;
+        --it;
+        if (it->first < at && at < it->second.hi) {
+            Use upper = it->second;
+            it->second.hi = at;
+            uses_.emplace(at, upper);
+        }
+    }
+
+    std::map<uint64_t, Use> uses_;  // lo -> use of [lo, hi)
 };
 
 // The first place where one core's access meets another core's write in the same SyncAll interval:

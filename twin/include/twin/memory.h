@@ -2,6 +2,8 @@
 // Rules guarded here: a LocalTensor is used only while its buffer is allocated (no use after
 // FreeTensor), views stay inside their buffer, UB views start 32-byte aligned where the hardware
 // needs it, GM accesses stay inside the buffers the launcher passed, GetValue reads only written UB.
+// GetValue/SetValue run on the scalar pipe (PIPE_S), which runs beside V, MTE2 and MTE3 like any
+// other pipe: their UB and GM accesses take part in the pipe-hazard checks of sync.h.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -28,12 +30,12 @@ struct BufferSlot {
     uint32_t generation = 0;
     const char *owner = "TBuf";  // "TQue" or "TBuf": for messages
 
-    // Pipe hazards (see PipeAccess): the last pipe that wrote / read these bytes and the core's
-    // instruction sequence number at that moment; queue_sync_seq is the last EnQue/DeQue of it.
+    // Pipe hazards (see PipeAccess): the last pipe that wrote these bytes and the core's instruction
+    // sequence number at that moment, and per pipe its last read since (0: none); queue_sync_seq is
+    // the last EnQue/DeQue of it.
     Pipe last_writer = Pipe::S;
     uint64_t write_seq = 0;
-    Pipe last_reader = Pipe::S;
-    uint64_t read_seq = 0;
+    uint64_t read_seq[4] = {};  // indexed by Pipe
     uint64_t queue_sync_seq = 0;
 };
 
@@ -42,6 +44,12 @@ struct BufferSlot {
 // EnQue/DeQue of that buffer, a SetFlag/WaitFlag between the two pipes, or PipeBarrier<PIPE_ALL>
 // in between, as on the NPU where the pipes run concurrently. Defined in sync.h.
 void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write);
+
+// Every GM access (a copy's `blocks` blocks of `len` bytes, `pitch` bytes apart, or one scalar)
+// calls this before it runs: it is logged for the order across cores (gm_order.h), and bytes that
+// one pipe of this core wrote and another touches (or one reads and another overwrites) need the
+// same ordering between the two pipes as UB data. Defined in sync.h.
+void TouchGm(const char *call, const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, GmAccess kind, Pipe pipe);
 
 }  // namespace twin
 
@@ -90,6 +98,7 @@ public:
         uint32_t off = byte_offset_ + index * sizeof(T);
         TWIN_CHECK(twin::Core().AllDefined(off, sizeof(T)), "LocalTensor::GetValue",
                    "reads UB that nothing wrote (UB byte offset ", off, ")");
+        twin::PipeAccess("LocalTensor::GetValue", slot_, twin::Pipe::S, false);  // the scalar unit reads UB
         T value;
         std::memcpy(&value, twin::Core().ub.data() + off, sizeof(T));
         return value;
@@ -101,6 +110,7 @@ public:
         TWIN_CHECK(index < size_, "LocalTensor::SetValue", "index must be below the tensor size (index ", index,
                    ", size ", size_, ")");
         uint32_t off = byte_offset_ + index * sizeof(T);
+        twin::PipeAccess("LocalTensor::SetValue", slot_, twin::Pipe::S, true);  // the scalar unit writes UB
         std::memcpy(twin::Core().ub.data() + off, &value, sizeof(T));
         twin::Core().MarkDefined(off, sizeof(T));
     }
@@ -175,7 +185,7 @@ public:
     T GetValue(uint64_t index) const
     {
         twin::CheckGm("GlobalTensor::GetValue", ptr_ + index, sizeof(T));
-        twin::Core().gm_log.Record("GlobalTensor::GetValue", ptr_ + index, 1, sizeof(T), sizeof(T), twin::GmAccess::kRead);
+        twin::TouchGm("GlobalTensor::GetValue", ptr_ + index, 1, sizeof(T), sizeof(T), twin::GmAccess::kRead, twin::Pipe::S);
         twin::Core().counters.gm_scalar_reads++;
         twin::OnScalarGm();
         T value;
@@ -185,7 +195,7 @@ public:
     void SetValue(uint64_t index, T value) const
     {
         twin::CheckGm("GlobalTensor::SetValue", ptr_ + index, sizeof(T));
-        twin::Core().gm_log.Record("GlobalTensor::SetValue", ptr_ + index, 1, sizeof(T), sizeof(T), twin::GmAccess::kWrite);
+        twin::TouchGm("GlobalTensor::SetValue", ptr_ + index, 1, sizeof(T), sizeof(T), twin::GmAccess::kWrite, twin::Pipe::S);
         twin::Core().counters.gm_scalar_writes++;
         twin::OnScalarGm();
         std::memcpy(ptr_ + index, &value, sizeof(T));

@@ -2,13 +2,15 @@
 // (SyncAll). On the NPU the scalar, vector (V) and copy pipes (MTE2: GM -> UB, MTE3: UB -> GM) run
 // concurrently; the twin runs each instruction to completion in program order, so instead it checks
 // that a kernel would not race: PipeAccess below flags UB data crossing pipes without an ordering.
-// Rules guarded here: cross-pipe hazards (read-after-write, write-after-write, write-after-read), every
-// WaitFlag has its SetFlag and every SetFlag its WaitFlag by kernel exit, no SetFlag/WaitFlag on an
-// event id a queue holds, SyncAll reached by all cores,
-// the software SyncAll's workspaces large enough.
+// Rules guarded here: cross-pipe hazards (read-after-write, write-after-write, write-after-read) on UB
+// buffers and on GM bytes of the same core (the scalar pipe included: LocalTensor and GlobalTensor
+// GetValue/SetValue), overlapping GM writes of MTE3 ordered by PipeBarrier<PIPE_MTE3>, every WaitFlag
+// has its SetFlag and every SetFlag its WaitFlag by kernel exit, no SetFlag/WaitFlag on an event id a
+// queue holds, SyncAll reached by all cores, the software SyncAll's workspaces large enough.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 #include "core.h"
@@ -49,9 +51,17 @@ inline void Signal(CoreState &core, Pipe from, Handoff &out)
     }
     out[int(from)] = ++core.instr_seq;
 }
+// Set only by the sync-removal test (tests/hardening/test_sync_removal.py) around one queue call of an
+// instrumented kernel: the DeQue or AllocTensor keeps its bookkeeping but waits for nothing, as if the
+// flag the queue inserts there were taken out of the kernel.
+inline thread_local bool g_queue_wait_dropped = false;
+
 // A pipe waits for a signal (WaitFlag, DeQue, AllocTensor): what was passed on becomes visible to it.
 inline void Receive(CoreState &core, Pipe to, const Handoff &in)
 {
+    if (g_queue_wait_dropped) {
+        return;
+    }
     for (int p = 0; p < PipeSync::kPipes; ++p) {
         uint64_t &visible = core.pipe_sync.visible_seq[p][int(to)];
         visible = std::max(visible, in[p]);
@@ -65,7 +75,7 @@ inline const char *PipeName(Pipe p)
 }
 
 // True when the `to` pipe may touch data that the `from` pipe used at instruction `seq`.
-inline bool Ordered(const CoreState &core, const BufferSlot &slot, Pipe from, Pipe to, uint64_t seq)
+inline bool Ordered(const CoreState &core, Pipe from, Pipe to, uint64_t seq)
 {
     const PipeSync &s = core.pipe_sync;
     return s.barrier_all_seq > seq || s.visible_seq[int(from)][int(to)] > seq;
@@ -77,26 +87,67 @@ inline void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write
 {
     CoreState &core = Core();
     const uint64_t seq = ++core.instr_seq;
-    if (slot->write_seq != 0 && slot->last_writer != pipe && !Ordered(core, *slot, slot->last_writer, pipe, slot->write_seq)) {
+    if (slot->write_seq != 0 && slot->last_writer != pipe && !Ordered(core, slot->last_writer, pipe, slot->write_seq)) {
         Fail(call, Cat("data written by one pipe and then ", write ? "overwritten" : "read",
                        " by another needs EnQue/DeQue of the buffer, SetFlag/WaitFlag<HardEvent::",
                        PipeName(slot->last_writer), "_", PipeName(pipe), "> or PipeBarrier<PIPE_ALL> in between (",
                        PipeName(slot->last_writer), " wrote, ", PipeName(pipe), " ", write ? "writes" : "reads",
                        " the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
     }
-    if (write && slot->read_seq != 0 && slot->last_reader != pipe &&
-        !Ordered(core, *slot, slot->last_reader, pipe, slot->read_seq)) {
-        Fail(call, Cat("data read by one pipe and then overwritten by another needs EnQue/DeQue of the buffer, "
-                       "SetFlag/WaitFlag<HardEvent::", PipeName(slot->last_reader), "_", PipeName(pipe),
-                       "> or PipeBarrier<PIPE_ALL> in between (", PipeName(slot->last_reader), " read, ",
-                       PipeName(pipe), " overwrites the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
+    for (int p = 0; write && p < PipeSync::kPipes; ++p) {
+        if (p != int(pipe) && slot->read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, slot->read_seq[p])) {
+            Fail(call, Cat("data read by one pipe and then overwritten by another needs EnQue/DeQue of the buffer, "
+                           "SetFlag/WaitFlag<HardEvent::", PipeName(Pipe(p)), "_", PipeName(pipe),
+                           "> or PipeBarrier<PIPE_ALL> in between (", PipeName(Pipe(p)), " read, ", PipeName(pipe),
+                           " overwrites the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
+        }
     }
-    if (write) {
+    if (write) {  // every read before it was ordered before this write, so later writes order after them too
         slot->last_writer = pipe;
         slot->write_seq = seq;
+        std::fill(std::begin(slot->read_seq), std::end(slot->read_seq), 0);
     } else {
-        slot->last_reader = pipe;
-        slot->read_seq = seq;
+        slot->read_seq[int(pipe)] = seq;
+    }
+}
+
+// Defines the rule declared in memory.h. The same pipe needs no ordering with itself, except MTE3
+// writing GM bytes it wrote before (the documentation asks for PipeBarrier<PIPE_MTE3> when the
+// addresses of two copies overlap; atomic adds may overlap each other).
+inline void TouchGm(const char *call, const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, GmAccess kind,
+                    Pipe pipe)
+{
+    CoreState &core = Core();
+    core.gm_log.Record(call, gm, blocks, len, pitch, kind);  // the order across cores: gm_order.h
+    const uint64_t seq = ++core.instr_seq;
+    const bool write = kind != GmAccess::kRead, atomic = kind == GmAccess::kAtomicAdd;
+    auto check = [&](uint64_t lo, const GmPipeLog::Use &u) {
+        const Pipe writer = Pipe(u.writer);
+        const bool sameAsWriter = u.writer == int(pipe);
+        const bool needsOrder = u.writer >= 0 && (!sameAsWriter || (pipe == Pipe::MTE3 && write && !(atomic && u.atomic)));
+        if (needsOrder && !Ordered(core, writer, pipe, u.write_seq)) {
+            const std::string order = sameAsWriter ? Cat("PipeBarrier<PIPE_", PipeName(pipe), ">")
+                                                   : Cat("SetFlag/WaitFlag<HardEvent::", PipeName(writer), "_", PipeName(pipe), ">");
+            Fail(call, Cat("GM bytes written by one pipe of a core and then ", write ? "overwritten" : "read",
+                           sameAsWriter ? " by the same pipe" : " by another", " need ", order,
+                           " or PipeBarrier<PIPE_ALL> in between (", PipeName(writer), " wrote them with ", u.write_call,
+                           ", ", PipeName(pipe), " ", write ? "writes" : "reads", " ", u.hi - lo, " bytes from ",
+                           DescribeGm(Launch(), lo), ")"));
+        }
+        for (int p = 0; write && p < PipeSync::kPipes; ++p) {
+            if (p != int(pipe) && u.read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, u.read_seq[p])) {
+                Fail(call, Cat("GM bytes read by one pipe of a core and then overwritten by another need "
+                               "SetFlag/WaitFlag<HardEvent::", PipeName(Pipe(p)), "_", PipeName(pipe),
+                               "> or PipeBarrier<PIPE_ALL> in between (", PipeName(Pipe(p)), " read them, ",
+                               PipeName(pipe), " writes ", u.hi - lo, " bytes from ", DescribeGm(Launch(), lo), ")"));
+            }
+        }
+    };
+    const uint64_t base = reinterpret_cast<uintptr_t>(gm);
+    const uint32_t parts = pitch == len ? 1 : blocks;
+    const uint64_t partLen = pitch == len ? uint64_t(blocks) * len : len;
+    for (uint32_t i = 0; i < parts; ++i) {
+        core.gm_pipes.Access(base + i * pitch, base + i * pitch + partLen, int(pipe), write, atomic, seq, call, check);
     }
 }
 
@@ -146,7 +197,11 @@ inline void PipeBarrier()
     core.counters.pipe_barriers++;
     if (pipe == PIPE_ALL) {
         core.pipe_sync.barrier_all_seq = ++core.instr_seq;
+        core.gm_pipes.Clear();  // every GM access before it is done
         twin::OnBarrierAll();
+    } else if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3) {
+        const int p = int(pipe == PIPE_MTE2 ? twin::Pipe::MTE2 : twin::Pipe::MTE3);
+        core.pipe_sync.visible_seq[p][p] = ++core.instr_seq;  // the pipe's own earlier copies are done
     }
 }
 
@@ -193,6 +248,7 @@ void SyncAll()
 {
     twin::CoreState &core = twin::Core();
     core.pipe_sync.barrier_all_seq = ++core.instr_seq;
+    core.gm_pipes.Clear();
     core.counters.sync_alls++;
     twin::OnSyncAllArrive();
     twin::Launch().Barrier("SyncAll");

@@ -1,0 +1,220 @@
+"""Every synchronisation of the kernel is needed, and the tests see it go: each one removed in turn
+(one mutant at a time) must be caught by a twin rule, the input check (conftest) or the golden.
+
+The sites are found by parsing op_kernel/ (so they follow the kernel as it changes), and the kernel
+is compiled once, instrumented: each site k is guarded by `twin_mutant_site != k`, a variable the
+test sets in the loaded kernel before each launch. A site is
+- a SetFlag/WaitFlag pair: both statements of one event and event id in one file (one removed alone
+  would be a hang or a flag left set, which the twin reports at once, so pairs are what matter);
+- a WaitFor<HardEvent::X> call (the kernel's SetFlag + WaitFlag in one step);
+- a PipeBarrier or SyncAll statement;
+- a queue handshake: the DeQue calls ("EnQue/DeQue", the flag from the producer pipe to the
+  consumer) or the AllocTensor calls ("FreeTensor/AllocTensor", the flag back) of one function on
+  queues of one position keep their bookkeeping but wait for nothing (twin::g_queue_wait_dropped).
+  One handshake point, not one queue: where a function takes several buffers from the same pipe at
+  once (dy, x and rstd of a tile), the first wait already orders what the others would, on the NPU as
+  on the twin (a flag waits for all the pipe's earlier work), so one of them alone is no sync a
+  kernel could remove.
+A mutant is tried on the cases of the paths whose files hold its site, and counts as caught when one
+of them fails. A sync no case misses is either a twin gap (fix the twin) or one the kernel does not
+need (remove it); REDUNDANT lists the one kind a kernel cannot remove, a queue's own flag that an
+earlier handshake always orders, with the reason; the test holds it to exactly that list.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib
+import re
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from conftest import InputChanged
+
+from rmsnorm_backward.errors import TwinRuleError
+from rmsnorm_backward.golden import golden
+from rmsnorm_backward.precision import compare
+from rmsnorm_backward.twin import compile_kernel
+
+from test_planted_bugs import ENTRY, OP_HOST, kernel_copy
+from test_randomized import DTYPES
+
+simulate_module = importlib.import_module("rmsnorm_backward.simulate")
+KERNEL_DIR = simulate_module.KERNEL_SOURCE.parent
+COMMON = "rms_norm_backward_common.h"
+
+STATEMENT = re.compile(r"(?:(?P<flag>SetFlag|WaitFlag)<HardEvent::(?P<event>\w+)>\((?P<id>[^;]*)\)"
+                       r"|WaitFor<HardEvent::\w+>\([^;]*\)|PipeBarrier<PIPE_\w+>\(\)|SyncAll\(\));")
+QUEUE_WAIT = re.compile(r"\b(?P<queue>\w+)\.(?P<op>DeQue|AllocTensor)<[^<>()]*>\(\)")
+QUEUE_DECL = re.compile(r"TQue<QuePosition::(?P<pos>\w+),[^>]*>\s*&?\s*(?P<names>\w+(?:\s*,\s*\w+)*)")
+FUNCTION = re.compile(r"__aicore__\s+inline\s+[^(;]*?\b(?P<name>\w+)\s*\(")
+PRELUDE = """
+extern "C" __attribute__((visibility("default"))) int twin_mutant_site = -1;  // the site switched off
+struct TwinMutantWait {
+    explicit TwinMutantWait(bool drop) { ::twin::g_queue_wait_dropped = drop; }
+    ~TwinMutantWait() { ::twin::g_queue_wait_dropped = false; }
+};
+#define TWIN_MUTANT_WAIT(k, call) ([&]() { TwinMutantWait drop((k) == twin_mutant_site); return call; }())
+"""
+ANCHOR = '#include "kernel_operator.h"\n'
+
+# Queue flags no case can miss, because another handshake always comes first; the kernel cannot drop
+# them without giving up the queue. label -> why.
+REDUNDANT = {
+    "rms_norm_backward_long_rows_streamed.h: AddDgamma: FreeTensor/AllocTensor of its VECIN queues":
+        "the partial-in buffer is taken again only after a later pass-1 step has freed its stream slot "
+        "and refilled one (CopyIn), and that AllocTensor's V -> MTE2 flag already follows the vector "
+        "unit's read of the partial",
+}
+
+
+def instrument(files: dict[str, str]) -> tuple[dict[str, str], dict[int, str]]:
+    """The kernel sources with every sync site guarded, and each site's description by number."""
+    sites: dict[object, int] = {}
+    labels: dict[int, str] = {}
+
+    def site(key, label: str) -> int:
+        if key not in sites:
+            sites[key] = len(sites)
+            labels[sites[key]] = label
+        return sites[key]
+
+    out = {}
+    for name, text in sorted(files.items()):
+        positions = {q.strip(): m["pos"] for m in QUEUE_DECL.finditer(text) for q in m["names"].split(",")}
+        lines = []
+        function = ""
+        for number, line in enumerate(text.split("\n"), 1):
+            code, sep, comment = line.partition("//")
+            if (f := FUNCTION.search(code)) is not None:
+                function = f["name"]
+
+            def guard(m: re.Match) -> str:
+                if m["flag"]:
+                    key = (name, m["event"], m["id"].strip())
+                    label = f"{name}: SetFlag/WaitFlag<HardEvent::{m['event']}>({m['id'].strip()})"
+                else:
+                    key, label = (name, number), f"{name}:{number}: {m[0]}"
+                return f"if (twin_mutant_site != {site(key, label)}) {m[0]}"
+
+            def wrap(m: re.Match) -> str:
+                pair = "EnQue/DeQue" if m["op"] == "DeQue" else "FreeTensor/AllocTensor"
+                pos = positions.get(m["queue"], "?")
+                k = site((name, function, m["op"], pos), f"{name}: {function}: {pair} of its {pos} queues")
+                return f"TWIN_MUTANT_WAIT({k}, {m[0]})"
+
+            lines.append(QUEUE_WAIT.sub(wrap, STATEMENT.sub(guard, code)) + sep + comment)
+        out[name] = "\n".join(lines)
+    assert out[COMMON].count(ANCHOR) == 1, f"op_kernel/{COMMON} must include kernel_operator.h once"
+    out[COMMON] = out[COMMON].replace(ANCHOR, ANCHOR + PRELUDE)
+    return out, labels
+
+
+class Case(NamedTuple):
+    dtype: str
+    shape: tuple
+    path: str
+    block_dim: int | None = None  # fewer cores than row groups: several groups per core
+
+
+# Every path variant (see tests/kernel/test_exact_and_tails.py), and row groups reduced after SyncAll.
+CASES = [
+    Case("float16", (37, 13), "small_cols"), Case("float32", (20, 64), "small_cols"),
+    Case("bfloat16", (9, 700), "small_cols"), Case("float32", (600, 40), "small_cols", 2),
+    Case("float32", (5, 1001), "rows_in_ub"), Case("float16", (5, 2049), "rows_in_ub"),
+    Case("float32", (300, 1000), "rows_in_ub", 2),
+    Case("float32", (3, 4097), "long_rows"), Case("float16", (3, 8193), "long_rows"),
+    Case("bfloat16", (3, 12289), "long_rows"), Case("float16", (340, 4100), "long_rows", 2),
+    Case("float32", (3, 12289), "long_rows_streamed"), Case("float32", (2, 32769), "long_rows_streamed"),
+    Case("float16", (2, 65537), "long_rows_streamed"), Case("float16", (200, 20001), "long_rows_streamed", 1),
+    # No rows: a group that owes zeros for dgamma, on each path.
+    Case("float32", (0, 13), "small_cols"), Case("float16", (0, 1000), "rows_in_ub"),
+    Case("float16", (0, 8193), "long_rows"), Case("float32", (0, 4097), "long_rows"),
+    Case("float32", (0, 12289), "long_rows_streamed"), Case("float16", (0, 65537), "long_rows_streamed"),
+]
+# The paths each kernel file serves; the entry and the reduction run after several row groups.
+PATHS = {
+    "rms_norm_backward_small_cols.h": {"small_cols"}, "rms_norm_backward_rows_in_ub.h": {"rows_in_ub"},
+    "rms_norm_backward_long_rows.h": {"long_rows"}, "rms_norm_backward_long_rows_streamed.h": {"long_rows_streamed"},
+    "rms_norm_backward_rstd.h": {"long_rows", "long_rows_streamed"},
+}
+
+
+def cases_for(label: str) -> list[Case]:
+    file = label.split(":")[0]
+    if file in PATHS:
+        return [c for c in CASES if c.path in PATHS[file]]
+    if file in (ENTRY, "rms_norm_backward_dgamma.h"):
+        return [c for c in CASES if c.block_dim is not None]
+    return CASES
+
+
+def inputs(case: Case):
+    rng = np.random.default_rng(11)
+    t = DTYPES[case.dtype]
+    dy, x = (rng.standard_normal(case.shape).astype(t) for _ in range(2))
+    gamma = rng.uniform(0.5, 1.5, case.shape[-1]).astype(t)
+    rstd = (1 / np.sqrt(np.square(x.astype(np.float64)).mean(axis=1, keepdims=True) + 1e-6)).astype(np.float32)
+    return dy, x, rstd, gamma
+
+
+def failure(case: Case) -> str | None:
+    """Why the launch of `case` failed (a rule, the input check, the golden), or None."""
+    dy, x, rstd, gamma = inputs(case)
+    try:
+        dx, dgamma, stats = simulate_module.simulate(dy, x, rstd, gamma, block_dim=case.block_dim)
+    except TwinRuleError as e:
+        return str(e)
+    except InputChanged as e:
+        return str(e)
+    assert stats["path"] == case.path, f"{case} now takes the {stats['path']} path"
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    if not (compare(dx, golden_dx, case.dtype).passed and
+            compare(dgamma, golden_dgamma, "float32", round_golden=False).passed):
+        return "the golden"
+    return None
+
+
+@pytest.fixture(scope="module")
+def instrumented(monkeypatch_module):
+    """(the loaded instrumented kernel's twin_mutant_site, site labels); simulate runs that kernel."""
+    files = {p.name: p.read_text() for p in KERNEL_DIR.iterdir() if p.is_file()}
+    text, labels = instrument(files)
+    entry = kernel_copy("sync_removal", text)
+    so = compile_kernel(entry, simulate_module.KERNEL_NAME, include_dirs=[entry.parent, OP_HOST])
+    site = ctypes.c_int.in_dll(ctypes.CDLL(str(so)), "twin_mutant_site")  # the launcher's copy: same path
+    monkeypatch_module.setattr(simulate_module, "KERNEL_SOURCE", entry)
+    yield site, labels
+    site.value = -1
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_the_parser_finds_every_kind_of_site(instrumented):
+    _, labels = instrumented
+    text = "\n".join(labels.values())
+    for kind in ("SetFlag/WaitFlag<HardEvent::", "WaitFor<HardEvent::", "SyncAll()", "EnQue/DeQue",
+                 "FreeTensor/AllocTensor"):
+        assert kind in text, f"no {kind} site found in op_kernel/: the parser no longer matches the kernel"
+
+
+def test_the_instrumented_kernel_passes_every_case(instrumented):
+    site, _ = instrumented
+    site.value = -1
+    assert [(c, why) for c in CASES if (why := failure(c)) is not None] == []
+
+
+def test_removing_any_one_sync_is_caught(instrumented):
+    site, labels = instrumented
+    missed = []
+    for k, label in labels.items():
+        site.value = k
+        if not any(failure(c) is not None for c in cases_for(label)):
+            missed.append(label)
+    site.value = -1
+    assert sorted(missed) == sorted(REDUNDANT), ("syncs whose removal no case notices (a twin gap, or a sync the "
+                                                "kernel does not need):\n" + "\n".join(missed))
