@@ -22,9 +22,10 @@ earlier handshake always orders, with the reason; the test holds it to exactly t
 """
 from __future__ import annotations
 
-import ctypes
+import json
 import importlib
 import re
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -49,7 +50,20 @@ QUEUE_WAIT = re.compile(r"\b(?P<queue>\w+)\.(?P<op>DeQue|AllocTensor)<[^<>()]*>\
 QUEUE_DECL = re.compile(r"TQue<QuePosition::(?P<pos>\w+),[^>]*>\s*&?\s*(?P<names>\w+(?:\s*,\s*\w+)*)")
 FUNCTION = re.compile(r"__aicore__\s+inline\s+[^(;]*?\b(?P<name>\w+)\s*\(")
 PRELUDE = """
-extern "C" __attribute__((visibility("default"))) int twin_mutant_site = -1;  // the site switched off
+#include <atomic>
+#include <cstdio>
+// The site switched off. Launches run in the twin's launch process, which loaded its own copy of the
+// kernel, so the test cannot set a variable in it: each core reads the site from the file
+// TWIN_MUTANT_FILE names when the entry starts (all cores read the same value).
+static std::atomic<int> twin_mutant_site{-1};
+static void TwinMutantLoad() {
+    int k = -1;
+    if (std::FILE *f = std::fopen(TWIN_MUTANT_FILE, "r")) {
+        if (std::fscanf(f, "%d", &k) != 1) k = -1;
+        std::fclose(f);
+    }
+    twin_mutant_site.store(k);
+}
 struct TwinMutantWait {
     explicit TwinMutantWait(bool drop) { ::twin::g_queue_wait_dropped = drop; }
     ~TwinMutantWait() { ::twin::g_queue_wait_dropped = false; }
@@ -57,6 +71,7 @@ struct TwinMutantWait {
 #define TWIN_MUTANT_WAIT(k, call) ([&]() { TwinMutantWait drop((k) == twin_mutant_site); return call; }())
 """
 ANCHOR = '#include "kernel_operator.h"\n'
+TILING_READ = "GET_TILING_DATA_WITH_STRUCT("
 
 # Queue flags no case can miss, because another handshake always comes first; the kernel cannot drop
 # them without giving up the queue. label -> why.
@@ -68,8 +83,9 @@ REDUNDANT = {
 }
 
 
-def instrument(files: dict[str, str]) -> tuple[dict[str, str], dict[int, str]]:
-    """The kernel sources with every sync site guarded, and each site's description by number."""
+def instrument(files: dict[str, str], site_file: Path) -> tuple[dict[str, str], dict[int, str]]:
+    """The kernel sources with every sync site guarded (the site switched off read from `site_file`),
+    and each site's description by number."""
     sites: dict[object, int] = {}
     labels: dict[int, str] = {}
 
@@ -106,7 +122,13 @@ def instrument(files: dict[str, str]) -> tuple[dict[str, str], dict[int, str]]:
             lines.append(QUEUE_WAIT.sub(wrap, STATEMENT.sub(guard, code)) + sep + comment)
         out[name] = "\n".join(lines)
     assert out[COMMON].count(ANCHOR) == 1, f"op_kernel/{COMMON} must include kernel_operator.h once"
-    out[COMMON] = out[COMMON].replace(ANCHOR, ANCHOR + PRELUDE)
+    out[COMMON] = out[COMMON].replace(
+        ANCHOR, ANCHOR + f"#define TWIN_MUTANT_FILE {json.dumps(str(site_file))}\n" + PRELUDE)
+    entry = simulate_module.KERNEL_SOURCE.name
+    assert out[entry].count(TILING_READ) == 1, f"op_kernel/{entry} must read its tiling once ({TILING_READ})"
+    start = out[entry].index(TILING_READ)
+    end = out[entry].index(";", start) + 1
+    out[entry] = out[entry][:end] + "\n    TwinMutantLoad();" + out[entry][end:]
     return out, labels
 
 
@@ -121,6 +143,8 @@ class Case(NamedTuple):
 CASES = [
     Case("float16", (37, 13), "small_cols"), Case("float32", (20, 64), "small_cols"),
     Case("bfloat16", (9, 700), "small_cols"), Case("float32", (600, 40), "small_cols", 2),
+    # groups of several tiles: the dx queue's buffers are taken again within a group
+    Case("float32", (20000, 40), "small_cols"),
     Case("float32", (5, 1001), "rows_in_ub"), Case("float16", (5, 2049), "rows_in_ub"),
     Case("float32", (300, 1000), "rows_in_ub", 2),
     Case("float32", (3, 4097), "long_rows"), Case("float16", (3, 8193), "long_rows"),
@@ -175,14 +199,30 @@ def failure(case: Case) -> str | None:
     return None
 
 
+class MutantSite:
+    """The site the instrumented kernel switches off at its next launch (-1: none), kept in a file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.value = -1
+
+    @property
+    def value(self) -> int:
+        return int(self.path.read_text())
+
+    @value.setter
+    def value(self, k: int) -> None:
+        self.path.write_text(f"{k}\n")
+
+
 @pytest.fixture(scope="module")
-def instrumented(monkeypatch_module):
-    """(the loaded instrumented kernel's twin_mutant_site, site labels); simulate runs that kernel."""
+def instrumented(monkeypatch_module, tmp_path_factory):
+    """(the instrumented kernel's MutantSite, site labels); simulate runs that kernel."""
     files = {p.name: p.read_text() for p in KERNEL_DIR.iterdir() if p.is_file()}
-    text, labels = instrument(files)
+    site = MutantSite(tmp_path_factory.mktemp("sync_removal") / "site")
+    text, labels = instrument(files, site.path)
     entry = kernel_copy("sync_removal", text)
-    so = compile_kernel(entry, simulate_module.KERNEL_NAME, include_dirs=[entry.parent, OP_HOST])
-    site = ctypes.c_int.in_dll(ctypes.CDLL(str(so)), "twin_mutant_site")  # the launcher's copy: same path
+    compile_kernel(entry, simulate_module.KERNEL_NAME, include_dirs=[entry.parent, OP_HOST])
     monkeypatch_module.setattr(simulate_module, "KERNEL_SOURCE", entry)
     yield site, labels
     site.value = -1
