@@ -19,7 +19,7 @@ PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'  # what tes
 # instruction the tests use supports, flags both ways, small counts). A macro missing here that a
 # text needs shows up as a compile error naming it.
 MACRO_VALUES = {
-    "ELEM": ("float", "half"),
+    "ELEM": ("half", "bfloat16_t"),
     "DTYPE": ("float", "half"),
     "TWIN_TILING_STRUCT": ("DemoTiling",),
 }
