@@ -22,6 +22,7 @@ MACRO_VALUES = {
     "ELEM": ("half", "bfloat16_t"),
     "DTYPE": ("float", "half"),
     "TWIN_TILING_STRUCT": ("DemoTiling",),
+    "QUALIFIER": ("",),  # test_queues' FreeTensor text: empty compiles, "const" must not (a twin test)
 }
 FLAG_VALUES = ("0", "1")  # macros tested with #if / #ifdef: both branches
 COUNT_VALUE = "2"         # any other macro the text uses but does not define
@@ -132,8 +133,8 @@ def _code(text: str) -> str:
 def declared_names(text: str) -> set[str]:
     """Upper-case names the text declares itself (constants, enumerators, types) or the API provides."""
     code = _code(text)
-    names = set(re.findall(r"\b(?:constexpr|const|enum(?:\s+class)?|struct|class|using)\s+(?:\w+\s+)*?([A-Z][A-Z0-9_]+)\b",
-                           code))
+    declaration = r"\b(?:constexpr|const|enum(?:\s+class)?|struct|class|using)\s+(?:\w+\s+)*?([A-Z][A-Z0-9_]+)\b"
+    names = set(re.findall(declaration, code))
     names.update(re.findall(r"\b([A-Z][A-Z0-9_]+)\s*=(?!=)", code))  # initialised in a declaration list
     for body in re.findall(r"\benum\b[^{;]*\{([^}]*)\}", code):
         names.update(re.findall(r"\b([A-Z][A-Z0-9_]+)\b", body))

@@ -56,7 +56,8 @@ CASES = {
         "uint64_t m[2] = {~0ull, 0}; Duplicate(d, 1.0f, m, 1, 1, 8);",
         "no matching function for call to 'Duplicate("),
     "binary count forms have no isSetMask": Case(
-        "Add<float, false>(d, a, b, 64);", "Add<float>(d, a, b, 64);", "no matching function for call to 'Add<float, false>("),
+        "Add<float, false>(d, a, b, 64);", "Add<float>(d, a, b, 64);",
+        "no matching function for call to 'Add<float, false>("),
     "unary count forms have no isSetMask": Case(
         "Ln<float, false>(d, a, 64);", "Ln<float>(d, a, 64);", "no matching function for call to 'Ln<float, false>("),
     "Duplicate's count form has no isSetMask": Case(
