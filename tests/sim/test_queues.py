@@ -13,8 +13,13 @@ BLOCK = 64  # float32 elements
 
 # One kernel (one compile): params = [case, argument]. x and y are float32, info is int32 zeros.
 SOURCE = """
+// A tensor's UB address from GetPhyAddr: an integer on the NPU and the twin, a host pointer in CANN's
+// CPU-debug mode; the C-style cast takes either.
+template <typename T>
+int32_t UbAddr(const LocalTensor<T> &t) { return int32_t((uint64_t)t.GetPhyAddr()); }
+
 // Depth 2: two tensors queued before the first DeQue come out in the order they went in.
-void Fifo(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const GlobalTensor<int32_t> &info)
+void Fifo(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, GlobalTensor<int32_t> &info)
 {
     TPipe pipe;
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 2> q;
@@ -36,7 +41,7 @@ void Fifo(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const Gl
 }
 
 // UB byte offsets of three 33-byte queue buffers and a 100-byte TBuf, and the TBuf views' sizes.
-void Layout(const GlobalTensor<int32_t> &info)
+void BufferLayout(GlobalTensor<int32_t> &info)
 {
     TPipe pipe;
     TQue<QuePosition::VECOUT, 1> q;
@@ -46,13 +51,13 @@ void Layout(const GlobalTensor<int32_t> &info)
     LocalTensor<uint8_t> t[3];
     for (int i = 0; i < 3; ++i) {
         t[i] = q.AllocTensor<uint8_t>();
-        info.SetValue(i, t[i].GetPhyAddr());
+        info.SetValue(i, UbAddr(t[i]));
     }
     info.SetValue(3, t[0].GetSize());
-    info.SetValue(4, scratch.Get<float>().GetPhyAddr());
+    info.SetValue(4, UbAddr(scratch.Get<float>()));
     info.SetValue(5, scratch.Get<float>().GetSize());
     info.SetValue(6, scratch.Get<half>(10).GetSize());
-    info.SetValue(7, scratch.GetWithOffset<float>(8, 64).GetPhyAddr());
+    info.SetValue(7, UbAddr(scratch.GetWithOffset<float>(8, 64)));
     for (int i = 0; i < 3; ++i) {
         q.FreeTensor(t[i]);
     }
@@ -82,7 +87,7 @@ void Reuse(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, bool re
 }
 
 // What one Get wrote, a later Get of the same TBuf reads; after TPipe::Reset old views are stale.
-void Scratch(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const GlobalTensor<int32_t> &info,
+void Scratch(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, GlobalTensor<int32_t> &info,
              bool stale)
 {
     TPipe pipe;
@@ -98,7 +103,7 @@ void Scratch(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, const
     PipeBarrier<PIPE_ALL>();
     pipe.Reset();
     pipe.InitBuffer(second, 64);
-    info.SetValue(0, second.Get<float>().GetPhyAddr());
+    info.SetValue(0, UbAddr(second.Get<float>()));
     if (stale) DataCopy(old, xg, BLOCK);
 }
 
@@ -147,7 +152,7 @@ extern "C" __global__ __aicore__ void queue_case(GM_ADDR x, GM_ADDR y, GM_ADDR i
     const int32_t arg = pg.GetValue(1);
     switch (pg.GetValue(0)) {
     case 0: Fifo(xg, yg, ig); break;
-    case 1: Layout(ig); break;
+    case 1: BufferLayout(ig); break;
     case 2: Capacity(arg); break;
     case 3: Reuse(xg, yg, arg != 0); break;
     case 4: Scratch(xg, yg, ig, arg != 0); break;

@@ -143,7 +143,7 @@ def test_gm_resident_arrays_run_in_place_and_keep_their_guards(run_source, rng):
 # Every core but `skipper` waits in SyncAll (on the NPU they would hang), then reads what its
 # neighbour wrote before it.
 SYNC = PRELUDE + """
-extern "C" __global__ __aicore__ void sync(GM_ADDR skipper, GM_ADDR before, GM_ADDR after)
+extern "C" __global__ __aicore__ void sync_cores(GM_ADDR skipper, GM_ADDR before, GM_ADDR after)
 {
     const int32_t skip = *(__gm__ int32_t *)skipper;
     GlobalTensor<int32_t> b, a;
@@ -163,10 +163,10 @@ def test_core_returning_past_syncall_is_an_error_not_a_hang(run_source, rng):
     skip = int(rng.integers(0, 8))
     with pytest.raises(TwinRuleError, match=rf"SyncAll: core {skip} returned from the kernel without reaching "
                                             r"SyncAll \(the NPU would hang\)"):
-        run_source(SYNC, "sync", [np.array([skip], np.int32), np.zeros(8, np.int32), np.zeros(8, np.int32)],
+        run_source(SYNC, "sync_cores", [np.array([skip], np.int32), np.zeros(8, np.int32), np.zeros(8, np.int32)],
                    block_dim=8)
     after = np.zeros(8, np.int32)
-    stats = run_source(SYNC, "sync", [np.array([-1], np.int32), np.zeros(8, np.int32), after], block_dim=8)
+    stats = run_source(SYNC, "sync_cores", [np.array([-1], np.int32), np.zeros(8, np.int32), after], block_dim=8)
     np.testing.assert_array_equal(after, (np.arange(8) + 1) % 8 + 1)
     assert all(core["sync_alls"] == 1 for core in stats.cores)
 
@@ -174,7 +174,7 @@ def test_core_returning_past_syncall_is_an_error_not_a_hang(run_source, rng):
 def test_a_failing_core_releases_the_cores_waiting_in_syncall(run_source, rng):
     failing = int(rng.integers(0, 8))  # 'before' holds `failing` ints: cores failing..7 write past it
     with pytest.raises(TwinRuleError, match=rf"^core [{failing}-7]: GlobalTensor::SetValue: the GM access"):
-        run_source(SYNC, "sync", [np.array([-1], np.int32), np.zeros(failing, np.int32), np.zeros(8, np.int32)],
+        run_source(SYNC, "sync_cores", [np.array([-1], np.int32), np.zeros(failing, np.int32), np.zeros(8, np.int32)],
                    block_dim=8)
 
 

@@ -162,7 +162,7 @@ def test_pipe_barrier_serialises_independent_pipes(run_source, rng, model, order
 
 
 SYNC = HEADER + """
-extern "C" __global__ __aicore__ void sync(GM_ADDR y)
+extern "C" __global__ __aicore__ void sync_cores(GM_ADDR y)
 {
     TPipe pipe;
     TQue<QuePosition::VECOUT, 1> qout;
@@ -186,7 +186,7 @@ extern "C" __global__ __aicore__ void sync(GM_ADDR y)
 def test_sync_all_waits_for_the_slowest_core(run_source, model, sync_all):
     heavy = 40
     y = np.zeros(2 * TILE, dtype=np.float32)
-    stats = run_source(SYNC, "sync", [y], block_dim=2, defines={"HEAVY": heavy, "SYNC_ALL": sync_all})
+    stats = run_source(SYNC, "sync_cores", [y], block_dim=2, defines={"HEAVY": heavy, "SYNC_ALL": sync_all})
     np.testing.assert_array_equal(y.reshape(2, TILE)[:, 0], [2.0 ** heavy, 2.0])
     fast, slow = stats.cores[1], stats.cores[0]
     slow_work = (heavy + 1) * vector_cycles(model, TILE // 64)
@@ -244,7 +244,7 @@ extern "C" __global__ __aicore__ void pieces(GM_ADDR x, GM_ADDR y)
     for (int i = 0; i <= PIECES; ++i) {
         const bool all = i == PIECES;
         LocalTensor<float> in = io.qin.AllocTensor<float>();
-        DataCopyPad(in, io.xg[all ? 0 : i * PIECE], DataCopyExtParams(1, (all ? PIECES : 1) * PIECE * 4, 0, 0),
+        DataCopyPad(in, io.xg[all ? 0 : i * PIECE], DataCopyExtParams(1, (all ? PIECES : 1) * PIECE * 4, 0, 0, 0),
                     DataCopyPadExtParams<float>(true, 0, 0, 0.0f));
         io.qin.EnQue(in);
         LocalTensor<float> t = io.qin.DeQue<float>();

@@ -34,10 +34,10 @@ extern "C" __global__ __aicore__ void types(GM_ADDR params, GM_ADDR x, GM_ADDR h
         case 3: ot.SetValue(i, a.GetValue(i) - b.GetValue(i)); break;
         case 4: ot.SetValue(i, a.GetValue(i) * b.GetValue(i)); break;
         case 5: ot.SetValue(i, a.GetValue(i) / b.GetValue(i)); break;
-        case 6: { T t = a.GetValue(i); t += b.GetValue(i); t *= 2.0f; ot.SetValue(i, -t); break; }
-        case 7: of.SetValue(i, a.GetValue(i) * xf.GetValue(i)); break;
+        case 6: { T t = a.GetValue(i); t += b.GetValue(i); t = T(static_cast<float>(t) * 2.0f); ot.SetValue(i, -t); break; }
+        case 7: of.SetValue(i, static_cast<float>(a.GetValue(i)) * xf.GetValue(i)); break;
         case 8: oi.SetValue(i, (a.GetValue(i) < b.GetValue(i)) + 2 * (a.GetValue(i) == b.GetValue(i)) +
-                               4 * (a.GetValue(i) >= 1.0f)); break;
+                               4 * (a.GetValue(i) >= T(1.0f))); break;
         case 9: ot.SetValue(i, T(static_cast<int32_t>(xf.GetValue(i)))); break;
         default: break;
         }

@@ -38,21 +38,41 @@ T FromBits(int32_t bits)
     return v;
 }
 
-#define BINARY_CASES(base, CALL) \
-    case base + 0: CALL(Add); break; case base + 1: CALL(Sub); break; case base + 2: CALL(Mul); break; \
-    case base + 3: CALL(Div); break; case base + 4: CALL(Max); break; case base + 5: CALL(Min); break;
+// Element types an instruction does not support are compile errors in its repeat forms (and in
+// every form of the tensor-scalar ops and Duplicate), for the twin as for CANN's headers: such a
+// case is only instantiated for the types its instruction takes. The binary and unary count forms
+// check the type at run time, so the rule tests reach them with any type.
+template <typename T, typename... Ts>
+constexpr bool kOneOf = (std::is_same_v<T, Ts> || ...);
+#define ARITH(T) kOneOf<T, half, float, int16_t, int32_t>
+#define FLOATS(T) kOneOf<T, half, float>
+#define FILLS(T) kOneOf<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>
+#define WHEN(ok, call) if constexpr (ok) { call; }
+// CHECKED: 1 where the form rejects an unsupported type at compile time.
+#define BINARY_CASES(base, CALL, CHECKED) \
+    case base + 0: WHEN(!CHECKED || ARITH(T), CALL(Add)) break; \
+    case base + 1: WHEN(!CHECKED || ARITH(T), CALL(Sub)) break; \
+    case base + 2: WHEN(!CHECKED || ARITH(T), CALL(Mul)) break; \
+    case base + 3: WHEN(!CHECKED || FLOATS(T), CALL(Div)) break; \
+    case base + 4: WHEN(!CHECKED || ARITH(T), CALL(Max)) break; \
+    case base + 5: WHEN(!CHECKED || ARITH(T), CALL(Min)) break;
 #define SCALAR_CASES(base, CALL) \
-    case base + 0: CALL(Adds); break; case base + 1: CALL(Muls); break; case base + 2: CALL(Maxs); break; \
-    case base + 3: CALL(Mins); break;
-#define UNARY_CASES(base, CALL) \
-    case base + 0: CALL(Exp); break; case base + 1: CALL(Ln); break; case base + 2: CALL(Sqrt); break; \
-    case base + 3: CALL(Abs); break; case base + 4: CALL(Reciprocal); break;
+    case base + 0: WHEN(ARITH(T), CALL(Adds)) break; \
+    case base + 1: WHEN(ARITH(T), CALL(Muls)) break; \
+    case base + 2: WHEN(ARITH(T), CALL(Maxs)) break; \
+    case base + 3: WHEN(ARITH(T), CALL(Mins)) break;
+#define UNARY_CASES(base, CALL, CHECKED) \
+    case base + 0: WHEN(!CHECKED || FLOATS(T), CALL(Exp)) break; \
+    case base + 1: WHEN(!CHECKED || FLOATS(T), CALL(Ln)) break; \
+    case base + 2: WHEN(!CHECKED || FLOATS(T), CALL(Sqrt)) break; \
+    case base + 3: WHEN(!CHECKED || FLOATS(T), CALL(Abs)) break; \
+    case base + 4: WHEN(!CHECKED || FLOATS(T), CALL(Reciprocal)) break;
 
 template <typename T>
 void Issue(const int32_t *p, const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1)
 {
-    const uint64_t mask[2] = {uint32_t(p[kMaskW0]) | uint64_t(uint32_t(p[kMaskW1])) << 32,
-                              uint32_t(p[kMaskW2]) | uint64_t(uint32_t(p[kMaskW3])) << 32};
+    uint64_t mask[2] = {uint32_t(p[kMaskW0]) | uint64_t(uint32_t(p[kMaskW1])) << 32,
+                        uint32_t(p[kMaskW2]) | uint64_t(uint32_t(p[kMaskW3])) << 32};
     const uint64_t len = uint32_t(p[kMaskLen]);
     const int32_t n = p[kCount], rep = p[kRepeat];
     const BinaryRepeatParams bp(p[kDstBlk], p[kSrc0Blk], p[kSrc1Blk], p[kDstRep], p[kSrc0Rep], p[kSrc1Rep]);
@@ -70,19 +90,19 @@ void Issue(const int32_t *p, const LocalTensor<T> &dst, const LocalTensor<T> &sr
 #define U_COUNT(F) F(dst, src0, n)
 #define U_LEN(F) F(dst, src0, len, rep, up)
     switch (p[kOp]) {
-        BINARY_CASES(kBinaryCount, B_COUNT)
-        BINARY_CASES(kBinaryMaskLen, B_LEN)
-        BINARY_CASES(kBinaryMaskBits, B_BITS)
-        BINARY_CASES(kBinaryRegNormal, B_NORMAL)
-        BINARY_CASES(kBinaryRegCounter, B_COUNTER)
+        BINARY_CASES(kBinaryCount, B_COUNT, 0)
+        BINARY_CASES(kBinaryMaskLen, B_LEN, 1)
+        BINARY_CASES(kBinaryMaskBits, B_BITS, 1)
+        BINARY_CASES(kBinaryRegNormal, B_NORMAL, 1)
+        BINARY_CASES(kBinaryRegCounter, B_COUNTER, 1)
         SCALAR_CASES(kScalarCount, S_COUNT)
         SCALAR_CASES(kScalarMaskLen, S_LEN)
         SCALAR_CASES(kScalarMaskBits, S_BITS)
-        UNARY_CASES(kUnaryCount, U_COUNT)
-        UNARY_CASES(kUnaryMaskLen, U_LEN)
-    case kDupCount: Duplicate(dst, s, n); break;
-    case kDupMaskLen: Duplicate(dst, s, len, rep, p[kDstBlk], p[kDstRep]); break;
-    case kDupMaskBits: Duplicate(dst, s, mask, rep, p[kDstBlk], p[kDstRep]); break;
+        UNARY_CASES(kUnaryCount, U_COUNT, 0)
+        UNARY_CASES(kUnaryMaskLen, U_LEN, 1)
+    case kDupCount: WHEN(FILLS(T), Duplicate(dst, s, n)) break;
+    case kDupMaskLen: WHEN(FILLS(T), Duplicate(dst, s, len, rep, p[kDstBlk], p[kDstRep])) break;
+    case kDupMaskBits: WHEN(FILLS(T), Duplicate(dst, s, mask, rep, p[kDstBlk], p[kDstRep])) break;
     case kBrcb: Brcb(dst, src0, rep, BrcbRepeatParams(p[kDstBlk], p[kDstRep])); break;
     case kReduceSumCount: ReduceSum(dst, src0, src1, n); break;
     case kReduceSumMaskLen: ReduceSum(dst, src0, src1, int32_t(len), rep, p[kSrc0Rep]); break;

@@ -68,7 +68,7 @@ private:
         LocalTensor<float> z = outZ_.DeQue<float>();
         LocalTensor<float> sum = outSum_.DeQue<float>();
         DataCopy(zGm_[uint64_t(tile) * tileLen_], z, tileLen_);
-        DataCopyPad(sumsGm_[tile], sum, DataCopyExtParams(1, sizeof(float), 0, 0));
+        DataCopyPad(sumsGm_[tile], sum, DataCopyExtParams(1, sizeof(float), 0, 0, 0));
         outZ_.FreeTensor(z);
         outSum_.FreeTensor(sum);
     }

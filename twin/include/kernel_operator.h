@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+// CANN's headers bring the POSIX declarations into every kernel compiled in CPU-debug mode, so a
+// kernel entry or helper reusing one of their names (sync, read, ...) fails there: fail here too.
+#include <unistd.h>
 
 #include "twin/core.h"
 #include "twin/memory.h"

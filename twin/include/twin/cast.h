@@ -169,6 +169,10 @@ void CastImpl(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> 
     dst.Check(call);
     src.Check(call);
     constexpr unsigned allowed = AllowedModes<T, U>();
+    static_assert(!(std::is_same_v<T, bfloat16_t> && std::is_same_v<U, half>) &&
+                      !(std::is_same_v<T, half> && std::is_same_v<U, bfloat16_t>),
+                  "Cast: A2 has no conversion between half and bfloat16_t (the real headers reject it too; "
+                  "convert through float)");
     TWIN_CHECK(allowed != 0, call, "A2 (as modelled by the twin) has no Cast from ", TypeName<U>(), " to ",
                TypeName<T>(), " (supported: half/bfloat16_t -> float, float -> half/bfloat16_t/float/int32_t, "
                "half -> int32_t, int32_t -> float)");

@@ -39,7 +39,8 @@ struct DataCopyExtParams {
     uint32_t dstStride = 0;
     uint32_t rsv = 0;
     DataCopyExtParams() = default;
-    DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src, uint32_t dst, uint32_t r = 0)
+    // Five arguments, the last (reserved) one too: the real struct gives it no default.
+    DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src, uint32_t dst, uint32_t r)
         : blockCount(count), blockLen(len), srcStride(src), dstStride(dst), rsv(r)
     {
     }

@@ -192,7 +192,8 @@ public:
         std::memcpy(&value, ptr_ + index, sizeof(T));
         return value;
     }
-    void SetValue(uint64_t index, T value) const
+    // Not const, unlike LocalTensor::SetValue: a kernel cannot write GM through a const GlobalTensor.
+    void SetValue(uint64_t index, T value)
     {
         twin::CheckGm("GlobalTensor::SetValue", ptr_ + index, sizeof(T));
         twin::TouchGm("GlobalTensor::SetValue", ptr_ + index, 1, sizeof(T), sizeof(T), twin::GmAccess::kWrite, twin::Pipe::S);

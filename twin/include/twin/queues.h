@@ -101,7 +101,7 @@ inline void DeferError(const char *call, const std::string &rule)
 
 namespace AscendC {
 
-template <TPosition pos>
+template <TPosition pos = TPosition::LCM>  // the default position of the real TBuf
 class TBuf;
 
 class TPipe;
@@ -342,9 +342,10 @@ public:
         twin::OnFreeTensor(slot, kConsumer);
     }
 
-    bool VacantInQue() const { return count_ < uint32_t(depth); }
-    bool HasTensorInQue() const { return count_ > 0; }
-    int32_t GetTensorCountInQue() const { return int32_t(count_); }
+    // Not const in the real TQueBind either.
+    bool VacantInQue() { return count_ < uint32_t(depth); }
+    bool HasTensorInQue() { return count_ > 0; }
+    int32_t GetTensorCountInQue() { return int32_t(count_); }
 
     // ---- twin internals ----
     void AttachBuffers(std::unique_ptr<twin::BufferSlot[]> slots, uint32_t num, TPipe *pipe)

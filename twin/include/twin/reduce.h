@@ -319,22 +319,23 @@ void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const Local
     if (isSetMask) twin::RestoreDefaultMask();
 }
 
-template <typename T, bool isSetMask = true>
+// The mask forms always set the mask themselves: unlike the element-wise ones they have no isSetMask.
+template <typename T>
 void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<T> &workLocal, const int32_t mask,
                const int32_t repeatTime, const int32_t srcRepStride)
 {
     uint64_t bits[2];
-    if (isSetMask) twin::ContinuousMaskBits("ReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
+    twin::ContinuousMaskBits("ReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
     twin::SumAll("ReduceSum", dst, src, workLocal,
-                 twin::RepeatPlan("ReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask, INT32_MAX), srcRepStride, false);
+                 twin::RepeatPlan("ReduceSum", twin::Lanes<T>(), repeatTime, bits, true, INT32_MAX), srcRepStride, false);
 }
 
-template <typename T, bool isSetMask = true>
+template <typename T>
 void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<T> &workLocal,
                const uint64_t mask[], const int32_t repeatTime, const int32_t srcRepStride)
 {
     twin::SumAll("ReduceSum", dst, src, workLocal,
-                 twin::RepeatPlan("ReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask, INT32_MAX), srcRepStride, false);
+                 twin::RepeatPlan("ReduceSum", twin::Lanes<T>(), repeatTime, mask, true, INT32_MAX), srcRepStride, false);
 }
 
 template <typename T, bool isSetMask = true>

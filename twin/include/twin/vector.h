@@ -18,13 +18,15 @@ namespace AscendC {
 
 struct BinaryRepeatParams {
     BinaryRepeatParams() = default;
+    // Wider than the real constructors' uint8_t parameters on purpose (both accept the same calls; g++
+    // only warns about a braced narrowing): an out-of-range stride is reported, not truncated.
     BinaryRepeatParams(uint32_t dstBlk, uint32_t src0Blk, uint32_t src1Blk, uint32_t dstRep, uint32_t src0Rep,
                        uint32_t src1Rep)
         : dstBlkStride(dstBlk), src0BlkStride(src0Blk), src1BlkStride(src1Blk), dstRepStride(dstRep),
           src0RepStride(src0Rep), src1RepStride(src1Rep)
     {
     }
-    // Wider than the hardware fields on purpose: an out-of-range stride is reported, not truncated.
+    // Wider than the hardware fields on purpose, for the same reason.
     uint32_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1;
     uint32_t dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
 };
@@ -157,6 +159,17 @@ constexpr bool kFloatType = kIsOneOf<T, half, float>;
 #define TWIN_CHECK_DTYPE(ok, call, allowed, T)                                                           \
     TWIN_CHECK(ok, call, "A2 supports " allowed " for this instruction (got ", ::twin::TypeName<T>(), \
                "; bfloat16_t has no vector arithmetic on A2: Cast it to float first)")
+// Where CANN's headers reject an element type at compile time (a static_assert of their own: the
+// repeat forms of the element-wise ops, every form of the tensor-scalar ops and Duplicate), the twin
+// does too, so such a kernel fails to build here as it does there; their count forms of the binary
+// and unary ops check at run time, as CANN's CPU-debug checks do.
+#define TWIN_REQUIRE_DTYPE(ok, allowed)                                                                     \
+    static_assert(ok, "A2 supports " allowed " for this instruction (bfloat16_t has no vector arithmetic " \
+                      "on A2: Cast it to float first)")
+#define TWIN_REQUIRE_BINARY_DTYPE(Op, T)                                                                      \
+    TWIN_REQUIRE_DTYPE((!std::is_same_v<Op, ::twin::DivOp> || ::twin::kFloatType<T>), "half and float");      \
+    TWIN_REQUIRE_DTYPE((std::is_same_v<Op, ::twin::DivOp> || ::twin::kArithType<T>),                          \
+                       "half, float, int16_t and int32_t")
 
 // Plan of the count form: the count (isSetMask = true) or the core's mask registers.
 inline LanePlan CountFormPlan(const char *call, uint32_t lanes, int64_t count, bool is_set_mask)
@@ -229,7 +242,7 @@ void Scalar(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
 {
     dst.Check(call);
     src.Check(call);
-    TWIN_CHECK_DTYPE(kArithType<T>, call, "half, float, int16_t and int32_t", T);
+    TWIN_REQUIRE_DTYPE(kArithType<T>, "half, float, int16_t and int32_t");
     VecOperand ops[2];
     UnaryOperands(call, dst, src, rp, ops);
     if (!Issue(call, ops, p)) return;
@@ -336,18 +349,19 @@ void Axpy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarV
 
 // Count form, and the repeat form with a continuous or a bitwise mask, for each binary op.
 #define TWIN_BINARY(Name, Op)                                                                                    \
-    template <typename T, bool isSetMask = true>                                                                 \
+    template <typename T>                                                                                        \
     void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,                \
               const int32_t &count)                                                                              \
     {                                                                                                            \
-        twin::Binary<twin::Op>(#Name, dst, src0, src1,                                                           \
-                               twin::CountFormPlan(#Name, twin::Lanes<T>(), count, isSetMask), BinaryRepeatParams()); \
-        if (isSetMask) twin::RestoreDefaultMask();                                                               \
+        twin::Binary<twin::Op>(#Name, dst, src0, src1, twin::CountFormPlan(#Name, twin::Lanes<T>(), count, true), \
+                               BinaryRepeatParams());                                                            \
+        twin::RestoreDefaultMask();                                                                              \
     }                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                 \
     void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask, \
               int64_t repeatTime, const BinaryRepeatParams &params)                                              \
     {                                                                                                            \
+        TWIN_REQUIRE_BINARY_DTYPE(twin::Op, T);                                                                  \
         uint64_t bits[2];                                                                                        \
         if (isSetMask) twin::ContinuousMaskBits(#Name, twin::Lanes<T>(), mask, bits);                            \
         twin::Binary<twin::Op>(#Name, dst, src0, src1,                                                           \
@@ -355,8 +369,9 @@ void Axpy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarV
     }                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                 \
     void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,                \
-              const uint64_t mask[], int64_t repeatTime, const BinaryRepeatParams &params)                       \
+              uint64_t mask[], int64_t repeatTime, const BinaryRepeatParams &params)                             \
     {                                                                                                            \
+        TWIN_REQUIRE_BINARY_DTYPE(twin::Op, T);                                                                  \
         twin::Binary<twin::Op>(#Name, dst, src0, src1,                                                           \
                                twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, mask, isSetMask), params);  \
     }
@@ -386,7 +401,7 @@ TWIN_BINARY(Min, MinOp)
                                twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, bits, isSetMask), params);  \
     }                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                 \
-    void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const uint64_t mask[], \
+    void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, uint64_t mask[],       \
               int64_t repeatTime, const UnaryRepeatParams &params)                                               \
     {                                                                                                            \
         twin::Scalar<twin::Op>(#Name, dst, src, scalarValue,                                                     \
@@ -399,26 +414,28 @@ TWIN_SCALAR(Mins, MinOp)
 #undef TWIN_SCALAR
 
 #define TWIN_UNARY(Name, Op)                                                                                     \
-    template <typename T, bool isSetMask = true>                                                                 \
+    template <typename T>                                                                                        \
     void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t &count)                       \
     {                                                                                                            \
-        twin::Unary<twin::Op>(#Name, dst, src, twin::CountFormPlan(#Name, twin::Lanes<T>(), count, isSetMask),  \
+        twin::Unary<twin::Op>(#Name, dst, src, twin::CountFormPlan(#Name, twin::Lanes<T>(), count, true),       \
                               UnaryRepeatParams());                                                              \
-        if (isSetMask) twin::RestoreDefaultMask();                                                               \
+        twin::RestoreDefaultMask();                                                                              \
     }                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                 \
     void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask, int64_t repeatTime,          \
               const UnaryRepeatParams &params)                                                                   \
     {                                                                                                            \
+        TWIN_REQUIRE_DTYPE(twin::kFloatType<T>, "half and float");                                               \
         uint64_t bits[2];                                                                                        \
         if (isSetMask) twin::ContinuousMaskBits(#Name, twin::Lanes<T>(), mask, bits);                            \
         twin::Unary<twin::Op>(#Name, dst, src, twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, bits, isSetMask), \
                               params);                                                                           \
     }                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                 \
-    void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[], int64_t repeatTime,  \
+    void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask[], int64_t repeatTime,        \
               const UnaryRepeatParams &params)                                                                   \
     {                                                                                                            \
+        TWIN_REQUIRE_DTYPE(twin::kFloatType<T>, "half and float");                                               \
         twin::Unary<twin::Op>(#Name, dst, src, twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, mask, isSetMask), \
                               params);                                                                           \
     }

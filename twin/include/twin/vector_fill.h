@@ -13,7 +13,7 @@ template <typename T>
 void Fill(const char *call, const AscendC::LocalTensor<T> &dst, T value, const LanePlan &p, uint64_t blk, uint64_t rep)
 {
     dst.Check(call);
-    TWIN_CHECK_DTYPE(kFillType<T>, call, "half, bfloat16_t, float, int16_t, uint16_t, int32_t and uint32_t", T);
+    TWIN_REQUIRE_DTYPE(kFillType<T>, "half, bfloat16_t, float, int16_t, uint16_t, int32_t and uint32_t");
     CheckStride(call, "dstBlockStride", blk, 16);
     CheckStride(call, "dstRepeatStride", rep, 8);
     TWIN_CHECK(blk != 0, call, "dstBlockStride must not be 0 (undefined behaviour on the hardware)");
@@ -31,11 +31,11 @@ void Fill(const char *call, const AscendC::LocalTensor<T> &dst, T value, const L
 
 namespace AscendC {
 
-template <typename T, bool isSetMask = true>
+template <typename T>
 void Duplicate(const LocalTensor<T> &dst, const T &scalarValue, const int32_t &count)
 {
-    twin::Fill("Duplicate", dst, scalarValue, twin::CountFormPlan("Duplicate", twin::Lanes<T>(), count, isSetMask), 1, 8);
-    if (isSetMask) twin::RestoreDefaultMask();
+    twin::Fill("Duplicate", dst, scalarValue, twin::CountFormPlan("Duplicate", twin::Lanes<T>(), count, true), 1, 8);
+    twin::RestoreDefaultMask();
 }
 
 template <typename T, bool isSetMask = true>
@@ -49,7 +49,7 @@ void Duplicate(const LocalTensor<T> &dst, const T &scalarValue, uint64_t mask, i
 }
 
 template <typename T, bool isSetMask = true>
-void Duplicate(const LocalTensor<T> &dst, const T &scalarValue, const uint64_t mask[], int64_t repeatTime,
+void Duplicate(const LocalTensor<T> &dst, const T &scalarValue, uint64_t mask[], int64_t repeatTime,
                uint64_t dstBlockStride, uint64_t dstRepeatStride)
 {
     twin::Fill("Duplicate", dst, scalarValue, twin::RepeatPlan("Duplicate", twin::Lanes<T>(), repeatTime, mask, isSetMask),
