@@ -108,7 +108,7 @@ void Scratch(const GlobalTensor<float> &xg, const GlobalTensor<float> &yg, Globa
 }
 
 // Which event ids the queue and the explicit calls take and give back (lowest free first).
-void Events(const GlobalTensor<float> &xg, const GlobalTensor<int32_t> &info)
+void Events(const GlobalTensor<float> &xg, GlobalTensor<int32_t> &info)
 {
     TPipe pipe;
     TQue<QuePosition::VECIN, 2> q;
