@@ -18,6 +18,7 @@
 #include "twin/reduce.h"
 #include "twin/cast.h"
 #include "twin/sync.h"
+#include "twin/local_alloc.h"
 
 // Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.
 #define __aicore__
