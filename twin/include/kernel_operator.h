@@ -19,6 +19,9 @@
 #include "twin/cast.h"
 #include "twin/sync.h"
 #include "twin/local_alloc.h"
+#include "twin/compare_select.h"
+#include "twin/utils.h"
+#include "twin/ub_copy.h"
 
 // Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.
 #define __aicore__
@@ -76,6 +79,7 @@ using AscendC::EVENT_ID4;
 using AscendC::EVENT_ID5;
 using AscendC::EVENT_ID6;
 using AscendC::EVENT_ID7;
+using AscendC::GetTPipePtr;
 
 namespace AscendC {
 
