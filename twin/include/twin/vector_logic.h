@@ -17,14 +17,18 @@ struct ShlOp { template <typename C> static C F(C a, C s) { return C(uint64_t(a)
 struct ShrOp { template <typename C> static C F(C a, C s) { return a >> s; } };
 
 template <typename T>
-void CheckBitwiseType(const char *call) { TWIN_CHECK_DTYPE((kIsOneOf<T, int16_t, uint16_t>), call, "int16_t and uint16_t", T); }
+constexpr bool kBitwiseType = kIsOneOf<T, int16_t, uint16_t>;
+template <typename T>
+constexpr bool kShiftType = kIsOneOf<T, int16_t, uint16_t, int32_t, uint32_t>;
+
+template <typename T>
+void CheckBitwiseType(const char *call) { TWIN_CHECK_DTYPE(kBitwiseType<T>, call, "int16_t and uint16_t", T); }
 
 template <typename T>
 void CheckShift(const char *call, T shift)
 {
-    TWIN_CHECK_DTYPE((kIsOneOf<T, int16_t, uint16_t, int32_t, uint32_t>), call,
-                     "int16_t, uint16_t, int32_t and uint32_t", T);
-    if constexpr (kIsOneOf<T, int16_t, uint16_t, int32_t, uint32_t>) {
+    TWIN_CHECK_DTYPE(kShiftType<T>, call, "int16_t, uint16_t, int32_t and uint32_t", T);
+    if constexpr (kShiftType<T>) {
         constexpr int64_t bits = 8 * sizeof(T);
         TWIN_CHECK(int64_t(shift) >= 0 && int64_t(shift) <= bits, call, "scalarValue (the shift) must be in [0, ", bits,
                    "] for ", TypeName<T>(), " (got ", int64_t(shift), ")");
@@ -41,7 +45,7 @@ namespace AscendC {
               const int32_t &count)                                                                               \
     {                                                                                                             \
         twin::CheckBitwiseType<T>(#Name);                                                                         \
-        twin::BinaryIssue<twin::Op>(#Name, dst, src0, src1, twin::CountFormPlan(#Name, twin::Lanes<T>(), count, isSetMask), \
+        if constexpr (twin::kBitwiseType<T>) twin::BinaryIssue<twin::Op>(#Name, dst, src0, src1, twin::CountFormPlan(#Name, twin::Lanes<T>(), count, isSetMask), \
                                     BinaryRepeatParams(), false);                                                 \
         if (isSetMask) twin::RestoreDefaultMask();                                                                \
     }                                                                                                             \
@@ -52,7 +56,7 @@ namespace AscendC {
         twin::CheckBitwiseType<T>(#Name);                                                                         \
         uint64_t bits[2];                                                                                         \
         if (isSetMask) twin::ContinuousMaskBits(#Name, twin::Lanes<T>(), mask, bits);                             \
-        twin::BinaryIssue<twin::Op>(#Name, dst, src0, src1,                                                       \
+        if constexpr (twin::kBitwiseType<T>) twin::BinaryIssue<twin::Op>(#Name, dst, src0, src1,                                                       \
                                     twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, bits, isSetMask),       \
                                     repeatParams, false);                                                         \
     }                                                                                                             \
@@ -61,7 +65,7 @@ namespace AscendC {
               const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)                                   \
     {                                                                                                             \
         twin::CheckBitwiseType<T>(#Name);                                                                         \
-        twin::BinaryIssue<twin::Op>(#Name, dst, src0, src1,                                                       \
+        if constexpr (twin::kBitwiseType<T>) twin::BinaryIssue<twin::Op>(#Name, dst, src0, src1,                                                       \
                                     twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, mask, isSetMask),       \
                                     repeatParams, false);                                                         \
     }
@@ -74,7 +78,7 @@ TWIN_BITWISE(Or, OrOp)
     void Name(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count)  \
     {                                                                                                             \
         twin::CheckShift<T>(#Name, scalarValue);                                                                  \
-        twin::ScalarIssue<twin::Op>(#Name, dst, src, scalarValue,                                  \
+        if constexpr (twin::kShiftType<T>) twin::ScalarIssue<twin::Op>(#Name, dst, src, scalarValue,                                  \
                                                    twin::CountFormPlan(#Name, twin::Lanes<T>(), count, isSetMask), \
                                                    UnaryRepeatParams());                                          \
         if (isSetMask) twin::RestoreDefaultMask();                                                                \
@@ -86,7 +90,7 @@ TWIN_BITWISE(Or, OrOp)
         twin::CheckShift<T>(#Name, scalarValue);                                                                  \
         uint64_t bits[2];                                                                                         \
         if (isSetMask) twin::ContinuousMaskBits(#Name, twin::Lanes<T>(), mask, bits);                             \
-        twin::ScalarIssue<twin::Op>(#Name, dst, src, scalarValue,                                  \
+        if constexpr (twin::kShiftType<T>) twin::ScalarIssue<twin::Op>(#Name, dst, src, scalarValue,                                  \
                                                    twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, bits, isSetMask), \
                                                    repeatParams);                                                 \
     }                                                                                                             \
@@ -95,7 +99,7 @@ TWIN_BITWISE(Or, OrOp)
               const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)                                    \
     {                                                                                                             \
         twin::CheckShift<T>(#Name, scalarValue);                                                                  \
-        twin::ScalarIssue<twin::Op>(#Name, dst, src, scalarValue,                                  \
+        if constexpr (twin::kShiftType<T>) twin::ScalarIssue<twin::Op>(#Name, dst, src, scalarValue,                                  \
                                                    twin::RepeatPlan(#Name, twin::Lanes<T>(), repeatTime, mask, isSetMask), \
                                                    repeatParams);                                                 \
     }
