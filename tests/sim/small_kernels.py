@@ -20,9 +20,6 @@ CTYPES = {
     np.dtype(np.int8): "int8_t",
     np.dtype(np.int16): "int16_t",
     np.dtype(np.int32): "int32_t",
-    np.dtype(np.uint8): "uint8_t",
-    np.dtype(np.uint16): "uint16_t",
-    np.dtype(np.uint32): "uint32_t",
 }
 
 
@@ -55,6 +52,10 @@ def params(*values: int) -> np.ndarray:
     """Kernel parameters passed as an int32 GM buffer (read with GlobalTensor::GetValue)."""
     return np.array(values, dtype=np.int32)
 
+
+# CTYPES and the unsigned types, for the element-wise harness below.
+ELEMENT_TYPES = {**CTYPES, np.dtype(np.uint8): "uint8_t", np.dtype(np.uint16): "uint16_t",
+                 np.dtype(np.uint32): "uint32_t"}
 
 # A kernel `ew` over GM buffers a, b (N elements of T) and out (N elements of D): copies a and b
 # into UB tensors x and y, runs `call` (which writes d, an N-element tensor of D), copies d out.
@@ -91,7 +92,7 @@ extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR out)
 def run_elementwise(call: str, a: np.ndarray, b: np.ndarray, out: np.ndarray):
     """Runs ELEMENTWISE with `call`; a and b share a dtype (T), out's dtype is D; out holds d's
     starting values and comes back with the result. N (len(a)) x the sizes must be 32-byte multiples."""
-    body = (f"using T = {CTYPES[a.dtype]};\nusing D = {CTYPES[out.dtype]};\nconstexpr uint32_t N = {len(a)};\n"
+    body = (f"using T = {ELEMENT_TYPES[a.dtype]};\nusing D = {ELEMENT_TYPES[out.dtype]};\nconstexpr uint32_t N = {len(a)};\n"
             + ELEMENTWISE.replace("CALL", call))
     run(body, "ew", [a, b, out])
     return out

@@ -95,7 +95,7 @@ extern "C" __global__ __vector__ void sel(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM
 
 
 @pytest.mark.parametrize("mode", ["VSEL_CMPMASK_SPR", "VSEL_TENSOR_TENSOR_MODE", "VSEL_TENSOR_SCALAR_MODE"])
-@pytest.mark.parametrize("dtype,n", [(np.float32, 256), (np.float32, 100), (np.float16, 384)])
+@pytest.mark.parametrize("dtype,n", [(np.float32, 256), (np.float32, 104), (np.float16, 384)])
 def test_select_count_form(rng, dtype, n, mode):
     a = rng.standard_normal(n).astype(dtype)
     b = rng.standard_normal(n).astype(dtype)
@@ -130,6 +130,6 @@ def test_int32_compare_other_than_eq_is_rejected(rng):
 
 
 def test_compare_dst_too_small_is_rejected(rng):
-    a, b = random_with_ties(rng, 128, np.float32)
+    a, b = random_with_ties(rng, 512, np.float32)
     with pytest.raises(TwinRuleError, match="dst operand must hold what the call touches"):
-        launch(np.float32, 128, "Compare(d[120], x, y, CMPMODE::LT, N)", a, b)
+        launch(np.float32, 512, "Compare(d[480], x, y, CMPMODE::LT, N)", a, b)  # 32 of 64 bytes

@@ -1,5 +1,5 @@
 """Copy (UB -> UB, twin/include/twin/ub_copy.h) and CreateVecIndex (twin/include/twin/vector_fill.h)
-against NumPy: masked repeats with block and repeat strides, Counter mode, the index ramp."""
+against NumPy: masked repeats with block and repeat strides, the index ramp."""
 import numpy as np
 import pytest
 
@@ -19,15 +19,6 @@ def test_copy_rows_with_repeat_strides(rng, dtype):
     expected = before.copy()
     expected[:rows * per_block] = a.reshape(rows, lanes)[:, :per_block].reshape(-1)
     np.testing.assert_array_equal(out, expected)
-
-
-def test_copy_counter_mode_with_block_stride(rng):
-    """Counter mode: 144 int32 lanes in one instruction, reading every 8th block of the source."""
-    a = random_array(rng, 18 * 64, np.int32)
-    call = ("SetMaskCount(); SetVectorMask<int32_t, MaskMode::COUNTER>(144); "
-            "Copy<int32_t, false>(d, x, MASK_PLACEHOLDER, 1, {1, 8, 8, 8}); SetMaskNorm(); ResetMask()")
-    out = run_elementwise(call, a, a.copy(), np.zeros(18 * 64, np.int32))
-    np.testing.assert_array_equal(out[:144], a.reshape(18, 64)[:, :8].reshape(-1))
 
 
 def test_copy_rejects_wide_repeat_stride(rng):

@@ -101,7 +101,9 @@ void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const Loca
 template <typename T, typename U>
 void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U &scalarValue, const int32_t &count)
 {
-    twin::Axpy(dst, src, scalarValue, twin::CountFormPlan("Axpy", twin::Lanes<T>(), count, true), UnaryRepeatParams());
+    // A repeat reads 64 half lanes (4 blocks) of a half source into a float destination.
+    twin::Axpy(dst, src, scalarValue, twin::CountFormPlan("Axpy", twin::Lanes<T>(), count, true),
+               UnaryRepeatParams(1, 1, 8, uint32_t(8 * sizeof(U) / sizeof(T))));
     twin::RestoreDefaultMask();
 }
 template <typename T, typename U, bool isSetMask = true>
