@@ -51,3 +51,48 @@ def random_array(rng: np.random.Generator, n: int, dtype) -> np.ndarray:
 def params(*values: int) -> np.ndarray:
     """Kernel parameters passed as an int32 GM buffer (read with GlobalTensor::GetValue)."""
     return np.array(values, dtype=np.int32)
+
+
+# CTYPES and the unsigned types, for the element-wise harness below.
+ELEMENT_TYPES = {**CTYPES, np.dtype(np.uint8): "uint8_t", np.dtype(np.uint16): "uint16_t",
+                 np.dtype(np.uint32): "uint32_t"}
+
+# A kernel `ew` over GM buffers a, b (N elements of T) and out (N elements of D): copies a and b
+# into UB tensors x and y, runs `call` (which writes d, an N-element tensor of D), copies d out.
+ELEMENTWISE = r"""
+extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR out)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bo;
+    pipe.InitBuffer(ba, N * sizeof(T));
+    pipe.InitBuffer(bb, N * sizeof(T));
+    pipe.InitBuffer(bo, N * sizeof(D));
+    LocalTensor<T> x = ba.Get<T>(), y = bb.Get<T>();
+    LocalTensor<D> d = bo.Get<D>();
+    GlobalTensor<T> ga, gb;
+    GlobalTensor<D> go;
+    ga.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a), N);
+    gb.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(b), N);
+    go.SetGlobalBuffer(reinterpret_cast<__gm__ D *>(out), N);
+    DataCopy(x, ga, N);
+    DataCopy(y, gb, N);
+    DataCopy(d, go, N);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    CALL;
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(go, d, N);
+}
+"""
+
+
+def run_elementwise(call: str, a: np.ndarray, b: np.ndarray, out: np.ndarray):
+    """Runs ELEMENTWISE with `call`; a and b share a dtype (T), out's dtype is D; out holds d's
+    starting values and comes back with the result. N (len(a)) x the sizes must be 32-byte multiples."""
+    body = (f"using T = {ELEMENT_TYPES[a.dtype]};\nusing D = {ELEMENT_TYPES[out.dtype]};\nconstexpr uint32_t N = {len(a)};\n"
+            + ELEMENTWISE.replace("CALL", call))
+    run(body, "ew", [a, b, out])
+    return out

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "twin/core.h"
+#include "twin/builtins.h"
 #include "twin/memory.h"
 #include "twin/launch.h"
 #include "twin/types.h"
@@ -20,6 +21,10 @@
 #include "twin/reduce.h"
 #include "twin/cast.h"
 #include "twin/sync.h"
+#include "twin/local_alloc.h"
+#include "twin/compare_select.h"
+#include "twin/utils.h"
+#include "twin/ub_copy.h"
 
 // Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.
 #define __aicore__
@@ -55,6 +60,29 @@ void LoadTiling(T *dst, const uint8_t *tiling, const char *call)
 #define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(TWIN_TILING_STRUCT, var, tiling)
 
 #define TILING_KEY_IS(key) (::twin::Launch().tiling_key == static_cast<uint64_t>(key))
+
+// CANN's compiler declares the pipe and event enumerators at global scope; the twin's live in
+// AscendC (sync.h), so kernels name them either way.
+using AscendC::pipe_t;
+using AscendC::PIPE_S;
+using AscendC::PIPE_V;
+using AscendC::PIPE_M;
+using AscendC::PIPE_MTE1;
+using AscendC::PIPE_MTE2;
+using AscendC::PIPE_MTE3;
+using AscendC::PIPE_ALL;
+using AscendC::PIPE_V2;
+using AscendC::PIPE_FIX;
+using AscendC::event_t;
+using AscendC::EVENT_ID0;
+using AscendC::EVENT_ID1;
+using AscendC::EVENT_ID2;
+using AscendC::EVENT_ID3;
+using AscendC::EVENT_ID4;
+using AscendC::EVENT_ID5;
+using AscendC::EVENT_ID6;
+using AscendC::EVENT_ID7;
+using AscendC::GetTPipePtr;
 
 namespace AscendC {
 

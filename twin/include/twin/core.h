@@ -107,6 +107,14 @@ struct CoreState {
     // SetAtomicAdd<T>() state: 0 = off, else sizeof(T) tagged by dtype code (see data_copy.h).
     int atomic_dtype = 0;
 
+    // The 128-bit CmpMask register: written by Compare without a destination and SetCmpMask, read
+    // by GetCmpMask and Select mode VSEL_CMPMASK_SPR (compare_select.h). Undefined until written.
+    uint64_t cmp_mask[2] = {0, 0};
+    bool cmp_mask_defined = false;
+    // SetPadValue: what DataCopyPad with isPad false puts into its padding (pad_value_bytes = 0: unset).
+    uint64_t pad_value = 0;
+    uint8_t pad_value_bytes = 0;
+
     Counters counters;
     GmAccessLog gm_log;      // GM ranges touched per SyncAll interval (gm_order.h)
     GmPipeLog gm_pipes;      // GM bytes by the pipe of this core that used them (gm_order.h)

@@ -291,8 +291,12 @@ void PadCopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8
             std::memcpy(&first, core.ub.data() + start, sizeof(T));
             FillOrPoison(core, start + row, row_ub - row, true, first);
         } else {
-            FillOrPoison(core, start, lb, isPad, padValue);
-            FillOrPoison(core, start + lb + blockLen, row_ub - lb - blockLen, isPad, padValue);
+            // isPad false: the value SetPadValue set for this element size, else random.
+            T value = padValue;
+            const bool fill = isPad || core.pad_value_bytes == sizeof(T);
+            if (!isPad && fill) std::memcpy(&value, &core.pad_value, sizeof(T));
+            FillOrPoison(core, start, lb, fill, value);
+            FillOrPoison(core, start + lb + blockLen, row_ub - lb - blockLen, fill, value);
         }
     }
 }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "builtins.h"
 #include "core.h"
 #include "launch_abi.h"
 #include "memory.h"
@@ -198,6 +199,8 @@ void RunCore(void (*entry)(Params...), const TwinLaunchArgs &args, LaunchState &
     core.launch = &launch;
     core.timeline.Attach(&launch.timeline);
     g_core = &core;
+    ::block_idx = idx;
+    ::block_num = launch.block_num;
     bool failed = true;
     try {
         CallEntry(entry, args.gm, std::index_sequence_for<Params...>{});
@@ -251,6 +254,11 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
         return SetResult(result, TWIN_INVALID_INPUT,
                          Cat("block_dim must be between 1 and ", soc->vector_cores, " on ", soc->name, " (got ",
                              args.block_dim, ")"));
+    }
+    if (IsCubeFunction(reinterpret_cast<const void *>(entry))) {
+        return SetResult(result, TWIN_INVALID_INPUT,
+                         "the kernel entry is declared __cube__: the twin emulates AI vector cores only, so a cube "
+                         "kernel (Mmad, LoadData, Fixpipe, L0 buffers) needs an NPU; declare vector kernels __vector__");
     }
     if (args.num_gm != sizeof...(Params)) {
         return SetResult(result, TWIN_INVALID_INPUT,

@@ -65,6 +65,8 @@ public:
         : slot_(slot), generation_(slot ? slot->generation : 0), byte_offset_(byte_offset), size_(elements)
     {
     }
+    // A static tensor: tileSize elements at UB byte address addr (defined in local_alloc.h).
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize);
 
     // A view starting `offset` elements further on, to the end of this view.
     LocalTensor operator[](uint32_t offset) const

@@ -1,6 +1,7 @@
 // Vector compute of the twin: the mask registers, element-wise binary (Add/Sub/Mul/Div/Max/Min),
-// tensor-scalar (Adds/Muls/Maxs/Mins) and unary (Exp/Ln/Sqrt/Abs/Reciprocal) instructions,
-// Duplicate and Brcb. Each has the documented count form ("first n elements") and repeat form
+// tensor-scalar (Adds/Muls/Maxs/Mins) and unary (Exp/Ln/Sqrt/Abs/Reciprocal) instructions;
+// Duplicate and Brcb (vector_fill.h), the compound ones (vector_compound.h), the bitwise ones
+// (vector_logic.h). Each has the documented count form ("first n elements") and repeat form
 // (mask as a lane count or a 2 x 64-bit mask, repeatTime, block/repeat strides; isSetMask = false
 // uses the core's mask registers). Rules: the A2 dtype table of each instruction, operand start
 // 32-byte aligned, repeatTime <= 255, strides within their bit widths, every operand's footprint
@@ -199,26 +200,35 @@ void BinaryOperands(const char *call, const AscendC::LocalTensor<T> &dst, const 
     ops[2] = Operand("src1", src1, rp.src1BlkStride, rp.src1RepStride);
 }
 
+// The element-wise binary instruction once its dtype passed; accumulates: dst on src1 with a zero
+// repeat stride is allowed (the documented accumulation).
 template <typename Op, typename T>
-void Binary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
-            const AscendC::LocalTensor<T> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp)
+void BinaryIssue(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
+                 const AscendC::LocalTensor<T> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp,
+                 bool accumulates)
 {
     dst.Check(call);
     src0.Check(call);
     src1.Check(call);
+    VecOperand ops[3];
+    BinaryOperands(call, dst, src0, src1, rp, ops);
+    if (!Issue(call, ops, p, accumulates ? 2 : -1)) return;
+    CoreState &core = Core();
+    ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { BinaryRun<Op, T>(core.ub.data(), core.shadow.data(), off, n); });
+}
+
+template <typename Op, typename T>
+void Binary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
+            const AscendC::LocalTensor<T> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp)
+{
     constexpr bool is_div = std::is_same_v<Op, DivOp>;
     if constexpr (is_div) {
         TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
     } else {
         TWIN_CHECK_DTYPE(kArithType<T>, call, "half, float, int16_t and int32_t", T);
     }
-    VecOperand ops[3];
-    BinaryOperands(call, dst, src0, src1, rp, ops);
     // dst accumulating onto src1 across repeats is documented for these ops on half/int32/float.
-    const bool accumulates = !is_div && kIsOneOf<T, half, float, int32_t>;
-    if (!Issue(call, ops, p, accumulates ? 2 : -1)) return;
-    CoreState &core = Core();
-    ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { BinaryRun<Op, T>(core.ub.data(), core.shadow.data(), off, n); });
+    BinaryIssue<Op>(call, dst, src0, src1, p, rp, !is_div && kIsOneOf<T, half, float, int32_t>);
 }
 
 // The rules of a UnaryRepeatParams (block strides 16 bits, repeat strides 8 bits, no dst block
@@ -236,18 +246,26 @@ void UnaryOperands(const char *call, const AscendC::LocalTensor<T> &dst, const A
     ops[1] = Operand("src", src, rp.srcBlkStride, rp.srcRepStride);
 }
 
+// The tensor-scalar instruction once its dtype passed.
 template <typename Op, typename T>
-void Scalar(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, T scalar,
-            const LanePlan &p, const AscendC::UnaryRepeatParams &rp)
+void ScalarIssue(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, T scalar,
+                 const LanePlan &p, const AscendC::UnaryRepeatParams &rp)
 {
     dst.Check(call);
     src.Check(call);
-    TWIN_REQUIRE_DTYPE(kArithType<T>, "half, float, int16_t and int32_t");
     VecOperand ops[2];
     UnaryOperands(call, dst, src, rp, ops);
     if (!Issue(call, ops, p)) return;
     CoreState &core = Core();
     ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { ScalarRun<Op, T>(core.ub.data(), core.shadow.data(), off, n, scalar); });
+}
+
+template <typename Op, typename T>
+void Scalar(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, T scalar,
+            const LanePlan &p, const AscendC::UnaryRepeatParams &rp)
+{
+    TWIN_REQUIRE_DTYPE(kArithType<T>, "half, float, int16_t and int32_t");
+    ScalarIssue<Op>(call, dst, src, scalar, p, rp);
 }
 
 template <typename Op, typename T>
@@ -266,86 +284,9 @@ void Unary(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::
     }
 }
 
-// dst = src0*src1 + dst and dst = src*scalar + dst: the product is rounded to T, then the sum (the
-// A2 documentation of MulAddDst and Axpy promises no fused rounding). dst is read as well as written.
-template <typename T>
-void MulAddDstRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n)
-{
-    T *d = reinterpret_cast<T *>(ub + off[0]);
-    const T *a = reinterpret_cast<const T *>(ub + off[1]);
-    const T *b = reinterpret_cast<const T *>(ub + off[2]);
-    for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<AddOp>(Apply2<MulOp>(a[i], b[i]), d[i]);
-    AndShadow(sh + off[0], sh + off[0], sh + off[1], n * sizeof(T));
-    AndShadow(sh + off[0], sh + off[0], sh + off[2], n * sizeof(T));
-}
-
-template <typename T>
-void AxpyRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n, T s)
-{
-    T *d = reinterpret_cast<T *>(ub + off[0]);
-    const T *a = reinterpret_cast<const T *>(ub + off[1]);
-    for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<AddOp>(Apply2<MulOp>(a[i], s), d[i]);
-    AndShadow(sh + off[0], sh + off[0], sh + off[1], n * sizeof(T));
-}
-
-template <typename T>
-void MulAddDst(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
-               const AscendC::LocalTensor<T> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp)
-{
-    constexpr const char *call = "MulAddDst";
-    dst.Check(call);
-    src0.Check(call);
-    src1.Check(call);
-    TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
-    VecOperand ops[3];
-    BinaryOperands(call, dst, src0, src1, rp, ops);
-    if (!Issue(call, ops, p)) return;
-    CoreState &core = Core();
-    ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { MulAddDstRun<T>(core.ub.data(), core.shadow.data(), off, n); });
-}
-
-template <typename T>
-void Axpy(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, T scalar, const LanePlan &p,
-          const AscendC::UnaryRepeatParams &rp)
-{
-    constexpr const char *call = "Axpy";
-    dst.Check(call);
-    src.Check(call);
-    TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
-    VecOperand ops[2];
-    UnaryOperands(call, dst, src, rp, ops);
-    if (!Issue(call, ops, p)) return;
-    CoreState &core = Core();
-    ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { AxpyRun<T>(core.ub.data(), core.shadow.data(), off, n, scalar); });
-}
-
 }  // namespace twin
 
 namespace AscendC {
-
-template <typename T>
-void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count)
-{
-    twin::MulAddDst(dst, src0, src1, twin::CountFormPlan("MulAddDst", twin::Lanes<T>(), count, true),
-                    BinaryRepeatParams());
-    twin::RestoreDefaultMask();
-}
-template <typename T, bool isSetMask = true>
-void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask,
-               int64_t repeatTime, const BinaryRepeatParams &params)
-{
-    uint64_t bits[2];
-    if (isSetMask) twin::ContinuousMaskBits("MulAddDst", twin::Lanes<T>(), mask, bits);
-    twin::MulAddDst(dst, src0, src1, twin::RepeatPlan("MulAddDst", twin::Lanes<T>(), repeatTime, bits, isSetMask),
-                    params);
-}
-template <typename T>
-void Axpy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count)
-{
-    twin::Axpy(dst, src, scalarValue, twin::CountFormPlan("Axpy", twin::Lanes<T>(), count, true), UnaryRepeatParams());
-    twin::RestoreDefaultMask();
-}
-
 
 // Count form, and the repeat form with a continuous or a bitwise mask, for each binary op.
 #define TWIN_BINARY(Name, Op)                                                                                    \
@@ -449,3 +390,5 @@ TWIN_UNARY(Reciprocal, RecOp)
 }  // namespace AscendC
 
 #include "vector_fill.h"
+#include "vector_compound.h"
+#include "vector_logic.h"

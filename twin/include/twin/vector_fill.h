@@ -1,5 +1,6 @@
-// Data fill instructions of the twin: Duplicate (a scalar into every selected lane) and Brcb (each of
-// 8 source elements per repeat broadcast into one 32-byte block). Both take bfloat16_t on A2, as
+// Data fill instructions of the twin: Duplicate (a scalar into every selected lane), Brcb (each of
+// 8 source elements per repeat broadcast into one 32-byte block) and CreateVecIndex (firstValue,
+// firstValue + 1, ... in the element type; A2: int16_t, half, int32_t, float). Both take bfloat16_t on A2, as
 // they only move bits. Included by vector.h.
 #pragma once
 #include "vector.h"
@@ -104,6 +105,24 @@ void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src, int64_t repeatTi
             for (uint32_t k = 0; k < twin::kUbBlockBytes; ++k) core.shadow[to + k] = core.shadow[from + k % sizeof(T)];
         }
     }
+}
+
+// dst[i] = firstValue + i for i < count, computed in T (half rounds each index once).
+template <typename T>
+void CreateVecIndex(LocalTensor<T> dst, const T &firstValue, uint32_t count)
+{
+    const char *call = "CreateVecIndex";
+    dst.Check(call);
+    TWIN_CHECK_DTYPE((twin::kIsOneOf<T, int16_t, half, int32_t, float>), call, "int16_t, half, int32_t and float", T);
+    const twin::LanePlan plan = twin::CountPlan(twin::Lanes<T>(), count);
+    const twin::VecOperand ops[1] = {twin::Operand("dst", dst)};
+    if (!twin::Issue(call, ops, plan)) return;
+    T *d = dst.Data();
+    for (uint32_t i = 0; i < count; ++i) {
+        if constexpr (std::is_integral_v<T>) d[i] = static_cast<T>(int64_t(firstValue) + i);
+        else d[i] = T(float(firstValue) + float(i));
+    }
+    twin::Core().MarkDefined(dst.ByteOffset(), count * sizeof(T));
 }
 
 }  // namespace AscendC

@@ -1,0 +1,135 @@
+"""Compare / Compares / Compare into CmpMask + GetCmpMask / Select of the twin
+(twin/include/twin/compare_select.h) against NumPy, then one test per enforced rule."""
+import numpy as np
+import pytest
+
+from rmsnorm_backward.errors import TwinRuleError
+from small_kernels import CTYPES, run, run_elementwise
+
+MODES = {"LT": np.less, "GT": np.greater, "EQ": np.equal, "LE": np.less_equal, "GE": np.greater_equal,
+         "NE": np.not_equal}
+
+def launch(dtype, n, call, a, b):
+    """Runs `call` on x = a, y = b (n elements of dtype) with the result bytes in d (n uint8, zeroed)."""
+    return run_elementwise(call, a.astype(dtype), b.astype(dtype), np.zeros(n, np.uint8))
+
+
+def random_with_ties(rng, n, dtype):
+    a = rng.integers(-4, 5, n).astype(dtype)  # small integers: ties for EQ/LE/GE
+    b = rng.integers(-4, 5, n).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[:3], b[:3] = [np.nan, 1, np.nan], [1, np.nan, np.nan]
+    return a, b
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("dtype,n", [(np.float32, 64), (np.float32, 512), (np.float16, 128), (np.float16, 1024)])
+def test_compare_count_form(rng, dtype, n, mode):
+    a, b = random_with_ties(rng, n, dtype)
+    out = launch(dtype, n, f"Compare(d, x, y, CMPMODE::{mode}, N)", a, b)
+    with np.errstate(invalid="ignore"):
+        expected = np.packbits(MODES[mode](a, b), bitorder="little")
+    np.testing.assert_array_equal(out[:n // 8], expected)
+    np.testing.assert_array_equal(out[n // 8:], 0)  # nothing past the count's mask bytes
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_compares_count_form(rng, dtype, mode):
+    n = 256
+    a, b = random_with_ties(rng, n, dtype)
+    out = launch(dtype, n, f"Compares(d, x, y.GetValue(5), CMPMODE::{mode}, N)", a, b)
+    with np.errstate(invalid="ignore"):
+        expected = np.packbits(MODES[mode](a, b[5]), bitorder="little")
+    np.testing.assert_array_equal(out[:n // 8], expected)
+
+
+def test_int32_compare_eq(rng):
+    a = rng.integers(-3, 3, 64).astype(np.int32)
+    b = rng.integers(-3, 3, 64).astype(np.int32)
+    out = launch(np.int32, 64, "Compare(d, x, y, CMPMODE::EQ, N)", a, b)
+    np.testing.assert_array_equal(out[:8], np.packbits(a == b, bitorder="little"))
+
+
+@pytest.mark.parametrize("lanes", [1, 37, 64])
+def test_compare_into_cmpmask_register(rng, lanes):
+    a, b = random_with_ties(rng, 64, np.float32)
+    out = launch(np.float32, 64, f"Compare(x, y, CMPMODE::LT, uint64_t({lanes}), BinaryRepeatParams()); "
+                                 "PipeBarrier<PIPE_V>(); GetCmpMask(d)", a, b)
+    with np.errstate(invalid="ignore"):
+        bits = np.less(a, b) & (np.arange(64) < lanes)
+    np.testing.assert_array_equal(out[:8], np.packbits(bits, bitorder="little"))
+    np.testing.assert_array_equal(out[8:16], 0)  # the register's upper 64 bits: no float lanes there
+
+
+SELECT = r"""
+extern "C" __global__ __vector__ void sel(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM_ADDR out)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bm, bo;
+    pipe.InitBuffer(ba, N * sizeof(T));
+    pipe.InitBuffer(bb, N * sizeof(T));
+    pipe.InitBuffer(bm, 256);
+    pipe.InitBuffer(bo, N * sizeof(T));
+    LocalTensor<T> x = ba.Get<T>(), y = bb.Get<T>(), d = bo.Get<T>();
+    LocalTensor<uint8_t> m = bm.Get<uint8_t>();
+    GlobalTensor<T> ga, gb, go;
+    GlobalTensor<uint8_t> gm;
+    ga.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a), N);
+    gb.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(b), N);
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(mask), 256);
+    go.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out), N);
+    DataCopy(x, ga, N);
+    DataCopy(y, gb, N);
+    DataCopy(m, gm, 256);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    CALL;
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(go, d, N);
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["VSEL_CMPMASK_SPR", "VSEL_TENSOR_TENSOR_MODE", "VSEL_TENSOR_SCALAR_MODE"])
+@pytest.mark.parametrize("dtype,n", [(np.float32, 256), (np.float32, 104), (np.float16, 384)])
+def test_select_count_form(rng, dtype, n, mode):
+    a = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    mask = rng.integers(0, 256, 256).astype(np.uint8)
+    src1 = "y.GetValue(3)" if mode == "VSEL_TENSOR_SCALAR_MODE" else "y"
+    body = f"using T = {CTYPES[np.dtype(dtype)]};\nconstexpr uint32_t N = {n};\n" + \
+        SELECT.replace("CALL", f"Select(d, m, x, {src1}, SELMODE::{mode}, N)")
+    out = np.zeros(n, dtype=dtype)
+    run(body, "sel", [a, b, mask, out])
+    bits = np.unpackbits(mask, bitorder="little")
+    lanes = 256 // np.dtype(dtype).itemsize
+    pick = bits[np.arange(n) % lanes] if mode == "VSEL_CMPMASK_SPR" else bits[:n]
+    other = np.full(n, b[3]) if mode == "VSEL_TENSOR_SCALAR_MODE" else b
+    np.testing.assert_array_equal(out, np.where(pick == 1, a, other))
+
+
+@pytest.mark.parametrize("call,rule", [
+    ("Compare(d, x, y, CMPMODE::LT, 32)", "count x sizeof\\(T\\) must be a multiple of 256 bytes"),
+    ("Compare(d, x[4], y, CMPMODE::LT, 64)", "src0 operand must start 32-byte aligned"),
+    ("GetCmpMask(d)", "CmpMask register holds nothing defined"),
+])
+def test_compare_rules(rng, call, rule):
+    a, b = random_with_ties(rng, 128, np.float32)
+    with pytest.raises(TwinRuleError, match=rule):
+        launch(np.float32, 128, call, a, b)
+
+
+def test_int32_compare_other_than_eq_is_rejected(rng):
+    a = rng.integers(-3, 3, 64).astype(np.int32)
+    with pytest.raises(TwinRuleError, match="A2 compares int32_t only with CMPMODE::EQ"):
+        launch(np.int32, 64, "Compare(d, x, y, CMPMODE::LT, N)", a, a.copy())
+
+
+def test_compare_dst_too_small_is_rejected(rng):
+    a, b = random_with_ties(rng, 512, np.float32)
+    with pytest.raises(TwinRuleError, match="dst operand must hold what the call touches"):
+        launch(np.float32, 512, "Compare(d[480], x, y, CMPMODE::LT, N)", a, b)  # 32 of 64 bytes
