@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from cann_stand_in import MISSING, SOURCES, WHY_MISSING, stand_in_cann
 
-from rmsnorm_backward import op_def
+from rmsnorm_backward import op_def, resources
 
-ROOT = op_def.REPO_ROOT
+ROOT = resources.checkout()
 OP = op_def.load()
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=WHY_MISSING)
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from cann_stand_in import MISSING, SOURCES, WHY_MISSING, merge_headers
 
-from rmsnorm_backward import op_def
+from rmsnorm_backward import op_def, resources
 
-ROOT = op_def.REPO_ROOT
+ROOT = resources.checkout()
 OP = op_def.load()
 HOST_SOURCES = [f"op_host/{OP.file}_def.cpp", f"op_host/{OP.file}_tiling.cpp"]
 
