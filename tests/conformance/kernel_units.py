@@ -77,7 +77,10 @@ def module_kernel_texts(path: Path, tests: Path) -> list[tuple[str, str]]:
     finally:
         sys.path[:] = saved
         del sys.modules[module_name]
-    texts = {attr: value for attr, value in vars(module).items()
+    # A text the module completes in Python before compiling (types and counts declared ahead of it)
+    # names that head in its KERNEL_TEXT_HEADS, so it compiles here as its tests compile it.
+    heads = getattr(module, "KERNEL_TEXT_HEADS", {})
+    texts = {attr: heads.get(attr, "") + value for attr, value in vars(module).items()
              if isinstance(value, str) and not attr.startswith("_") and re.search(r"\b__global__\b", value)}
     # A text that is only the start of a longer one (a shared head) is compiled as part of it.
     return [(attr, text) for attr, text in texts.items()

@@ -89,6 +89,10 @@ extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR out)
 """
 
 
+# The declarations run_elementwise puts ahead of ELEMENTWISE, with sample values, for tests/conformance.
+KERNEL_TEXT_HEADS = {"ELEMENTWISE": "using T = float;\nusing D = float;\nconstexpr uint32_t N = 64;\n"}
+
+
 def run_elementwise(call: str, a: np.ndarray, b: np.ndarray, out: np.ndarray):
     """Runs ELEMENTWISE with `call`; a and b share a dtype (T), out's dtype is D; out holds d's
     starting values and comes back with the result. N (len(a)) x the sizes must be 32-byte multiples."""

@@ -62,6 +62,9 @@ def test_compare_into_cmpmask_register(rng, lanes):
     np.testing.assert_array_equal(out[8:16], 0)  # the register's upper 64 bits: no float lanes there
 
 
+# The declarations test_select_count_form puts ahead of SELECT, with sample values, for tests/conformance.
+KERNEL_TEXT_HEADS = {"SELECT": "using T = float;\nconstexpr uint32_t N = 64;\n"}
+
 SELECT = r"""
 extern "C" __global__ __vector__ void sel(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM_ADDR out)
 {
