@@ -7,7 +7,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +89,28 @@ void OnFatalSignal(int sig, siginfo_t *info, void *)
     raise(sig);
 }
 
+// A kernel's printf goes where the caller's stdout and stderr point at this launch. The caller may have
+// redirected them since this process was forked (pytest's capfd, a log file): then the same file is
+// opened again through /proc, appending; while they are the same file, the shared descriptor (and its
+// offset) is kept.
+void FollowCallerOutput(pid_t caller)
+{
+    for (int fd : {1, 2}) {
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/%d/fd/%d", int(caller), fd);
+        struct stat theirs {}, ours {};
+        if (stat(path, &theirs) != 0 ||
+            (fstat(fd, &ours) == 0 && ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino)) {
+            continue;
+        }
+        const int f = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (f >= 0) {
+            dup2(f, fd);
+            close(f);
+        }
+    }
+}
+
 void CloseAllBut(int keep)
 {
     if ((keep == 3 || close_range(3, unsigned(keep) - 1, 0) == 0) && close_range(unsigned(keep) + 1, ~0u, 0) == 0) {
@@ -155,6 +179,7 @@ struct KernelObject {
             }
             found = objects.emplace(path, object).first;
         }
+        FollowCallerOutput(getppid());
         g_current_core = found->second.current_core;
         g_report = &request.shared->crash;
         found->second.launch(&request.shared->args, &result);
