@@ -17,7 +17,7 @@ Usage: ./build.sh [command] [args]
                 install path) the NPU preset (ASCEND_COMPUTE_UNIT, default ascend910b) is built and
                 packaged into build_out/; without CANN the cpu preset builds the twin extension
   run [ARGS]    the main job: prepare the environment, then `rmsnorm-backward golden [ARGS]`
-  test [ARGS]   prepare the environment, then run the test suite (ARGS go to pytest)
+  test [ARGS]   prepare the environment, then run the test suite, one worker per core (ARGS go to pytest; -n 0 runs it in one process)
   setup         only prepare: .venv, Python dependencies, editable install + native build
   package       build build_out/custom_opp_<os>_<arch>.run (scripts/package.sh --help)
   clean         remove .venv and build/ (the kernel cache lives in $RMSNORM_BACKWARD_CACHE
@@ -55,14 +55,19 @@ setup() {
     [[ -x "$PY" ]] || python3 -m venv --system-site-packages "$VENV"
     "$PY" -m pip install --quiet --upgrade pip
     "$PY" -m pip install --quiet scikit-build-core pybind11 \
-        numpy ml_dtypes jinja2 tqdm click matplotlib pytest hypothesis torch==2.13.0
+        numpy ml_dtypes jinja2 tqdm click matplotlib pytest pytest-xdist hypothesis torch==2.13.0
     "$PY" -m pip install --quiet --no-build-isolation -e "$ROOT[test,plot]"
     echo "$want" >"$STAMP"
 }
 
 run_tests() {
-    local rc=0
-    (cd "$ROOT" && "$PY" -m pytest "$@") || rc=$?
+    local rc=0 workers=(-n auto --dist loadfile)
+    # One pytest worker per core, a test file per worker (its fixtures built once); -n/-p given by
+    # the caller (e.g. -n 0, -p no:xdist) take precedence.
+    for arg in "$@"; do
+        case "$arg" in -n | -n* | --numprocesses* | no:xdist) workers=() ;; esac
+    done
+    (cd "$ROOT" && "$PY" -m pytest "${workers[@]}" "$@") || rc=$?
     if [[ $rc -eq 5 ]]; then
         echo "build.sh: pytest collected no tests; that is a failure, not a pass" >&2
     fi

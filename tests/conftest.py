@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 SEED = int(os.environ.get("RMSNORM_TEST_SEED") or secrets.randbits(32))
+# pytest-xdist workers import this file after the controller: they inherit its seed through the environment.
+os.environ["RMSNORM_TEST_SEED"] = str(SEED)
 
 
 def pytest_report_header(config):

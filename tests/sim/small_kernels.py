@@ -26,7 +26,7 @@ CTYPES = {
 def run(body: str, name: str, args, **kw):
     """Writes PRELUDE + body to a file named by its content and launches its entry `name`.
 
-    The file's directory is part of run_kernel's cache key, so it stays the same for every test.
+    Kept in one directory of the cache, so a kernel text is written once for every test that runs it.
     """
     text = PRELUDE + body
     directory = cache_dir() / "test_kernels"

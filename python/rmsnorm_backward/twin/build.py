@@ -90,15 +90,33 @@ def _wrapper(source: Path, name: str) -> str:
             f'#include "kernel_operator.h"\n#include "{quoted}"\nTWIN_DEFINE_LAUNCH({name})\n')
 
 
-def _digest(parts, dirs) -> str:
+def _digest(parts, dirs, *, where: bool = True) -> str:
+    """A hash of `parts` and of every header under `dirs`. With where=False a header counts by its
+    place inside its directory (the directory's rank and the relative path), so an identical tree
+    elsewhere (another clone, another test's tmp directory) gives the same digest."""
     digest = hashlib.sha256()
     for part in parts:
         digest.update(part.encode() if isinstance(part, str) else part)
         digest.update(b"\0")
-    for directory in dirs:
+    for rank, directory in enumerate(dirs):
         for header in _headers(directory):
-            digest.update(str(header).encode() + b"\0" + header.read_bytes() + b"\0")
+            name = str(header) if where else f"{rank}:{header.relative_to(directory)}"
+            digest.update(name.encode() + b"\0" + header.read_bytes() + b"\0")
     return digest.hexdigest()[:32]
+
+
+_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def _includes_stay_inside(source: Path, dirs: list[Path]) -> bool:
+    """Whether each quoted include of `source` that exists next to it lies under one of `dirs`
+    (a `../x.h` reaching out of them is not part of the digest's headers)."""
+    text = source.read_text(errors="replace")
+    for included in _QUOTED_INCLUDE.findall(text):
+        path = (source.parent / included).resolve()
+        if path.is_file() and not any(path.is_relative_to(d) for d in dirs):
+            return False
+    return True
 
 
 def _run(cmd) -> subprocess.CompletedProcess:
@@ -144,7 +162,15 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     flags = list(CXXFLAGS) + _define_flags(defines) + [f"-I{d}" for d in dirs]
     wrapper = _wrapper(source, name)
     cache = cache_dir()
-    target = cache / f"{name}-{_digest([compiler_version(), chr(0).join(flags), wrapper, source.read_bytes()], dirs)}.so"
+    # The key names no directory when every header the source includes lies under `dirs` (the twin
+    # reports no file names, so the object depends on contents only): identical kernels in different
+    # places, e.g. another clone or a test's tmp directory, share one object.
+    if _includes_stay_inside(source, dirs):
+        key = [compiler_version(), chr(0).join(list(CXXFLAGS) + _define_flags(defines)), str(len(dirs)),
+               _wrapper(Path(source.name), name), source.read_bytes()]
+        target = cache / f"{name}-{_digest(key, dirs, where=False)}.so"
+    else:
+        target = cache / f"{name}-{_digest([compiler_version(), chr(0).join(flags), wrapper, source.read_bytes()], dirs)}.so"
     if target.is_file():
         return target
 
