@@ -1,4 +1,5 @@
 // Entry of the anchor kernel (see anchor_common.h): the tiling key names the path and the dtype.
+#include "anchor_small_d.h"
 #include "anchor_split_d.h"
 #include "anchor_split_n.h"
 
@@ -17,15 +18,13 @@ template <typename T>
 __aicore__ inline void RunDtype(uint32_t dtypeIndex, GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx,
                                 GM_ADDR dgamma, GM_ADDR workspace, const AnchorTiling &tiling, TPipe *pipe)
 {
-    const uint32_t split = static_cast<uint32_t>(AnchorPath::kSplitD) * kDtypes + dtypeIndex;
-    if (TILING_KEY_IS(split)) {
+    auto key = [dtypeIndex](AnchorPath path) { return static_cast<uint32_t>(path) * kDtypes + dtypeIndex; };
+    if (TILING_KEY_IS(key(AnchorPath::kSplitN))) {
+        RunPath<AnchorSplitN<T>>(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
+    } else if (TILING_KEY_IS(key(AnchorPath::kSmallD))) {
+        RunPath<AnchorSmallD<T>>(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
+    } else if (TILING_KEY_IS(key(AnchorPath::kSplitD))) {
         RunPath<AnchorSplitD<T>>(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
-        return;
-    }
-    for (AnchorPath rowsPath : {AnchorPath::kSplitN, AnchorPath::kSmallD}) {  // one class: tileRows differs
-        if (TILING_KEY_IS(static_cast<uint32_t>(rowsPath) * kDtypes + dtypeIndex)) {
-            RunPath<AnchorSplitN<T>>(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
-        }
     }
 }
 

@@ -1,8 +1,8 @@
-// Split-N (cols <= 6080) and small-D (aligned cols <= 640): a core's rows go through UB in tiles
-// (one row on split-N, (195584 - 10C) / (24C + 268) rows on small-D), and every row is computed on
-// its own: rstd read by the scalar unit, about twelve fp32-width passes each behind a vector
-// barrier, a halving-tree row sum the scalar unit waits for, and one dependent Add into dgamma.
-// The next tile's load is issued only once the current tile's first row sum is known.
+// Split-N (cols <= 6080 outside small-D): a core's rows go through UB one row at a time (tileRows
+// is 1; the loops take any tile), each computed on its own: rstd read by the scalar unit, about
+// twelve fp32-width passes each behind a vector barrier, a halving-tree row sum the scalar unit
+// waits for, and one dependent Add into dgamma. The next row's load is issued only once this row's
+// sum is known.
 //
 // UB (S = rowStride, R = tileRows, s = sizeof(T)):
 //   dy, x queues 2 x R*S*s each; rstd queue 2 x R*4; dx R*S*s; gamma, dgamma S*4 each;
