@@ -47,6 +47,23 @@ __aicore__ inline RowRange CoreRows(const AnchorTiling &t)
     return {t.rows * b / t.blockDim, t.rows * (b + 1) / t.blockDim};
 }
 
+// The operator's tensors in GM, as every path of the anchor sees them.
+template <typename T>
+struct AnchorGm {
+    GlobalTensor<T> dy, x, dx, gamma;
+    GlobalTensor<float> rstd;
+
+    __aicore__ inline void Init(GM_ADDR dyAddr, GM_ADDR xAddr, GM_ADDR rstdAddr, GM_ADDR gammaAddr, GM_ADDR dxAddr,
+                                const AnchorTiling &t)
+    {
+        dy.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dyAddr), t.rows * t.cols);
+        x.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(xAddr), t.rows * t.cols);
+        dx.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dxAddr), t.rows * t.cols);
+        rstd.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstdAddr), t.rows);
+        gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gammaAddr), t.cols);
+    }
+};
+
 template <HardEvent event>
 __aicore__ inline void WaitFor(TPipe *pipe)
 {

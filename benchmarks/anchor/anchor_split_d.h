@@ -21,11 +21,7 @@ public:
     {
         t_ = tiling;
         pipe_ = pipe;
-        dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy), t_.rows * t_.cols);
-        x_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(x), t_.rows * t_.cols);
-        dx_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dx), t_.rows * t_.cols);
-        rstd_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstd), t_.rows);
-        gamma_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gamma), t_.cols);
+        gm_.Init(dy, x, rstd, gamma, dx, t_);
         out_.Init(dgamma, workspace, t_);
         const uint32_t chunk = t_.chunkCols * sizeof(T);
         pipe_->InitBuffer(dyQue_, 2, chunk);
@@ -75,7 +71,7 @@ private:
     __aicore__ inline void LoadGroupRstd(uint64_t row, uint32_t n)
     {
         LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
-        LoadRows(rstd, rstd_[row], 1, n, n, kMaxGroupRows);
+        LoadRows(rstd, gm_.rstd[row], 1, n, n, kMaxGroupRows);
         rstdQue_.EnQue(rstd);
         rstd = rstdQue_.DeQue<float>();
         WaitFor<HardEvent::MTE2_S>(pipe_);
@@ -89,7 +85,7 @@ private:
     __aicore__ inline void LoadGamma(uint32_t col, uint32_t width)
     {
         LocalTensor<T> gamma = gammaQue_.AllocTensor<T>();
-        LoadRows(gamma, gamma_[col], 1, width, width, t_.chunkCols);
+        LoadRows(gamma, gm_.gamma[col], 1, width, width, t_.chunkCols);
         gammaQue_.EnQue(gamma);
         gammaT_ = gammaQue_.DeQue<T>();
         if constexpr (IsFloat<T>()) {
@@ -105,8 +101,8 @@ private:
     {
         LocalTensor<T> dy = dyQue_.AllocTensor<T>();
         LocalTensor<T> x = xQue_.AllocTensor<T>();
-        LoadRows(dy, dy_[row * t_.cols + col], 1, width, width, t_.chunkCols);
-        LoadRows(x, x_[row * t_.cols + col], 1, width, width, t_.chunkCols);
+        LoadRows(dy, gm_.dy[row * t_.cols + col], 1, width, width, t_.chunkCols);
+        LoadRows(x, gm_.x[row * t_.cols + col], 1, width, width, t_.chunkCols);
         dyQue_.EnQue(dy);
         xQue_.EnQue(x);
     }
@@ -200,7 +196,7 @@ private:
             DropRow(rc);
             dxQue_.EnQue(dxT);
             dxT = dxQue_.DeQue<T>();
-            StoreRows(dx_[(row + r) * t_.cols + col], dxT, 1, width, width, t_.chunkCols);
+            StoreRows(gm_.dx[(row + r) * t_.cols + col], dxT, 1, width, width, t_.chunkCols);
             dxQue_.FreeTensor(dxT);
         }
         gammaQue_.FreeTensor(gammaT_);
@@ -208,8 +204,7 @@ private:
 
     AnchorTiling t_;
     TPipe *pipe_ = nullptr;
-    GlobalTensor<T> dy_, x_, dx_, gamma_;
-    GlobalTensor<float> rstd_;
+    AnchorGm<T> gm_;
     DgammaGm out_;
     TQue<QuePosition::VECIN, 2> dyQue_, xQue_;
     TQue<QuePosition::VECIN, 1> gammaQue_, rstdQue_;
