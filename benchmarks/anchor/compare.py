@@ -2,6 +2,8 @@
 
     rmsnorm-backward bench --suite all --json anchor.json && python benchmarks/anchor/compare.py anchor.json
 
+(several bench JSONs of the same SoC, e.g. one per suite, are read as one).
+
 Per suite: ours / anchor kernel (dgamma atomic) and ours / anchor kernel (deterministic) as speed-ups
 (the anchor's modelled time over ours), how many cases fall below 1.0x and 1.1x, and each such case
 with what bounds ours and the anchor there. ATB cases whose anchor time is at most twice the launch
@@ -60,13 +62,17 @@ def close_cases(rows: list[dict], launch_us: float) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: compare.py BENCH.json (from rmsnorm-backward bench --json)", file=sys.stderr)
+    if not argv:
+        print("usage: compare.py BENCH.json... (from rmsnorm-backward bench --json)", file=sys.stderr)
         return 2
-    report = json.loads(Path(argv[0]).read_text())
-    rows, launch_us = report["cases"], report["constants"]["launch_us"]
+    reports = [json.loads(Path(name).read_text()) for name in argv]
+    if len({(r["soc"], json.dumps(r["constants"], sort_keys=True)) for r in reports}) != 1:
+        print("the bench JSONs must come from one SoC and one set of model constants", file=sys.stderr)
+        return 2
+    report = reports[0]
+    rows, launch_us = [case for r in reports for case in r["cases"]], report["constants"]["launch_us"]
     if any(r.get("anchor_kernel_us") is None for r in rows):
-        print(f"{argv[0]} has no anchor kernel columns: write it with rmsnorm-backward bench --json", file=sys.stderr)
+        print("a bench JSON has no anchor kernel columns: write it with rmsnorm-backward bench --json", file=sys.stderr)
         return 2
     print(f"Modelled on {report['soc']}; speed-up = the anchor kernel's modelled time / ours.\n")
     print("\n".join(summary(rows, launch_us)))
