@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.golden import golden
-from rmsnorm_backward.perf.bench import anchor_kernel_host
+from rmsnorm_backward.perf.bench import anchor_module
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.op_def import dtype_of
 
-host = anchor_kernel_host()
+host = anchor_module("host")
 
 # One shape per path (and the features each path has: several tiles per core, a batch of more than
 # 255 rows, a split-D tail chunk, unaligned widths), each small enough to run in well under a second.

@@ -38,11 +38,11 @@ def make_inputs(case: Case, rng: np.random.Generator):
 
 
 @lru_cache(maxsize=None)
-def anchor_kernel_host():
-    """benchmarks/anchor/host.py of the source checkout (the anchor kernel is a benchmark: a wheel
-    does not ship it, and resources.path says so)."""
-    path = resources.path("benchmarks/anchor/host.py")
-    spec = importlib.util.spec_from_file_location("rmsnorm_backward_anchor_host", path)
+def anchor_module(name: str):
+    """benchmarks/anchor/<name>.py of the source checkout, imported (the anchor kernel is a benchmark:
+    a wheel does not ship it, and resources.path says so)."""
+    path = resources.path(f"benchmarks/anchor/{name}.py")
+    spec = importlib.util.spec_from_file_location(f"rmsnorm_backward_anchor_{name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -51,7 +51,7 @@ def anchor_kernel_host():
 
 def anchor_kernel_columns(inputs, model: Model, ours_us: float) -> dict:
     """The anchor kernel's modelled figures in both dgamma modes, on the case's own inputs."""
-    host = anchor_kernel_host()
+    host = anchor_module("host")
     out = {}
     for mode, deterministic in (("anchor_kernel", False), ("anchor_kernel_deterministic", True)):
         _, _, launch = host.run_anchor(*inputs, deterministic=deterministic, soc=model.soc["name"], seed=0)
