@@ -18,7 +18,8 @@ def test_bench_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert main(QUICK + ["--json", str(out)]) == 0
     table = capsys.readouterr().out
-    assert "32x32x48" in table and "anchor us" in table and "modelled" in table
+    assert "32x32x48" in table and "anchor us" in table and "det us" in table and "bound us" in table
+    assert "modelled" in table
     report = json.loads(out.read_text())
     assert report["modelled"] is True and report["soc"] == "Ascend910B2"
     (case,) = report["cases"]
@@ -29,6 +30,12 @@ def test_bench_writes_json(tmp_path, capsys):
     assert case["modelled_us"] >= report["constants"]["launch_us"]
     assert case["hbm_ratio"] >= 1.0 and case["link_ratio"] >= case["hbm_ratio"]
     assert case["speedup"] == pytest.approx(case["anchor_us"] / case["modelled_us"])
+    for mode in ("anchor_kernel", "anchor_kernel_deterministic"):
+        # the formula has the anchor's pipes overlap perfectly: the kernel can only be slower
+        assert case[f"{mode}_us"] >= case["anchor_us"] >= report["constants"]["launch_us"]
+        assert case[f"{mode}_speedup"] == pytest.approx(case[f"{mode}_us"] / case["modelled_us"])
+        assert case[mode]["hbm_bytes"] >= case["min_bytes"]
+    assert case["anchor_kernel"]["path"] == "small_d"
     assert 0 < case["core_balance"] <= 1 and 0 < case["lane_utilisation"] <= 1
     assert case["bottleneck"] in {"HBM", "MTE2", "MTE3", "V", "S", "dependencies"}
 
@@ -90,7 +97,7 @@ def test_bench_json_to_stdout(capsys):
     (["--max-elements", "10"], "no case of suite 'atb' is left with --dtype fp16,fp32,bf16 and --max-elements 10"),
     (["--soc", "Ascend310P"], "Invalid value for '--soc': soc must be one of the supported SoCs"),
     (["--seed", "-3"], "Invalid value for '--seed': -3 is not in the range x>=0."),
-    (["--suite", "huge"], "Invalid value for '--suite': 'huge' is not one of 'llm', 'small', 'atb', 'all'."),
+    (["--suite", "huge"], "Invalid value for '--suite': 'huge' is not one of 'llm', 'small', 'atb', 'mid', 'all'."),
 ])
 def test_bench_rejects_bad_options_in_one_sentence(capsys, monkeypatch, argv, message):
     fail_if_the_bench_starts(monkeypatch)
@@ -104,3 +111,12 @@ def test_bench_markdown_table(capsys):
     assert main(QUICK + ["--markdown"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert len(lines) == 3 and lines[1].startswith("| ---:") and "32x32x48" in lines[2]
+
+
+def test_mid_suite_spans_the_mid_widths_at_16384_rows():
+    from rmsnorm_backward.perf.suites import DTYPES, SUITES
+
+    mid = SUITES["mid"]
+    assert {c.rows for c in mid} == {16384} and {c.dtype for c in mid} == set(DTYPES)
+    assert min(c.cols for c in mid) == 256 and max(c.cols for c in mid) == 2048
+    assert set(mid) <= set(SUITES["all"])

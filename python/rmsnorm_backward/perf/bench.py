@@ -1,12 +1,18 @@
 """Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
-the roofline and the anchor model. Every figure here is modelled (no NPU is involved)."""
+the roofline, the anchor kernel (CANN RmsNormGrad's schedule, benchmarks/anchor/, on the same twin and
+timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time
+(perfect overlap of its pipes). Every figure here is modelled (no NPU is involved)."""
 from __future__ import annotations
 
+import importlib.util
+import sys
 import time
 from dataclasses import asdict
+from functools import lru_cache
 
 import numpy as np
 
+from .. import resources
 from ..op_def import dtype_of
 from .constants import Model
 from .model import anchor, measured, roofline_us
@@ -31,11 +37,41 @@ def make_inputs(case: Case, rng: np.random.Generator):
     return tiled(1.0), tiled(1.0), rstd, gamma
 
 
-def run_case(case: Case, model: Model, rng: np.random.Generator) -> dict:
-    """One shape x dtype through the kernel on the twin: a row of the benchmark table."""
+@lru_cache(maxsize=None)
+def anchor_module(name: str):
+    """benchmarks/anchor/<name>.py of the source checkout, imported (the anchor kernel is a benchmark:
+    a wheel does not ship it, and resources.path says so)."""
+    path = resources.path(f"benchmarks/anchor/{name}.py")
+    spec = importlib.util.spec_from_file_location(f"rmsnorm_backward_anchor_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def anchor_kernel_columns(inputs, model: Model, ours_us: float) -> dict:
+    """The anchor kernel's modelled figures in both dgamma modes, on the case's own inputs."""
+    host = anchor_module("host")
+    out = {}
+    for mode, deterministic in (("anchor_kernel", False), ("anchor_kernel_deterministic", True)):
+        _, _, launch = host.run_anchor(*inputs, deterministic=deterministic, soc=model.soc["name"], seed=0)
+        theirs = measured(launch.cores, model)
+        out[f"{mode}_us"] = theirs.modelled_us
+        out[f"{mode}_speedup"] = theirs.modelled_us / ours_us
+        out[mode] = asdict(theirs)
+    rows = inputs[1].size // inputs[3].size
+    out["anchor_kernel"]["path"] = host.tiling(rows, inputs[3].size, inputs[1].dtype.name, deterministic=False,
+                                               soc=model.soc["name"]).path
+    return out
+
+
+def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: bool = False) -> dict:
+    """One shape x dtype through the kernel on the twin: a row of the benchmark table. anchor_kernel:
+    also run the anchor kernel in both dgamma modes (its keys are None otherwise)."""
     from rmsnorm_backward.simulate import simulate
 
-    dy, x, rstd, gamma = make_inputs(case, rng)
+    inputs = make_inputs(case, rng)
+    dy, x, rstd, gamma = inputs
     start = time.perf_counter()
     _, _, stats = simulate(dy, x, rstd, gamma, soc=model.soc["name"])
     twin_seconds = time.perf_counter() - start
@@ -44,6 +80,11 @@ def run_case(case: Case, model: Model, rng: np.random.Generator) -> dict:
     roof = roofline_us(floor, model)
     elements = case.rows * case.cols
     theirs = anchor(case.rows, case.cols, case.dtype, ours.v_cycles / max(elements, 1), model)
+    kernel = dict.fromkeys(("anchor_kernel_us", "anchor_kernel_speedup", "anchor_kernel",
+                            "anchor_kernel_deterministic_us", "anchor_kernel_deterministic_speedup",
+                            "anchor_kernel_deterministic"))
+    if anchor_kernel:
+        kernel.update(anchor_kernel_columns(inputs, model, ours.modelled_us))
     return {
         "shape": list(case.shape),
         "dtype": case.dtype,
@@ -64,11 +105,16 @@ def run_case(case: Case, model: Model, rng: np.random.Generator) -> dict:
         "core_balance": ours.balance,
         "lane_utilisation": ours.lane_utilisation,
         "bottleneck": ours.bottleneck,
-        "anchor": asdict(theirs),
+        **kernel,
+        "anchor": asdict(theirs),          # the formula: a lower bound on the anchor's time
         "anchor_us": theirs.modelled_us,
         "speedup": theirs.modelled_us / ours.modelled_us,
         "twin_seconds": twin_seconds,
     }
+
+
+def _figure(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 COLUMNS = (  # header, width, row -> text
@@ -82,8 +128,12 @@ COLUMNS = (  # header, width, row -> text
     ("balance", 7, lambda r: f"{r['core_balance']:.2f}"),
     ("lanes", 5, lambda r: f"{r['lane_utilisation']:.2f}"),
     ("bound", 12, lambda r: r["bottleneck"]),
-    ("anchor us", 10, lambda r: f"{r['anchor_us']:.1f}"),
-    ("speed-up", 8, lambda r: f"{r['speedup']:.3f}"),
+    ("anchor us", 10, lambda r: _figure(r["anchor_kernel_us"], ".1f")),
+    ("det us", 10, lambda r: _figure(r["anchor_kernel_deterministic_us"], ".1f")),
+    ("bound us", 10, lambda r: f"{r['anchor_us']:.1f}"),
+    ("x anchor", 8, lambda r: _figure(r["anchor_kernel_speedup"], ".3f")),
+    ("x det", 8, lambda r: _figure(r["anchor_kernel_deterministic_speedup"], ".3f")),
+    ("x bound", 8, lambda r: f"{r['speedup']:.3f}"),
 )
 
 

@@ -1,4 +1,4 @@
-"""The benchmark suites of issue 6: shapes (x's shape, gamma = its last dim) and dtypes."""
+"""The benchmark suites of issues 6 and 17: shapes (x's shape, gamma = its last dim) and dtypes."""
 from __future__ import annotations
 
 import math
@@ -38,8 +38,10 @@ SUITES = {
     "small": _grid((2**20, 2**21), (32, 48, 64, 128)),
     # The fp16 cases ATB publishes baselines for.
     "atb": [Case(s, "fp16") for s in ((32, 32, 32, 32, 48), (48, 32, 48, 32), (32, 32, 48), (48, 32, 48, 32, 32))],
+    # Mid widths at a mid token count: rows in UB, between the small and the LLM cases.
+    "mid": _grid((16384,), (256, 512, 1024, 2048)),
 }
-SUITES["all"] = SUITES["llm"] + SUITES["small"] + SUITES["atb"]
+SUITES["all"] = SUITES["llm"] + SUITES["small"] + SUITES["atb"] + SUITES["mid"]
 
 
 def suite(name: str, dtypes=None) -> list[Case]:
