@@ -116,7 +116,7 @@ struct CoreState {
     uint8_t pad_value_bytes = 0;
 
     Counters counters;
-    GmAccessLog gm_log;      // GM ranges touched per SyncAll interval (gm_order.h)
+    GmAccessLog gm_log;      // GM ranges touched per segment between ordering points (gm_order.h)
     GmPipeLog gm_pipes;      // GM bytes by the pipe of this core that used them (gm_order.h)
     uint64_t instr_seq = 0;  // instructions issued so far on this core (pipe hazard tracking)
     PipeSync pipe_sync;
@@ -128,7 +128,7 @@ struct CoreState {
 
     explicit CoreState(const SocInfo &s, uint32_t idx, uint32_t num)
         : block_idx(idx), block_num(num), soc(&s), ub(s.ub_bytes, 0xFF), shadow(s.ub_bytes, 0),
-          ub_usable(s.UbUsableBytes()), timeline(s, num)
+          ub_usable(s.UbUsableBytes()), gm_log(idx, num), timeline(s, num)
     {
     }
 

@@ -174,6 +174,7 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
         for (uint32_t i = 0; i < b.count; ++i) {
             std::memcpy(gm + i * b.dst_pitch, core.ub.data() + base + i * b.src_pitch, b.len);
         }
+        core.gm_log.Wrote(gm, b.count, b.len, b.dst_pitch, core.ub.data() + base, b.src_pitch);
     } else {
         TWIN_CHECK(core.atomic_dtype == AtomicCode<T>(), call,
                    "with SetAtomicAdd on, the copied type must be the SetAtomicAdd type (copies ",

@@ -35,6 +35,7 @@ struct LaunchState {
     std::atomic<bool> aborted{false};
     LaunchTimeline timeline;  // what the cores' performance timelines share (timeline.h)
     std::vector<GmAccessLog> gm_logs;  // each core's GM ranges, checked when all returned (gm_order.h)
+    GmFlags gm_flags;  // what the WriteGmByPassDCache flags hold and publish (gm_order.h)
 
     // All cores of the launch wait here (SyncAll). On the NPU a core that returns from the kernel
     // while others wait leaves them hanging; here the waiters fail instead, and a core that
