@@ -42,21 +42,21 @@ public:
         const char *call;
     };
     using Ranges = std::map<uint64_t, Range>;  // lo -> range
-    struct Bytes {
-        uint64_t lo;
-        std::string data;
+    struct Bytes {  // GM bytes [lo, lo + len) held the written bytes at `at` in the segment's arena
+        uint64_t lo, len, at;
     };
     struct Segment {
         size_t interval;  // SyncAlls passed before it
         GmClock clock;    // clock[own core] is this segment's number
         std::array<Ranges, kGmAccessKinds> ranges;
         std::vector<Bytes> written;
+        std::string arena;
     };
 
     GmAccessLog() : GmAccessLog(0, 1) {}
     GmAccessLog(uint32_t core, uint32_t cores) : core_(core)
     {
-        segments_.push_back(Segment{0, GmClock(cores, 0), {}, {}});
+        segments_.push_back(Segment{0, GmClock(cores, 0), {}, {}, {}});
         segments_.back().clock[core] = 1;
     }
 
@@ -76,10 +76,16 @@ public:
     // The bytes a plain write put there, from the core's own copy of them (`src`, `src_pitch` apart).
     void Wrote(const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, const void *src, uint64_t src_pitch)
     {
+        Segment &seg = segments_.back();
         const uint64_t base = reinterpret_cast<uintptr_t>(gm);
         for (uint32_t i = 0; i < blocks; ++i) {
-            segments_.back().written.push_back({base + i * pitch,
-                                                std::string(static_cast<const char *>(src) + i * src_pitch, len)});
+            const uint64_t lo = base + i * pitch;
+            if (!seg.written.empty() && seg.written.back().lo + seg.written.back().len == lo) {
+                seg.written.back().len += len;  // continues the last write: one record
+            } else {
+                seg.written.push_back({lo, len, seg.arena.size()});
+            }
+            seg.arena.append(static_cast<const char *>(src) + i * src_pitch, len);
         }
     }
 
@@ -112,7 +118,7 @@ private:
     void Begin(size_t interval, GmClock clock)
     {
         clock[core_] = segments_.size() + 1;
-        segments_.push_back(Segment{interval, std::move(clock), {}, {}});
+        segments_.push_back(Segment{interval, std::move(clock), {}, {}, {}});
     }
     static void Add(Ranges &ranges, uint64_t lo, uint64_t hi, const char *call)
     {
@@ -243,9 +249,9 @@ inline bool SameBytes(const GmAccessLog::Segment &s, const GmAccessLog::Segment 
     for (const GmAccessLog::Segment *seg : {&s, &t}) {
         std::vector<char> covered(hi - lo, 0);
         for (const GmAccessLog::Bytes &w : seg->written) {
-            const uint64_t from = std::max(lo, w.lo), to = std::min(hi, w.lo + w.data.size());
+            const uint64_t from = std::max(lo, w.lo), to = std::min(hi, w.lo + w.len);
             for (uint64_t x = from; x < to; ++x) {
-                const int v = static_cast<uint8_t>(w.data[x - w.lo]);
+                const int v = static_cast<uint8_t>(seg->arena[w.at + x - w.lo]);
                 if (value[x - lo] >= 0 && value[x - lo] != v) return false;
                 value[x - lo] = v;
                 covered[x - lo] = 1;
