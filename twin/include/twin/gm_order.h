@@ -3,8 +3,9 @@
 // through a SyncAll both have passed, or through a flag (the writer's DataSyncBarrier and then a
 // WriteGmByPassDCache of the flag, the reader's ReadGmByPassDCache that returns the flag's value).
 // Atomic adds (SetAtomicAdd) may overlap each other, plain writes of identical bytes may overlap
-// each other (every order leaves the same bytes; twin/RULES.md), and the scalar flag accesses of the
-// bypass calls may meet each other; everything else needs the order. Each core logs the GM ranges
+// each other (every order leaves the same bytes; twin/RULES.md), and flag accesses (the bypass calls'
+// flags, the slots of IBSet/IBWait and WaitPreBlock/NotifyNextBlock) may meet each other, as the
+// synchronising accesses they are; everything else needs the order. Each core logs the GM ranges
 // its copies and scalar accesses touch, per segment: a stretch of its program between two ordering
 // points, with a vector clock saying which segments of the other cores happen before it. The
 // launcher checks the rule once every core has returned, so the verdict depends only on what each
@@ -25,7 +26,8 @@
 
 namespace twin {
 
-// kFlagRead: ReadGmByPassDCache; kFlagWrite: WriteGmByPassDCache after a DataSyncBarrier (a release).
+// kFlagRead: ReadGmByPassDCache or a flag slot polled (block_sync.h); kFlagWrite: WriteGmByPassDCache
+// after a DataSyncBarrier, or a flag slot set (a release).
 enum class GmAccess { kRead = 0, kWrite = 1, kAtomicAdd = 2, kFlagRead = 3, kFlagWrite = 4 };
 inline constexpr int kGmAccessKinds = 5;
 
@@ -150,6 +152,12 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         std::memcpy(addr, value, n);
         flags_[reinterpret_cast<uintptr_t>(addr)] = Flag{std::string(static_cast<const char *>(value), n), published};
+        ++writes_;
+    }
+    uint64_t Writes()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return writes_;
     }
     // Reads n bytes at addr into out; returns the clock published by the write it observed (empty:
     // none, e.g. the flag was not written yet or was written without a DataSyncBarrier before it).
@@ -171,6 +179,7 @@ private:
     };
     std::mutex mutex_;
     std::map<uint64_t, Flag> flags_;
+    uint64_t writes_ = 0;
 };
 
 // One core's GM bytes as its own pipes used them, for the order of the pipes of one core (the rule is
@@ -269,7 +278,7 @@ inline std::string CheckGmOrder(const std::vector<GmAccessLog> &logs,
                                 const std::function<std::string(uint64_t)> &where)
 {
     using K = GmAccess;
-    // (access of core b, write of core a) that must be ordered; flag reads may meet flag writes.
+    // (access of core b, write of core a) that must be ordered; flag accesses may meet each other.
     struct Pair {
         GmAccess access, write;
     };
@@ -277,7 +286,7 @@ inline std::string CheckGmOrder(const std::vector<GmAccessLog> &logs,
         {K::kRead, K::kWrite},          {K::kRead, K::kAtomicAdd},          {K::kRead, K::kFlagWrite},
         {K::kFlagRead, K::kWrite},      {K::kFlagRead, K::kAtomicAdd},      {K::kWrite, K::kWrite},
         {K::kWrite, K::kAtomicAdd},     {K::kWrite, K::kFlagWrite},         {K::kFlagWrite, K::kWrite},
-        {K::kFlagWrite, K::kAtomicAdd}, {K::kFlagWrite, K::kFlagWrite},     {K::kAtomicAdd, K::kWrite},
+        {K::kFlagWrite, K::kAtomicAdd}, {K::kAtomicAdd, K::kWrite},
         {K::kAtomicAdd, K::kFlagWrite},
     };
     auto plain = [](GmAccess k) { return k == K::kWrite || k == K::kFlagWrite; };
