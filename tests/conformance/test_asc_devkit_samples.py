@@ -102,7 +102,6 @@ KNOWN_GAPS = {
     "reduce_repeat": "ReduceRepeat, ReduceType, ReduceOrder and Conditional",
     "transpose": "Transpose (TransposeParamsExt, TransposeType) and TransDataTo5HD",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",
-    "data_movement_with_atomic_operations": "SetAtomicMax / SetAtomicMin",
     "set_atomic_deterministic_computation": "LocalMemAllocator<Hardware::L1> for the file's __cube__ kernel to "
                                             "compile",
     "copy_ub2ub-3": "Copy in Counter mode over several internal repeats: the twin steps by the repeat strides "

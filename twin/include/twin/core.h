@@ -104,8 +104,10 @@ struct CoreState {
     bool mask_count_mode = false;
     uint64_t mask[2] = {~0ull, ~0ull};
 
-    // SetAtomicAdd<T>() state: 0 = off, else sizeof(T) tagged by dtype code (see data_copy.h).
+    // SetAtomicAdd/Max/Min<T>() state: atomic_dtype 0 = off, else T's dtype code; atomic_op the
+    // operation (twin::AtomicOp, data_copy.h).
     int atomic_dtype = 0;
+    uint8_t atomic_op = 0;
 
     // The 128-bit CmpMask register: written by Compare without a destination and SetCmpMask, read
     // by GetCmpMask and Select mode VSEL_CMPMASK_SPR (compare_select.h). Undefined until written.

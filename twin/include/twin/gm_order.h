@@ -27,9 +27,35 @@
 namespace twin {
 
 // kFlagRead: ReadGmByPassDCache or a flag slot polled (block_sync.h); kFlagWrite: WriteGmByPassDCache
-// after a DataSyncBarrier, or a flag slot set (a release).
-enum class GmAccess { kRead = 0, kWrite = 1, kAtomicAdd = 2, kFlagRead = 3, kFlagWrite = 4 };
-inline constexpr int kGmAccessKinds = 5;
+// after a DataSyncBarrier, or a flag slot set (a release). The atomic kinds: copies to GM under
+// SetAtomicAdd / SetAtomicMax / SetAtomicMin.
+enum class GmAccess { kRead, kWrite, kAtomicAdd, kAtomicMax, kAtomicMin, kFlagRead, kFlagWrite };
+inline constexpr int kGmAccessKinds = 7;
+
+inline bool IsAtomic(GmAccess k) { return k == GmAccess::kAtomicAdd || k == GmAccess::kAtomicMax || k == GmAccess::kAtomicMin; }
+inline bool IsRead(GmAccess k) { return k == GmAccess::kRead || k == GmAccess::kFlagRead; }
+inline bool IsFlag(GmAccess k) { return k == GmAccess::kFlagRead || k == GmAccess::kFlagWrite; }
+
+// True when `access` of one core and `write` of another (a kind that changes GM) must be ordered:
+// atomics of one operation may overlap each other, flag accesses may meet each other.
+inline bool NeedsOrder(GmAccess access, GmAccess write)
+{
+    if (IsRead(write)) return false;
+    if (IsAtomic(access) && access == write) return false;
+    return !(IsFlag(access) && IsFlag(write));
+}
+
+inline const char *AccessVerb(GmAccess k, bool past)
+{
+    switch (k) {
+    case GmAccess::kAtomicAdd: return past ? "atomically added to" : "atomically adds to";
+    case GmAccess::kAtomicMax: return past ? "atomically took the max into" : "atomically takes the max into";
+    case GmAccess::kAtomicMin: return past ? "atomically took the min into" : "atomically takes the min into";
+    case GmAccess::kRead:
+    case GmAccess::kFlagRead: return past ? "read" : "reads";
+    default: return past ? "wrote" : "writes";
+    }
+}
 
 // A vector clock: entry c is the newest segment of core c ordered before (1-based; 0: none).
 using GmClock = std::vector<uint64_t>;
@@ -278,17 +304,15 @@ inline std::string CheckGmOrder(const std::vector<GmAccessLog> &logs,
                                 const std::function<std::string(uint64_t)> &where)
 {
     using K = GmAccess;
-    // (access of core b, write of core a) that must be ordered; flag accesses may meet each other.
     struct Pair {
-        GmAccess access, write;
+        GmAccess access, write;  // of core b, of core a
     };
-    static constexpr Pair kPairs[] = {
-        {K::kRead, K::kWrite},          {K::kRead, K::kAtomicAdd},          {K::kRead, K::kFlagWrite},
-        {K::kFlagRead, K::kWrite},      {K::kFlagRead, K::kAtomicAdd},      {K::kWrite, K::kWrite},
-        {K::kWrite, K::kAtomicAdd},     {K::kWrite, K::kFlagWrite},         {K::kFlagWrite, K::kWrite},
-        {K::kFlagWrite, K::kAtomicAdd}, {K::kAtomicAdd, K::kWrite},
-        {K::kAtomicAdd, K::kFlagWrite},
-    };
+    std::vector<Pair> pairs;
+    for (int x = 0; x < kGmAccessKinds; ++x) {
+        for (int y = 0; y < kGmAccessKinds; ++y) {
+            if (NeedsOrder(GmAccess(x), GmAccess(y))) pairs.push_back({GmAccess(x), GmAccess(y)});
+        }
+    }
     auto plain = [](GmAccess k) { return k == K::kWrite || k == K::kFlagWrite; };
     for (size_t b = 0; b < logs.size(); ++b) {
         for (size_t a = 0; a < logs.size(); ++a) {
@@ -296,19 +320,16 @@ inline std::string CheckGmOrder(const std::vector<GmAccessLog> &logs,
             for (const GmAccessLog::Segment &t : logs[b].Segments()) {
                 for (const GmAccessLog::Segment &s : logs[a].Segments()) {
                     if (HappensBefore(s, uint32_t(a), t) || HappensBefore(t, uint32_t(b), s)) continue;
-                    for (const Pair &p : kPairs) {
+                    for (const Pair &p : pairs) {
                         const GmAccessLog::Ranges &mine = t.ranges[int(p.access)], &theirs = s.ranges[int(p.write)];
                         auto x = mine.begin(), y = theirs.begin();
                         while (x != mine.end() && y != theirs.end()) {  // both sorted and disjoint: one sweep
                             const uint64_t lo = std::max(x->first, y->first), hi = std::min(x->second.hi, y->second.hi);
                             const bool identical = plain(p.access) && plain(p.write) && lo < hi && SameBytes(s, t, lo, hi);
                             if (lo < hi && !identical) {
-                                const char *verb = p.access == K::kAtomicAdd ? "atomically adds to"
-                                                   : plain(p.access)       ? "writes"
-                                                                           : "reads";
-                                return "core " + std::to_string(b) + ": " + x->second.call + ": " + verb +
-                                       " GM bytes that core " + std::to_string(a) + " " +
-                                       (p.write == K::kAtomicAdd ? "atomically added to" : "wrote") + " (" +
+                                return "core " + std::to_string(b) + ": " + x->second.call + ": " +
+                                       AccessVerb(p.access, false) + " GM bytes that core " + std::to_string(a) + " " +
+                                       AccessVerb(p.write, true) + " (" +
                                        y->second.call + ") with no SyncAll in between; another core's GM writes are "
                                        "ordered only by a SyncAll, or by a flag the writer sets with WriteGmByPassDCache "
                                        "after DataSyncBarrier and the reader sees with ReadGmByPassDCache (" +
