@@ -102,8 +102,6 @@ KNOWN_GAPS = {
     "reduce_repeat": "ReduceRepeat, ReduceType, ReduceOrder and Conditional",
     "transpose": "Transpose (TransposeParamsExt, TransposeType) and TransDataTo5HD",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",
-    "set_atomic_deterministic_computation": "LocalMemAllocator<Hardware::L1> for the file's __cube__ kernel to "
-                                            "compile",
     "copy_ub2ub-3": "Copy in Counter mode over several internal repeats: the twin steps by the repeat strides "
                     "between them, the sample expects the block stride to run on (not documented either way)",
     "data_sync_barrier": "its golden expects 0 in the 7 output elements its kernel never writes, but aclrtMalloc "
