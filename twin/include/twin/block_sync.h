@@ -129,12 +129,24 @@ inline void CheckTurnWorkspaces(const char *call, const AscendC::GlobalTensor<in
     CheckGm(call, gm.GetPhyAddr(), uint64_t(n) * kUbBlockBytes);
 }
 
-inline int32_t TurnRound(const char *call, const AscendC::LocalTensor<int32_t> &ub)
+// The start of WaitPreBlock and NotifyNextBlock: the workspaces checked, the round this core is in.
+inline int32_t BeginTurn(const char *call, const AscendC::GlobalTensor<int32_t> &gm,
+                         const AscendC::LocalTensor<int32_t> &ub)
 {
+    CheckTurnWorkspaces(call, gm, ub);
     const uint32_t at = Core().block_num * kFlagSlotInts;
     TWIN_CHECK(Core().AllDefined(ub.ByteOffset() + at * sizeof(int32_t), sizeof(int32_t)), call,
                "InitDetermineComputeWorkspace must come first (the ubWorkspace holds no round count)");
+    BeginFlagCall();
     return ub.Data()[at];
+}
+
+// Slot c of the turn workspace set to `value`, staged through the UB workspace as CANN's code does.
+inline void SetTurnSlot(const char *call, const AscendC::GlobalTensor<int32_t> &gm,
+                        const AscendC::LocalTensor<int32_t> &ub, uint32_t c, const int32_t (&value)[kFlagSlotInts])
+{
+    StageUb(call, ub, c * kFlagSlotInts, value, kFlagSlotInts);
+    WriteSlot(call, gm.GetPhyAddr() + c * kFlagSlotInts, value);
 }
 
 }  // namespace twin
@@ -164,10 +176,7 @@ inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t> &gmWorkspace, Lo
     const uint32_t n = twin::Core().block_num;
     const int32_t zero[twin::kFlagSlotInts] = {}, one = 1;
     if (twin::Core().block_idx == 0) {
-        for (uint32_t c = 0; c < n; ++c) {
-            twin::StageUb(call, ubWorkspace, c * twin::kFlagSlotInts, zero, twin::kFlagSlotInts);
-            twin::WriteSlot(call, gmWorkspace.GetPhyAddr() + c * twin::kFlagSlotInts, zero);
-        }
+        for (uint32_t c = 0; c < n; ++c) twin::SetTurnSlot(call, gmWorkspace, ubWorkspace, c, zero);
     }
     twin::StageUb(call, ubWorkspace, n * twin::kFlagSlotInts, &one, 1);
     twin::EndFlagCall();
@@ -177,9 +186,7 @@ inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t> &gmWorkspace, Lo
 inline void WaitPreBlock(GlobalTensor<int32_t> &gmWorkspace, LocalTensor<int32_t> &ubWorkspace)
 {
     const char *call = "WaitPreBlock";
-    twin::CheckTurnWorkspaces(call, gmWorkspace, ubWorkspace);
-    const int32_t round = twin::TurnRound(call, ubWorkspace);
-    twin::BeginFlagCall();
+    const int32_t round = twin::BeginTurn(call, gmWorkspace, ubWorkspace);
     const uint32_t n = twin::Core().block_num, me = twin::Core().block_idx;
     std::vector<twin::GmClock> seen(n);
     std::vector<int32_t> slots(n * twin::kFlagSlotInts);
@@ -202,16 +209,11 @@ inline void WaitPreBlock(GlobalTensor<int32_t> &gmWorkspace, LocalTensor<int32_t
 inline void NotifyNextBlock(GlobalTensor<int32_t> &gmWorkspace, LocalTensor<int32_t> &ubWorkspace)
 {
     const char *call = "NotifyNextBlock";
-    twin::CheckTurnWorkspaces(call, gmWorkspace, ubWorkspace);
-    const int32_t round = twin::TurnRound(call, ubWorkspace);
-    twin::BeginFlagCall();
+    const int32_t round = twin::BeginTurn(call, gmWorkspace, ubWorkspace);
     const uint32_t n = twin::Core().block_num, me = twin::Core().block_idx;
     int32_t value[twin::kFlagSlotInts];
     for (int32_t &v : value) v = me + 1 == n ? 0 : round;
-    for (uint32_t c = me + 1 == n ? 0 : me; c <= me; ++c) {
-        twin::StageUb(call, ubWorkspace, c * twin::kFlagSlotInts, value, twin::kFlagSlotInts);
-        twin::WriteSlot(call, gmWorkspace.GetPhyAddr() + c * twin::kFlagSlotInts, value);
-    }
+    for (uint32_t c = me + 1 == n ? 0 : me; c <= me; ++c) twin::SetTurnSlot(call, gmWorkspace, ubWorkspace, c, value);
     const int32_t next = round + 1;
     twin::StageUb(call, ubWorkspace, n * twin::kFlagSlotInts, &next, 1);
     twin::EndFlagCall();
