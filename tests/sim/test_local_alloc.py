@@ -58,6 +58,7 @@ extern "C" __global__ __vector__ void static_rule(GM_ADDR out)
     ("LocalTensor<float> t(TPosition::VECCALC, 196608 - 32, 16)", "must lie inside the Unified Buffer"),
     ("LocalTensor<float> t(TPosition::GM, 0, 8)", "not GM or MAX"),
     ("LocalMemAllocator<Hardware::UB> a; LocalMemAllocator<Hardware::UB> b", "only one LocalMemAllocator"),
+    ("LocalMemAllocator<Hardware::L1> a", r"LocalMemAllocator: an AI vector core has no L1 buffer"),
 ])
 def test_static_tensor_rules(statement, rule):
     with pytest.raises(TwinRuleError, match=rule):

@@ -24,6 +24,7 @@
 #include "twin/local_alloc.h"
 #include "twin/compare_select.h"
 #include "twin/utils.h"
+#include "twin/block_sync.h"
 #include "twin/ub_copy.h"
 
 // Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.

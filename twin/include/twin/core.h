@@ -104,8 +104,10 @@ struct CoreState {
     bool mask_count_mode = false;
     uint64_t mask[2] = {~0ull, ~0ull};
 
-    // SetAtomicAdd<T>() state: 0 = off, else sizeof(T) tagged by dtype code (see data_copy.h).
+    // SetAtomicAdd/Max/Min<T>() state: atomic_dtype 0 = off, else T's dtype code; atomic_op the
+    // operation (twin::AtomicOp, data_copy.h).
     int atomic_dtype = 0;
+    uint8_t atomic_op = 0;
 
     // The 128-bit CmpMask register: written by Compare without a destination and SetCmpMask, read
     // by GetCmpMask and Select mode VSEL_CMPMASK_SPR (compare_select.h). Undefined until written.
@@ -116,7 +118,7 @@ struct CoreState {
     uint8_t pad_value_bytes = 0;
 
     Counters counters;
-    GmAccessLog gm_log;      // GM ranges touched per SyncAll interval (gm_order.h)
+    GmAccessLog gm_log;      // GM ranges touched per segment between ordering points (gm_order.h)
     GmPipeLog gm_pipes;      // GM bytes by the pipe of this core that used them (gm_order.h)
     uint64_t instr_seq = 0;  // instructions issued so far on this core (pipe hazard tracking)
     PipeSync pipe_sync;
@@ -128,7 +130,7 @@ struct CoreState {
 
     explicit CoreState(const SocInfo &s, uint32_t idx, uint32_t num)
         : block_idx(idx), block_num(num), soc(&s), ub(s.ub_bytes, 0xFF), shadow(s.ub_bytes, 0),
-          ub_usable(s.UbUsableBytes()), timeline(s, num)
+          ub_usable(s.UbUsableBytes()), gm_log(idx, num), timeline(s, num)
     {
     }
 

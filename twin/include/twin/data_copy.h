@@ -1,5 +1,5 @@
 // Data movement between GM and the Unified Buffer: DataCopy (count and DataCopyParams forms),
-// DataCopyPad (both directions) and the atomic-add mode of copies to GM (SetAtomicAdd/SetAtomicNone).
+// DataCopyPad (both directions), with the atomic modes of atomic.h applied to copies to GM.
 // Rules guarded here: UB operands start 32-byte aligned and stay inside their tensor; DataCopy moves
 // whole 32-byte blocks (the NPU silently drops the rest, the twin refuses); documented parameter
 // ranges; GM accesses stay inside the kernel's buffers; UB bytes that nothing wrote never reach GM.
@@ -11,6 +11,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "atomic.h"
 #include "launch.h"
 #include "memory.h"
 #include "sync.h"
@@ -81,24 +82,6 @@ inline constexpr uint32_t kMaxBlockCount = 4095;
 
 inline uint64_t RoundUp32(uint64_t n) { return (n + kUbBlockBytes - 1) / kUbBlockBytes * kUbBlockBytes; }
 
-// The dtype code SetAtomicAdd stores in CoreState::atomic_dtype (0 = atomic add off).
-template <typename T>
-constexpr int AtomicCode()
-{
-    if constexpr (std::is_same_v<T, half>) return 1;
-    else if constexpr (std::is_same_v<T, bfloat16_t>) return 2;
-    else if constexpr (std::is_same_v<T, float>) return 3;
-    else if constexpr (std::is_same_v<T, int8_t>) return 4;
-    else if constexpr (std::is_same_v<T, int16_t>) return 5;
-    else if constexpr (std::is_same_v<T, int32_t>) return 6;
-    else return 0;
-}
-inline const char *AtomicName(int code)
-{
-    static const char *const names[] = {"none", "half", "bfloat16_t", "float", "int8_t", "int16_t", "int32_t"};
-    return code >= 0 && code <= 6 ? names[code] : "unsupported";
-}
-
 // n blocks of `len` bytes, `src_pitch` / `dst_pitch` bytes apart (start to start).
 struct Blocks {
     uint32_t count;
@@ -167,17 +150,19 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
                    static_cast<const uint8_t *>(hole) - core.shadow.data(), ")");
     }
     CheckGm(call, gm, b.Span(b.dst_pitch, b.len));
-    TouchGm(call, gm, b.count, b.len, b.dst_pitch, core.atomic_dtype == 0 ? GmAccess::kWrite : GmAccess::kAtomicAdd,
+    TouchGm(call, gm, b.count, b.len, b.dst_pitch, core.atomic_dtype == 0 ? GmAccess::kWrite : AtomicKind(core.atomic_op),
             Pipe::MTE3);
     PipeAccess(call, src.Slot(), Pipe::MTE3, false);
     if (core.atomic_dtype == 0) {
         for (uint32_t i = 0; i < b.count; ++i) {
             std::memcpy(gm + i * b.dst_pitch, core.ub.data() + base + i * b.src_pitch, b.len);
         }
+        core.gm_log.Wrote(gm, b.count, b.len, b.dst_pitch, core.ub.data() + base, b.src_pitch);
     } else {
-        TWIN_CHECK(core.atomic_dtype == AtomicCode<T>(), call,
-                   "with SetAtomicAdd on, the copied type must be the SetAtomicAdd type (copies ",
-                   AtomicName(AtomicCode<T>()), ", SetAtomicAdd<", AtomicName(core.atomic_dtype), ">)");
+        const char *mode = AtomicCall(core.atomic_op);
+        TWIN_CHECK(core.atomic_dtype == AtomicCode<T>(), call, "with ", mode, " on, the copied type must be the ", mode,
+                   " type (copies ", AtomicName(AtomicCode<T>()), ", ", mode, "<", AtomicName(core.atomic_dtype), ">)");
+        const AtomicOp op = AtomicOp(core.atomic_op);
         AtomicJitter(core);
         std::lock_guard<std::mutex> lock(Launch().atomic_mutex);
         for (uint32_t i = 0; i < b.count; ++i) {
@@ -187,7 +172,11 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
                 T acc, add;
                 std::memcpy(&acc, out + k, sizeof(T));
                 std::memcpy(&add, in + k, sizeof(T));
-                if constexpr (std::is_integral_v<T>) {
+                if (op != AtomicOp::kAdd) {  // integers compare exactly, 16-bit floats through float
+                    using Cmp = std::conditional_t<std::is_integral_v<T>, T, float>;
+                    const bool larger = Cmp(add) > Cmp(acc), smaller = Cmp(add) < Cmp(acc);
+                    acc = (op == AtomicOp::kMax ? larger : smaller) ? add : acc;
+                } else if constexpr (std::is_integral_v<T>) {
                     acc = T(std::make_unsigned_t<T>(acc) + std::make_unsigned_t<T>(add));  // wraps
                 } else {
                     acc = T(float(acc) + float(add));
@@ -398,13 +387,5 @@ void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const Da
     DataCopyPad(dst, src, DataCopyExtParams(params.blockCount, params.blockLen, params.srcStride, params.dstStride));
 }
 
-// Until SetAtomicNone, copies to GM add into it (half, bfloat16_t, float, int8/16/32).
-template <typename T>
-void SetAtomicAdd()
-{
-    static_assert(twin::AtomicCode<T>() != 0, "SetAtomicAdd supports half, bfloat16_t, float, int8_t, int16_t, int32_t");
-    twin::Core().atomic_dtype = twin::AtomicCode<T>();
-}
-inline void SetAtomicNone() { twin::Core().atomic_dtype = 0; }
 
 }  // namespace AscendC

@@ -1,28 +1,68 @@
-// The order of GM accesses across cores. Between two SyncAlls the cores of a launch run unordered, so
-// a GM byte that one core writes may be read or written by another core only after a SyncAll both
-// have passed; atomic adds (SetAtomicAdd) may overlap each other, but their sum is still visible to
-// another core only after a SyncAll. Each core logs the GM ranges its copies and scalar accesses touch,
-// per SyncAll interval; the launcher checks the rule once every core has returned, so the verdict
-// never depends on how the threads happened to interleave. Within one core, the pipes that touch GM
-// (MTE2 reads, MTE3 writes and atomic adds, the scalar unit's GetValue/SetValue) run concurrently
-// too: GmPipeLog keeps what the same-core rule of sync.h (TouchGm) needs.
+// The order of GM accesses across cores. The cores of a launch run unordered, so a GM byte that one
+// core writes may be read or written by another core only once the write happens before that access:
+// through a SyncAll both have passed, or through a flag (the writer's DataSyncBarrier and then a
+// WriteGmByPassDCache of the flag, the reader's ReadGmByPassDCache that returns the flag's value).
+// Atomic adds (SetAtomicAdd) may overlap each other, plain writes of identical bytes may overlap
+// each other (every order leaves the same bytes; twin/RULES.md), and flag accesses (the bypass calls'
+// flags, the slots of IBSet/IBWait and WaitPreBlock/NotifyNextBlock) may meet each other, as the
+// synchronising accesses they are; everything else needs the order. Each core logs the GM ranges
+// its copies and scalar accesses touch, per segment: a stretch of its program between two ordering
+// points, with a vector clock saying which segments of the other cores happen before it. The
+// launcher checks the rule once every core has returned, so the verdict depends only on what each
+// reader observed, never on how the threads happened to interleave otherwise. Within one core, the
+// pipes that touch GM (MTE2 reads, MTE3 writes and atomic adds, the scalar unit's GetValue/SetValue)
+// run concurrently too: GmPipeLog keeps what the same-core rule of sync.h (TouchGm) needs.
 #pragma once
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace twin {
 
-enum class GmAccess { kRead = 0, kWrite = 1, kAtomicAdd = 2 };
-inline constexpr int kGmAccessKinds = 3;
+// kFlagRead: ReadGmByPassDCache or a flag slot polled (block_sync.h); kFlagWrite: WriteGmByPassDCache
+// after a DataSyncBarrier, or a flag slot set (a release). The atomic kinds: copies to GM under
+// SetAtomicAdd / SetAtomicMax / SetAtomicMin.
+enum class GmAccess { kRead, kWrite, kAtomicAdd, kAtomicMax, kAtomicMin, kFlagRead, kFlagWrite };
+inline constexpr int kGmAccessKinds = 7;
 
-// One core's GM ranges: per SyncAll interval and access kind, disjoint [lo, hi) ranges (touching or
-// overlapping accesses merge), each with the call that first touched it.
+inline bool IsAtomic(GmAccess k) { return k == GmAccess::kAtomicAdd || k == GmAccess::kAtomicMax || k == GmAccess::kAtomicMin; }
+inline bool IsRead(GmAccess k) { return k == GmAccess::kRead || k == GmAccess::kFlagRead; }
+inline bool IsFlag(GmAccess k) { return k == GmAccess::kFlagRead || k == GmAccess::kFlagWrite; }
+
+// True when `access` of one core and `write` of another (a kind that changes GM) must be ordered:
+// atomics of one operation may overlap each other, flag accesses may meet each other.
+inline bool NeedsOrder(GmAccess access, GmAccess write)
+{
+    if (IsRead(write)) return false;
+    if (IsAtomic(access) && access == write) return false;
+    return !(IsFlag(access) && IsFlag(write));
+}
+
+inline const char *AccessVerb(GmAccess k, bool past)
+{
+    switch (k) {
+    case GmAccess::kAtomicAdd: return past ? "atomically added to" : "atomically adds to";
+    case GmAccess::kAtomicMax: return past ? "atomically took the max into" : "atomically takes the max into";
+    case GmAccess::kAtomicMin: return past ? "atomically took the min into" : "atomically takes the min into";
+    case GmAccess::kRead:
+    case GmAccess::kFlagRead: return past ? "read" : "reads";
+    default: return past ? "wrote" : "writes";
+    }
+}
+
+// A vector clock: entry c is the newest segment of core c ordered before (1-based; 0: none).
+using GmClock = std::vector<uint64_t>;
+
+// One core's GM ranges: per segment and access kind, disjoint [lo, hi) ranges (touching or
+// overlapping accesses merge), each with the call that first touched it; and the bytes of its
+// plain writes, so that overlapping writes of identical bytes can be told from a race.
 class GmAccessLog {
 public:
     struct Range {
@@ -30,13 +70,28 @@ public:
         const char *call;
     };
     using Ranges = std::map<uint64_t, Range>;  // lo -> range
+    struct Bytes {  // GM bytes [lo, lo + len) held the written bytes at `at` in the segment's arena
+        uint64_t lo, len, at;
+    };
+    struct Segment {
+        size_t interval;  // SyncAlls passed before it
+        GmClock clock;    // clock[own core] is this segment's number
+        std::array<Ranges, kGmAccessKinds> ranges;
+        std::vector<Bytes> written;
+        std::string arena;
+    };
+
+    GmAccessLog() : GmAccessLog(0, 1) {}
+    GmAccessLog(uint32_t core, uint32_t cores) : core_(core)
+    {
+        segments_.push_back(Segment{0, GmClock(cores, 0), {}, {}, {}});
+        segments_.back().clock[core] = 1;
+    }
 
     // `blocks` blocks of `len` bytes, `pitch` bytes apart from `gm` on.
-    GmAccessLog() : intervals_(1) {}
-
     void Record(const char *call, const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, GmAccess kind)
     {
-        Ranges &ranges = intervals_.back()[int(kind)];
+        Ranges &ranges = segments_.back().ranges[int(kind)];
         const uint64_t base = reinterpret_cast<uintptr_t>(gm);
         if (pitch == len) {  // contiguous blocks: one range
             Add(ranges, base, base + uint64_t(blocks) * len, call);
@@ -46,17 +101,53 @@ public:
             Add(ranges, base + i * pitch, base + i * pitch + len, call);
         }
     }
-    // A SyncAll: what follows is ordered after everything before it on every core.
-    void NextInterval() { intervals_.emplace_back(); }
-
-    size_t Intervals() const { return intervals_.size(); }
-    const Ranges &Of(size_t interval, GmAccess kind) const
+    // The bytes a plain write put there, from the core's own copy of them (`src`, `src_pitch` apart).
+    void Wrote(const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, const void *src, uint64_t src_pitch)
     {
-        static const Ranges kNone;
-        return interval < intervals_.size() ? intervals_[interval][int(kind)] : kNone;
+        Segment &seg = segments_.back();
+        const uint64_t base = reinterpret_cast<uintptr_t>(gm);
+        for (uint32_t i = 0; i < blocks; ++i) {
+            const uint64_t lo = base + i * pitch;
+            if (!seg.written.empty() && seg.written.back().lo + seg.written.back().len == lo) {
+                seg.written.back().len += len;  // continues the last write: one record
+            } else {
+                seg.written.push_back({lo, len, seg.arena.size()});
+            }
+            seg.arena.append(static_cast<const char *>(src) + i * src_pitch, len);
+        }
     }
 
+    // A SyncAll: what follows is ordered after everything before it on every core.
+    void NextInterval() { Begin(segments_.back().interval + 1, segments_.back().clock); }
+    // A DataSyncBarrier: every GM access before it is done; a flag written from now on publishes that.
+    void Release()
+    {
+        released_ = segments_.back().clock;
+        Begin(segments_.back().interval, segments_.back().clock);
+    }
+    // What a flag write publishes (empty without a DataSyncBarrier before it).
+    const GmClock &Released() const { return released_; }
+    // A flag read returned what a release published: what follows is ordered after it.
+    void Acquire(const GmClock &published)
+    {
+        const GmClock &now = segments_.back().clock;
+        bool newer = false;
+        for (size_t c = 0; c < published.size() && c < now.size(); ++c) newer |= published[c] > now[c];
+        if (!newer) return;
+        GmClock merged = now;
+        for (size_t c = 0; c < published.size() && c < now.size(); ++c) merged[c] = std::max(merged[c], published[c]);
+        Begin(segments_.back().interval, merged);
+    }
+
+    uint32_t CoreIndex() const { return core_; }
+    const std::vector<Segment> &Segments() const { return segments_; }
+
 private:
+    void Begin(size_t interval, GmClock clock)
+    {
+        clock[core_] = segments_.size() + 1;
+        segments_.push_back(Segment{interval, std::move(clock), {}, {}, {}});
+    }
     static void Add(Ranges &ranges, uint64_t lo, uint64_t hi, const char *call)
     {
         auto it = ranges.upper_bound(lo);
@@ -72,7 +163,49 @@ private:
         ranges.emplace(lo, Range{hi, call});
     }
 
-    std::vector<std::array<Ranges, kGmAccessKinds>> intervals_;
+    uint32_t core_;
+    std::vector<Segment> segments_;
+    GmClock released_;
+};
+
+// The flags of a launch: per GM address, the bytes the last WriteGmByPassDCache put there and the
+// clock it published. The scalar access and its bookkeeping happen under one lock, so a reader
+// knows which write it observed.
+class GmFlags {
+public:
+    void Write(void *addr, const void *value, size_t n, const GmClock &published)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::memcpy(addr, value, n);
+        flags_[reinterpret_cast<uintptr_t>(addr)] = Flag{std::string(static_cast<const char *>(value), n), published};
+        ++writes_;
+    }
+    uint64_t Writes()
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return writes_;
+    }
+    // Reads n bytes at addr into out; returns the clock published by the write it observed (empty:
+    // none, e.g. the flag was not written yet or was written without a DataSyncBarrier before it).
+    GmClock Read(const void *addr, void *out, size_t n)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::memcpy(out, addr, n);
+        auto it = flags_.find(reinterpret_cast<uintptr_t>(addr));
+        if (it == flags_.end() || it->second.value.size() != n || std::memcmp(it->second.value.data(), out, n) != 0) {
+            return {};
+        }
+        return it->second.published;
+    }
+
+private:
+    struct Flag {
+        std::string value;
+        GmClock published;
+    };
+    std::mutex mutex_;
+    std::map<uint64_t, Flag> flags_;
+    uint64_t writes_ = 0;
 };
 
 // One core's GM bytes as its own pipes used them, for the order of the pipes of one core (the rule is
@@ -137,42 +270,75 @@ private:
     std::map<uint64_t, Use> uses_;  // lo -> use of [lo, hi)
 };
 
-// The first place where one core's access meets another core's write in the same SyncAll interval:
-// "" when the launch kept the rule, else the rule error. `where(address)` names a GM address for the
-// message (buffer and byte offset).
+// True when segment s of core a happens before segment t of another core.
+inline bool HappensBefore(const GmAccessLog::Segment &s, uint32_t a, const GmAccessLog::Segment &t)
+{
+    return s.interval < t.interval || t.clock[a] >= s.clock[a];
+}
+
+// True when the plain writes of both segments cover every byte of [lo, hi), each byte always with
+// the same value: then every order of the two cores' writes leaves the same bytes.
+inline bool SameBytes(const GmAccessLog::Segment &s, const GmAccessLog::Segment &t, uint64_t lo, uint64_t hi)
+{
+    std::vector<int> value(hi - lo, -1);
+    for (const GmAccessLog::Segment *seg : {&s, &t}) {
+        std::vector<char> covered(hi - lo, 0);
+        for (const GmAccessLog::Bytes &w : seg->written) {
+            const uint64_t from = std::max(lo, w.lo), to = std::min(hi, w.lo + w.len);
+            for (uint64_t x = from; x < to; ++x) {
+                const int v = static_cast<uint8_t>(seg->arena[w.at + x - w.lo]);
+                if (value[x - lo] >= 0 && value[x - lo] != v) return false;
+                value[x - lo] = v;
+                covered[x - lo] = 1;
+            }
+        }
+        if (std::find(covered.begin(), covered.end(), 0) != covered.end()) return false;
+    }
+    return true;
+}
+
+// The first place where one core's access meets another core's write with neither ordered before
+// the other: "" when the launch kept the rule, else the rule error. `where(address)` names a GM
+// address for the message (buffer and byte offset).
 inline std::string CheckGmOrder(const std::vector<GmAccessLog> &logs,
                                 const std::function<std::string(uint64_t)> &where)
 {
-    size_t intervals = 0;
-    for (const GmAccessLog &log : logs) intervals = std::max(intervals, log.Intervals());
-    // (access of core b, write of core a): a read or a plain write meets any write; an atomic add
-    // meets a plain write only.
+    using K = GmAccess;
     struct Pair {
-        GmAccess access, write;
-        const char *verb;
+        GmAccess access, write;  // of core b, of core a
     };
-    static constexpr Pair kPairs[] = {
-        {GmAccess::kRead, GmAccess::kWrite, "reads"},          {GmAccess::kRead, GmAccess::kAtomicAdd, "reads"},
-        {GmAccess::kWrite, GmAccess::kWrite, "writes"},        {GmAccess::kWrite, GmAccess::kAtomicAdd, "writes"},
-        {GmAccess::kAtomicAdd, GmAccess::kWrite, "atomically adds to"},
-    };
-    for (size_t e = 0; e < intervals; ++e) {
-        for (size_t b = 0; b < logs.size(); ++b) {
-            for (size_t a = 0; a < logs.size(); ++a) {
-                if (a == b) continue;
-                for (const Pair &p : kPairs) {
-                    const GmAccessLog::Ranges &mine = logs[b].Of(e, p.access), &theirs = logs[a].Of(e, p.write);
-                    auto x = mine.begin(), y = theirs.begin();
-                    while (x != mine.end() && y != theirs.end()) {  // both sorted and disjoint: one sweep
-                        const uint64_t lo = std::max(x->first, y->first), hi = std::min(x->second.hi, y->second.hi);
-                        if (lo < hi) {
-                            return "core " + std::to_string(b) + ": " + x->second.call + ": " + p.verb + " GM bytes that core " +
-                                   std::to_string(a) + " " + (p.write == GmAccess::kWrite ? "wrote" : "atomically added to") +
-                                   " (" + y->second.call + ") with no SyncAll in between; another core's GM writes are "
-                                   "ordered only by a SyncAll (" + std::to_string(hi - lo) + " bytes from " + where(lo) +
-                                   ", SyncAll interval " + std::to_string(e) + ")";
+    std::vector<Pair> pairs;
+    for (int x = 0; x < kGmAccessKinds; ++x) {
+        for (int y = 0; y < kGmAccessKinds; ++y) {
+            if (NeedsOrder(GmAccess(x), GmAccess(y))) pairs.push_back({GmAccess(x), GmAccess(y)});
+        }
+    }
+    auto plain = [](GmAccess k) { return k == K::kWrite || k == K::kFlagWrite; };
+    for (size_t b = 0; b < logs.size(); ++b) {
+        for (size_t a = 0; a < logs.size(); ++a) {
+            if (a == b) continue;
+            for (const GmAccessLog::Segment &t : logs[b].Segments()) {
+                for (const GmAccessLog::Segment &s : logs[a].Segments()) {
+                    if (HappensBefore(s, uint32_t(a), t) || HappensBefore(t, uint32_t(b), s)) continue;
+                    for (const Pair &p : pairs) {
+                        const GmAccessLog::Ranges &mine = t.ranges[int(p.access)], &theirs = s.ranges[int(p.write)];
+                        auto x = mine.begin(), y = theirs.begin();
+                        while (x != mine.end() && y != theirs.end()) {  // both sorted and disjoint: one sweep
+                            const uint64_t lo = std::max(x->first, y->first), hi = std::min(x->second.hi, y->second.hi);
+                            const bool identical = plain(p.access) && plain(p.write) && lo < hi && SameBytes(s, t, lo, hi);
+                            if (lo < hi && !identical) {
+                                return "core " + std::to_string(b) + ": " + x->second.call + ": " +
+                                       AccessVerb(p.access, false) + " GM bytes that core " + std::to_string(a) + " " +
+                                       AccessVerb(p.write, true) + " (" +
+                                       y->second.call + ") with no SyncAll in between; another core's GM writes are "
+                                       "ordered only by a SyncAll, or by a flag the writer sets with WriteGmByPassDCache "
+                                       "after DataSyncBarrier and the reader sees with ReadGmByPassDCache (" +
+                                       std::to_string(hi - lo) + " bytes from " + where(lo) + ", SyncAll interval " +
+                                       std::to_string(t.interval) +
+                                       (plain(p.access) && plain(p.write) ? "; the two writes' bytes differ" : "") + ")";
+                            }
+                            (x->second.hi <= y->second.hi) ? ++x : ++y;
                         }
-                        (x->second.hi <= y->second.hi) ? ++x : ++y;
                     }
                 }
             }

@@ -35,6 +35,7 @@ struct LaunchState {
     std::atomic<bool> aborted{false};
     LaunchTimeline timeline;  // what the cores' performance timelines share (timeline.h)
     std::vector<GmAccessLog> gm_logs;  // each core's GM ranges, checked when all returned (gm_order.h)
+    GmFlags gm_flags;  // what the WriteGmByPassDCache flags hold and publish (gm_order.h)
 
     // All cores of the launch wait here (SyncAll). On the NPU a core that returns from the kernel
     // while others wait leaves them hanging; here the waiters fail instead, and a core that
@@ -65,6 +66,8 @@ struct LaunchState {
         if (returned_++ == 0) {
             first_returned_ = block_idx;
         }
+        returned_core_.resize(block_num, 0);
+        returned_core_[block_idx] = 1;
         released_.notify_all();
     }
     // Records the first error of the launch and stops the other cores at their next barrier or
@@ -82,6 +85,35 @@ struct LaunchState {
         released_.notify_all();
     }
     const std::string &FirstError() const { return first_error_; }
+    // A core polling GM flags (block_sync.h) whose check failed after it had seen `seen` flag writes:
+    // true when every other core has returned or failed its own check since the same write, so no
+    // flag can change any more and the wait lasts forever (as on the NPU). Unwinds this core when
+    // another one failed.
+    bool PollStuck(uint32_t core, uint64_t seen)
+    {
+        std::lock_guard<std::mutex> lock(barrier_mutex_);
+        if (aborted) {
+            throw LaunchAborted{};
+        }
+        poll_failed_at_.resize(block_num, 0);
+        returned_core_.resize(block_num, 0);
+        poll_failed_at_[core] = seen + 1;
+        if (gm_flags.Writes() != seen) {
+            return false;
+        }
+        for (uint32_t c = 0; c < block_num; ++c) {
+            if (c != core && !returned_core_[c] && poll_failed_at_[c] != seen + 1) {
+                return false;
+            }
+        }
+        return true;
+    }
+    void PollDone(uint32_t core)
+    {
+        std::lock_guard<std::mutex> lock(barrier_mutex_);
+        poll_failed_at_.resize(block_num, 0);
+        poll_failed_at_[core] = 0;
+    }
 
 private:
     void ThrowIfStuck(const char *call)
@@ -99,6 +131,8 @@ private:
     uint64_t generation_ = 0;
     uint32_t returned_ = 0;
     uint32_t first_returned_ = 0;
+    std::vector<char> returned_core_;        // per core: returned from the kernel
+    std::vector<uint64_t> poll_failed_at_;   // per core: 1 + the flag writes seen by its failed poll, 0: none
     std::mutex error_mutex_;
     std::string first_error_;
 };

@@ -80,7 +80,12 @@ class LocalMemAllocator {
 public:
     LocalMemAllocator()
     {
-        static_assert(hard == Hardware::UB, "the twin emulates an AI vector core: only Hardware::UB exists");
+        // L1 compiles so that a file holding a cube kernel next to vector ones builds; the cube kernel
+        // itself is refused at launch, and a vector core reaching this has no L1.
+        static_assert(hard == Hardware::UB || hard == Hardware::L1,
+                      "the twin emulates an AI vector core: only Hardware::UB exists (and L1 for cube kernels' code)");
+        TWIN_CHECK(hard == Hardware::UB, "LocalMemAllocator", "an AI vector core has no L1 buffer: "
+                   "LocalMemAllocator<Hardware::L1> belongs in a cube kernel, which needs an NPU");
         twin::StaticBuffers &statics = twin::Statics();
         TWIN_CHECK(!statics.ub_allocator_alive, "LocalMemAllocator",
                    "only one LocalMemAllocator may exist per hardware position at a time");

@@ -202,6 +202,7 @@ public:
         twin::Core().counters.gm_scalar_writes++;
         twin::OnScalarGm();
         std::memcpy(ptr_ + index, &value, sizeof(T));
+        twin::Core().gm_log.Wrote(ptr_ + index, 1, sizeof(T), sizeof(T), &value, sizeof(T));
     }
 
     T *GetPhyAddr() const { return ptr_; }

@@ -120,7 +120,7 @@ inline void TouchGm(const char *call, const void *gm, uint32_t blocks, uint64_t 
     CoreState &core = Core();
     core.gm_log.Record(call, gm, blocks, len, pitch, kind);  // the order across cores: gm_order.h
     const uint64_t seq = ++core.instr_seq;
-    const bool write = kind != GmAccess::kRead, atomic = kind == GmAccess::kAtomicAdd;
+    const bool write = kind != GmAccess::kRead, atomic = IsAtomic(kind);
     auto check = [&](uint64_t lo, const GmPipeLog::Use &u) {
         const Pipe writer = Pipe(u.writer);
         const bool sameAsWriter = u.writer == int(pipe);

@@ -1,8 +1,8 @@
 // Kernel utilities of the twin: printf and DumpTensor (to the launching process's stdout, one core
 // at a time), GetSystemCycle (the core's modelled cycle count, see timeline.h), DivCeil, the
-// data-cache-bypassing scalar GM accesses, DataSyncBarrier, the task-overlap calls, SetPadValue and
-// DisableDmaAtomic. The twin has no data cache and runs one kernel at a time, so DataSyncBarrier,
-// SetNextTaskStart and WaitPreTaskEnd order nothing beyond what program order already does.
+// data-cache-bypassing scalar GM accesses and DataSyncBarrier (together they order cores through
+// GM flags, gm_order.h), the task-overlap calls, SetPadValue and DisableDmaAtomic. The twin runs one
+// kernel at a time, so SetNextTaskStart and WaitPreTaskEnd order nothing beyond program order.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -64,38 +64,53 @@ inline int64_t GetSystemCycle() { return int64_t(twin::Core().timeline.End()); }
 template <typename T, typename U>
 constexpr auto DivCeil(T a, U b) { return (a + b - 1) / b; }
 
+// A scalar GM read past the data cache. It is how a core polls a flag another core sets: when it
+// returns the value of a WriteGmByPassDCache that followed a DataSyncBarrier, everything that core
+// did before the barrier is ordered before what this core does next (gm_order.h).
 template <typename T>
 T ReadGmByPassDCache(T *addr)
 {
     const char *call = "ReadGmByPassDCache";
     twin::CheckGm(call, addr, sizeof(T));
     twin::CoreState &core = twin::Core();
-    core.gm_log.Record(call, addr, 1, sizeof(T), sizeof(T), twin::GmAccess::kRead);
+    core.gm_log.Record(call, addr, 1, sizeof(T), sizeof(T), twin::GmAccess::kFlagRead);
     core.counters.gm_scalar_reads++;
     twin::OnScalarGm();
     T value;
-    std::memcpy(&value, addr, sizeof(T));
+    core.gm_log.Acquire(twin::Launch().gm_flags.Read(addr, &value, sizeof(T)));
     return value;
 }
 
+// A scalar GM write past the data cache. After a DataSyncBarrier it sets a flag: it publishes that
+// this core's GM accesses before the barrier are done. Without one it is a plain GM write.
 template <typename T>
 void WriteGmByPassDCache(T *addr, T value)
 {
     const char *call = "WriteGmByPassDCache";
     twin::CheckGm(call, addr, sizeof(T));
     twin::CoreState &core = twin::Core();
-    core.gm_log.Record(call, addr, 1, sizeof(T), sizeof(T), twin::GmAccess::kWrite);
+    const twin::GmClock &published = core.gm_log.Released();
+    core.gm_log.Record(call, addr, 1, sizeof(T), sizeof(T),
+                       published.empty() ? twin::GmAccess::kWrite : twin::GmAccess::kFlagWrite);
     core.counters.gm_scalar_writes++;
     twin::OnScalarGm();
-    std::memcpy(addr, &value, sizeof(T));
+    twin::Launch().gm_flags.Write(addr, &value, sizeof(T), published);
+    core.gm_log.Wrote(addr, 1, sizeof(T), sizeof(T), &value, sizeof(T));
 }
 
 enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
 
+// Waits until the core's earlier accesses of the given memory are done. The documentation counts
+// every GM access instruction (DDR, ALL), so the twin takes all of the core's earlier GM accesses,
+// whatever pipe issued them, as complete for the flag written next.
 template <MemDsbT arg0>
 void DataSyncBarrier()
 {
-    twin::Core().counters.pipe_barriers++;
+    twin::CoreState &core = twin::Core();
+    core.counters.pipe_barriers++;
+    if (arg0 == MemDsbT::DDR || arg0 == MemDsbT::ALL) {
+        core.gm_log.Release();
+    }
 }
 
 template <pipe_t AIV_PIPE = PIPE_MTE3, pipe_t AIC_PIPE = PIPE_FIX, bool FORCE = false>
