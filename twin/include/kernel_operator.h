@@ -19,6 +19,8 @@
 #include "twin/data_copy.h"
 #include "twin/vector.h"
 #include "twin/reduce.h"
+#include "twin/reduce_minmax.h"
+#include "twin/reduce_typed.h"
 #include "twin/cast.h"
 #include "twin/sync.h"
 #include "twin/local_alloc.h"
