@@ -251,11 +251,11 @@ float TreeOfList(std::vector<float> vals, uint32_t lanes)
     return vals.empty() ? 0.0f : vals[0];
 }
 
-// ReduceSum: the sum of all selected lanes into dst[0]. in_order: the count form (repeat sums
-// added one after another); otherwise the repeat form (repeat sums written to work, then a tree).
+// The rules every whole-tensor reduction (ReduceSum, ReduceMax, ReduceMin) applies to its
+// operands; returns src as the repeats address it.
 template <typename T>
-void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
-            const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride, bool in_order)
+VecOperand WholeTensorOperands(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+                               const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride)
 {
     dst.Check(call);
     src.Check(call);
@@ -266,6 +266,16 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     CheckPlacement(call, s, p);
     TWIN_CHECK(dst.ByteOffset() % sizeof(T) == 0, call, "dst must be ", sizeof(T), "-byte aligned (byte offset ",
                dst.ByteOffset(), ")");
+    return s;
+}
+
+// ReduceSum: the sum of all selected lanes into dst[0]. in_order: the count form (repeat sums
+// added one after another); otherwise the repeat form (repeat sums written to work, then a tree).
+template <typename T>
+void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+            const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride, bool in_order)
+{
+    const VecOperand s = WholeTensorOperands(call, dst, src, work, p, srcRepStride);
     TWIN_CHECK(dst.BytesToBufferEnd() >= sizeof(T), call, "dst must have room for the result inside its buffer");
     TWIN_CHECK(work.ByteOffset() % kUbBlockBytes == 0, call, "workLocal must start 32-byte aligned in UB (byte offset ",
                work.ByteOffset(), ")");

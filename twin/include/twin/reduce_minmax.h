@@ -171,15 +171,7 @@ void ExtremeAll(const char *call, const AscendC::LocalTensor<T> &dst, const Asce
                 const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride, bool cal_index,
                 bool is_max, uint64_t work_repeats)
 {
-    dst.Check(call);
-    src.Check(call);
-    work.Check(call);
-    CheckReduceType<T>(call);
-    CheckStride(call, "srcRepStride", uint64_t(srcRepStride), 16);
-    const VecOperand s = Operand("src", src, 1, uint32_t(srcRepStride));
-    CheckPlacement(call, s, p);
-    TWIN_CHECK(dst.ByteOffset() % sizeof(T) == 0, call, "dst must be ", sizeof(T), "-byte aligned (byte offset ",
-               dst.ByteOffset(), ")");
+    const VecOperand s = WholeTensorOperands(call, dst, src, work, p, srcRepStride);
     const uint32_t results = cal_index ? 2 : 1;
     TWIN_CHECK(dst.BytesToBufferEnd() >= results * sizeof(T), call, "dst must have room for ", results,
                cal_index ? " elements (value and index)" : " element", " inside its buffer");
