@@ -6,44 +6,10 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import TwinRuleError
-from vector_driver import (BUF_BYTES, REPEAT, active_lanes, broken_then_fixed, element_index, launch, mask_from_bits,
-                           op_code)
+from vector_driver import (BUF_BYTES, REPEAT, assert_bits_equal, broken_then_fixed, gather, launch, mask_from_bits,
+                           op_code, random, tree)
 
 FLOATS = [np.float16, np.float32]
-
-
-def tree(values, present):
-    """Binary-tree sums along the last axis (a power of two) of `values` where `present`; returns
-    (sums, any lane present). Every addition rounds to the dtype, as NumPy's 16-bit adds do."""
-    v, p = values.copy(), present.copy()
-    while v.shape[-1] > 1:
-        a, b, pa, pb = v[..., 0::2], v[..., 1::2], p[..., 0::2], p[..., 1::2]
-        v = np.where(pa & pb, a + b, np.where(pa, a, b))
-        p = pa | pb
-    return v[..., 0], p[..., 0]
-
-
-def gather(src, lanes, repeats, mask_bits=None, mask_len=None, count=None, blk=1, rep=8):
-    """(repeats, lanes) values of every repeat as addressed by the strides, and which lanes run."""
-    size = src.dtype.itemsize
-    grid_r, grid_l = np.meshgrid(np.arange(repeats), np.arange(lanes), indexing="ij")
-    present = np.zeros((repeats, lanes), bool)
-    r, l = active_lanes(lanes, repeats, mask_bits=mask_bits, mask_len=mask_len, count=count)
-    present[r, l] = True
-    values = np.zeros((repeats, lanes), src.dtype)
-    values[present] = src[element_index(grid_r, grid_l, blk, rep, size)[present]]
-    return values, present
-
-
-def random(rng, n, dtype):
-    return (rng.standard_normal(n) * 8).astype(np.float32).astype(dtype)
-
-
-def assert_bits_equal(actual, want):
-    assert actual.dtype == want.dtype
-    raw = np.uint16 if actual.itemsize == 2 else np.uint32
-    diff = actual.view(raw) != want.view(raw)
-    assert not diff.any(), f"differ at {np.flatnonzero(diff)[:5]}: {actual[diff][:5]} vs {want[diff][:5]}"
 
 
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 4099])

@@ -11,7 +11,7 @@ using namespace AscendC;
 enum Slot {
     kOp, kDtype, kCount, kOffA, kOffB, kOffD, kMaskLen, kMaskW0, kMaskW1, kMaskW2, kMaskW3, kRepeat,
     kDstBlk, kSrc0Blk, kSrc1Blk, kDstRep, kSrc0Rep, kSrc1Rep, kScalar, kDefinedA, kLenB, kLenD, kAlias,
-    kBufBytes, kSlots
+    kBufBytes, kOrder, kSlots  // kOrder: the ReduceOrder, or calIndex of ReduceMax / ReduceMin
 };
 
 enum Op {
@@ -27,7 +27,12 @@ enum Op {
     kUnaryMaskLen = 75,
     kDupCount = 80, kDupMaskLen, kDupMaskBits, kBrcb,
     kReduceSumCount = 90, kReduceSumMaskLen, kReduceSumMaskBits, kWholeMaskLen, kWholeMaskBits, kBlockMaskLen,
-    kBlockMaskBits, kWholeCounter
+    kBlockMaskBits, kWholeCounter,
+    kReduceMaxCount = 100, kReduceMinCount, kReduceMaxMaskLen, kReduceMinMaskLen, kReduceMaxMaskBits, kReduceMinMaskBits,
+    kWholeMaxMaskLen = 110, kWholeMinMaskLen, kWholeMaxMaskBits, kWholeMinMaskBits, kBlockMaxMaskLen, kBlockMinMaskLen,
+    kBlockMaxMaskBits, kBlockMinMaskBits, kPairMaskLen, kPairMaskBits,
+    kRepeatMax = 120, kRepeatMin, kRepeatSum, kDataBlockMax, kDataBlockMin, kDataBlockSum, kPairElemSum,
+    kSumSpr = 130, kSprAlone
 };
 
 template <typename T>
@@ -67,6 +72,49 @@ constexpr bool kOneOf = (std::is_same_v<T, Ts> || ...);
     case base + 2: WHEN(!CHECKED || FLOATS(T), CALL(Sqrt)) break; \
     case base + 3: WHEN(!CHECKED || FLOATS(T), CALL(Abs)) break; \
     case base + 4: WHEN(!CHECKED || FLOATS(T), CALL(Reciprocal)) break;
+
+// The max / min reductions, the pair sums and the ReduceType names of every reduction.
+template <typename T>
+void IssueReduce(const int32_t *p, const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,
+                 const uint64_t (&mask)[2])
+{
+    const int32_t len = p[kMaskLen], n = p[kCount], rep = p[kRepeat];
+    const int32_t dr = p[kDstRep], sb = p[kSrc0Blk], sr = p[kSrc0Rep];
+    const ReduceOrder order = static_cast<ReduceOrder>(p[kOrder]);
+    const bool index = p[kOrder] != 0;
+    switch (p[kOp]) {
+    case kReduceMaxCount: ReduceMax(dst, src0, src1, n, index); break;
+    case kReduceMinCount: ReduceMin(dst, src0, src1, n, index); break;
+    case kReduceMaxMaskLen: ReduceMax(dst, src0, src1, len, rep, sr, index); break;
+    case kReduceMinMaskLen: ReduceMin(dst, src0, src1, len, rep, sr, index); break;
+    case kReduceMaxMaskBits: ReduceMax(dst, src0, src1, mask, rep, sr, index); break;
+    case kReduceMinMaskBits: ReduceMin(dst, src0, src1, mask, rep, sr, index); break;
+    case kWholeMaxMaskLen: WholeReduceMax(dst, src0, len, rep, dr, sb, sr, order); break;
+    case kWholeMinMaskLen: WholeReduceMin(dst, src0, len, rep, dr, sb, sr, order); break;
+    case kWholeMaxMaskBits: WholeReduceMax(dst, src0, mask, rep, dr, sb, sr, order); break;
+    case kWholeMinMaskBits: WholeReduceMin(dst, src0, mask, rep, dr, sb, sr, order); break;
+    case kBlockMaxMaskLen: BlockReduceMax(dst, src0, rep, len, dr, sb, sr); break;
+    case kBlockMinMaskLen: BlockReduceMin(dst, src0, rep, len, dr, sb, sr); break;
+    case kBlockMaxMaskBits: BlockReduceMax(dst, src0, rep, mask, dr, sb, sr); break;
+    case kBlockMinMaskBits: BlockReduceMin(dst, src0, rep, mask, dr, sb, sr); break;
+    case kPairMaskLen: PairReduceSum(dst, src0, rep, len, dr, sb, sr); break;
+    case kPairMaskBits: PairReduceSum(dst, src0, rep, mask, dr, sb, sr); break;
+    case kRepeatMax: ReduceRepeat<ReduceType::MAX>(dst, src0, len, rep, dr, sb, sr, order); break;
+    case kRepeatMin: ReduceRepeat<ReduceType::MIN>(dst, src0, mask, rep, dr, sb, sr, order); break;
+    case kRepeatSum: ReduceRepeat<ReduceType::SUM>(dst, src0, len, rep, dr, sb, sr); break;
+    case kDataBlockMax: ReduceDataBlock<ReduceType::MAX>(dst, src0, len, rep, dr, sb, sr); break;
+    case kDataBlockMin: ReduceDataBlock<ReduceType::MIN>(dst, src0, mask, rep, dr, sb, sr); break;
+    case kDataBlockSum: ReduceDataBlock<ReduceType::SUM>(dst, src0, len, rep, dr, sb, sr); break;
+    case kPairElemSum: ReducePairElem<ReduceType::SUM>(dst, src0, mask, rep, dr, sb, sr); break;
+    case kSumSpr:  // the count form's result, read back from the sum register on the scalar unit
+        ReduceSum(dst, src0, src1, n);
+        PipeBarrier<PIPE_ALL>();
+        dst.SetValue(1, GetReduceRepeatSumSpr<T>());
+        break;
+    case kSprAlone: dst.SetValue(1, GetReduceRepeatSumSpr<T>()); break;
+    default: break;
+    }
+}
 
 template <typename T>
 void Issue(const int32_t *p, const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1)
@@ -118,7 +166,7 @@ void Issue(const int32_t *p, const LocalTensor<T> &dst, const LocalTensor<T> &sr
         SetMaskNorm();
         ResetMask();
         break;
-    default: break;
+    default: IssueReduce<T>(p, dst, src0, src1, mask); break;
     }
 }
 

@@ -66,10 +66,10 @@ def scalar_bits(value, dtype) -> int:
 
 def launch(op: int, dtype, a: np.ndarray, b=None, d=None, *, count=0, off=(0, 0, 0), mask_len=0, mask_bits=(0, 0),
            repeat=0, strides=(1, 1, 1, 8, 8, 8), scalar=0, defined_a=None, alias=0, buf_bytes=BUF_BYTES,
-           with_stats=False):
+           order=0, with_stats=False):
     """Runs one instruction; returns the D buffer (d's length) as the kernel copied it back, and
     with_stats also the launch's counters. a, b, d are grown to whole blocks; only the first
-    `defined_a` elements of A are written."""
+    `defined_a` elements of A are written. order: the ReduceOrder (calIndex for ReduceMax / Min)."""
     dtype = np.dtype(dtype)
     a = padded(np.asarray(a, dtype))
     b = None if b is None else padded(np.asarray(b, dtype))
@@ -81,7 +81,7 @@ def launch(op: int, dtype, a: np.ndarray, b=None, d=None, *, count=0, off=(0, 0,
         "kMaskLen": mask_len, "kMaskW0": lo & 0xFFFFFFFF, "kMaskW1": lo >> 32, "kMaskW2": hi & 0xFFFFFFFF,
         "kMaskW3": hi >> 32, "kRepeat": repeat, "kScalar": scalar_bits(scalar, dtype),
         "kDefinedA": len(a) if defined_a is None else defined_a, "kLenB": 0 if b is None else len(b),
-        "kLenD": len(d), "kAlias": alias, "kBufBytes": buf_bytes,
+        "kLenD": len(d), "kAlias": alias, "kBufBytes": buf_bytes, "kOrder": order,
     }
     for key, value in zip(("kDstBlk", "kSrc0Blk", "kSrc1Blk", "kDstRep", "kSrc0Rep", "kSrc1Rep"), strides):
         values[key] = value
@@ -131,3 +131,37 @@ def broken_then_fixed(rng, call: str, rule: str, broken: dict, fixed: dict):
                 launch(op, dtype, a, b, d, **kw)
         else:
             launch(op, dtype, a, b, d, **kw)
+
+
+def tree(values, present):
+    """Binary-tree sums along the last axis (a power of two) of `values` where `present`; returns
+    (sums, any lane present). Every addition rounds to the dtype, as NumPy's 16-bit adds do."""
+    v, p = values.copy(), present.copy()
+    while v.shape[-1] > 1:
+        a, b, pa, pb = v[..., 0::2], v[..., 1::2], p[..., 0::2], p[..., 1::2]
+        v = np.where(pa & pb, a + b, np.where(pa, a, b))
+        p = pa | pb
+    return v[..., 0], p[..., 0]
+
+
+def gather(src, lanes, repeats, mask_bits=None, mask_len=None, count=None, blk=1, rep=8):
+    """(repeats, lanes) values of every repeat as addressed by the strides, and which lanes run."""
+    size = src.dtype.itemsize
+    grid_r, grid_l = np.meshgrid(np.arange(repeats), np.arange(lanes), indexing="ij")
+    present = np.zeros((repeats, lanes), bool)
+    r, l = active_lanes(lanes, repeats, mask_bits=mask_bits, mask_len=mask_len, count=count)
+    present[r, l] = True
+    values = np.zeros((repeats, lanes), src.dtype)
+    values[present] = src[element_index(grid_r, grid_l, blk, rep, size)[present]]
+    return values, present
+
+
+def random(rng, n, dtype):
+    return (rng.standard_normal(n) * 8).astype(np.float32).astype(dtype)
+
+
+def assert_bits_equal(actual, want):
+    assert actual.dtype == want.dtype
+    raw = np.uint16 if actual.itemsize == 2 else np.uint32
+    diff = actual.view(raw) != want.view(raw)
+    assert not diff.any(), f"differ at {np.flatnonzero(diff)[:5]}: {actual[diff][:5]} vs {want[diff][:5]}"

@@ -116,6 +116,10 @@ struct CoreState {
     // SetPadValue: what DataCopyPad with isPad false puts into its padding (pad_value_bytes = 0: unset).
     uint64_t pad_value = 0;
     uint8_t pad_value_bytes = 0;
+    // The sum register the count form of ReduceSum leaves behind (GetReduceRepeatSumSpr): the
+    // result's bits and its size (0: no count-form ReduceSum ran on this core yet).
+    uint32_t reduce_sum_spr = 0;
+    uint8_t reduce_sum_spr_bytes = 0;
 
     Counters counters;
     GmAccessLog gm_log;      // GM ranges touched per segment between ordering points (gm_order.h)

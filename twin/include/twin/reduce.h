@@ -178,12 +178,14 @@ inline void CheckReduceOverlap(const char *call, uint64_t dst0, uint64_t step, u
     }
 }
 
-// WholeReduceSum (per_block false): one sum per repeat at dst[r * dstRepStride] (element units).
-// BlockReduceSum (per_block true): one sum per 32-byte block at dst[r * dstRepStride * 8 + b].
-// A repeat or block without active lanes leaves dst as it was.
+// One sum per group of `group_lanes` neighbouring lanes, a repeat's groups written one after
+// another from dst + r * dstRepStride * (one repeat's results): WholeReduceSum / ReduceRepeat<SUM>
+// (the whole repeat is one group), BlockReduceSum / ReduceDataBlock<SUM> (one group per 32-byte
+// block) and PairReduceSum / ReducePairElem<SUM> (pairs). A group without active lanes leaves dst
+// as it was.
 template <typename T>
 void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
-               const LanePlan &p, int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride, bool per_block)
+               const LanePlan &p, int64_t dstRepStride, int64_t srcBlkStride, int64_t srcRepStride, uint32_t group_lanes)
 {
     dst.Check(call);
     src.Check(call);
@@ -193,8 +195,9 @@ void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const Ascen
     CheckStride(call, "srcRepStride", uint64_t(srcRepStride), 16);
     const VecOperand s = Operand("src", src, uint32_t(srcBlkStride), uint32_t(srcRepStride));
     CheckPlacement(call, s, p);
-    const uint32_t groups = per_block ? 8 : 1, d0 = dst.ByteOffset();
-    const uint32_t align = groups * sizeof(T);  // A2: half 16 / float 32 bytes per block sums, else the element
+    const uint32_t groups = p.lanes / group_lanes, d0 = dst.ByteOffset();
+    // A2: the element (whole repeat), 16 / 32 bytes (half / float block sums), 32 bytes (pair sums)
+    const uint32_t align = std::min<uint32_t>(groups * sizeof(T), kUbBlockBytes);
     TWIN_CHECK(d0 % align == 0, call, "dst must be ", align, "-byte aligned for ", TypeName<T>(), " (byte offset ", d0, ")");
     const uint64_t step = uint64_t(dstRepStride) * groups * sizeof(T);
     const uint64_t need = p.repeats ? (p.repeats - 1) * step + groups * sizeof(T) : 0;
@@ -206,7 +209,7 @@ void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const Ascen
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
     OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes);
-    if (!per_block) {
+    if (groups == 1) {
         thread_local std::vector<float> sums;
         thread_local std::vector<uint8_t> any, defined;
         RepeatSums<T>(s, p, sums, any, defined);
@@ -216,14 +219,13 @@ void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const Ascen
         }
         return;
     }
-    const uint32_t per = kUbBlockBytes / sizeof(T);
     for (uint32_t r = 0; r < p.repeats; ++r) {
         uint64_t m[2];
         p.RepeatMask(r, m);
-        for (uint32_t b = 0; b < 8; ++b) {
+        for (uint32_t g = 0; g < groups; ++g) {
             bool any = false, defined = true;
-            const T sum = T(LaneTree<T>(s, r, b * per, per, m, any, defined));
-            if (any) WriteResult(static_cast<uint32_t>(d0 + r * step + b * sizeof(T)), &sum, sizeof(T), defined);
+            const T sum = T(LaneTree<T>(s, r, g * group_lanes, group_lanes, m, any, defined));
+            if (any) WriteResult(static_cast<uint32_t>(d0 + r * step + g * sizeof(T)), &sum, sizeof(T), defined);
         }
     }
 }
@@ -249,11 +251,11 @@ float TreeOfList(std::vector<float> vals, uint32_t lanes)
     return vals.empty() ? 0.0f : vals[0];
 }
 
-// ReduceSum: the sum of all selected lanes into dst[0]. in_order: the count form (repeat sums
-// added one after another); otherwise the repeat form (repeat sums written to work, then a tree).
+// The rules every whole-tensor reduction (ReduceSum, ReduceMax, ReduceMin) applies to its
+// operands; returns src as the repeats address it.
 template <typename T>
-void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
-            const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride, bool in_order)
+VecOperand WholeTensorOperands(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+                               const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride)
 {
     dst.Check(call);
     src.Check(call);
@@ -264,6 +266,16 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     CheckPlacement(call, s, p);
     TWIN_CHECK(dst.ByteOffset() % sizeof(T) == 0, call, "dst must be ", sizeof(T), "-byte aligned (byte offset ",
                dst.ByteOffset(), ")");
+    return s;
+}
+
+// ReduceSum: the sum of all selected lanes into dst[0]. in_order: the count form (repeat sums
+// added one after another); otherwise the repeat form (repeat sums written to work, then a tree).
+template <typename T>
+void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+            const AscendC::LocalTensor<T> &work, const LanePlan &p, int64_t srcRepStride, bool in_order)
+{
+    const VecOperand s = WholeTensorOperands(call, dst, src, work, p, srcRepStride);
     TWIN_CHECK(dst.BytesToBufferEnd() >= sizeof(T), call, "dst must have room for the result inside its buffer");
     TWIN_CHECK(work.ByteOffset() % kUbBlockBytes == 0, call, "workLocal must start 32-byte aligned in UB (byte offset ",
                work.ByteOffset(), ")");
@@ -302,6 +314,11 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     }
     const T result = T(acc);
     WriteResult(dst.ByteOffset(), &result, sizeof(T), defined);
+    if (in_order) {  // the count form reads its result from the sum register, which keeps it
+        CoreState &core = Core();
+        std::memcpy(&core.reduce_sum_spr, &result, sizeof(T));
+        core.reduce_sum_spr_bytes = defined ? sizeof(T) : 0;
+    }
 }
 
 }  // namespace twin
@@ -317,6 +334,20 @@ void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const Local
     twin::SumAll("ReduceSum", dst, src, workLocal, twin::CountFormPlan("ReduceSum", twin::Lanes<T>(), count, isSetMask), 8,
                  true);
     if (isSetMask) twin::RestoreDefaultMask();
+}
+
+// The sum the last count-form ReduceSum of this core left in its register.
+template <typename T>
+T GetReduceRepeatSumSpr()
+{
+    const twin::CoreState &core = twin::Core();
+    TWIN_CHECK(core.reduce_sum_spr_bytes != 0, "GetReduceRepeatSumSpr",
+               "reads the result of the count form of ReduceSum, and none with a defined result ran on this core");
+    TWIN_CHECK(core.reduce_sum_spr_bytes == sizeof(T), "GetReduceRepeatSumSpr", "T must be the ReduceSum's type (",
+               int(core.reduce_sum_spr_bytes), "-byte result read as ", twin::TypeName<T>(), ")");
+    T value;
+    std::memcpy(&value, &core.reduce_sum_spr, sizeof(T));
+    return value;
 }
 
 // The mask forms always set the mask themselves: unlike the element-wise ones they have no isSetMask.
@@ -345,7 +376,7 @@ void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const 
     uint64_t bits[2];
     if (isSetMask) twin::ContinuousMaskBits("WholeReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
     twin::GroupSums("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride, false);
+                   dstRepStride, srcBlkStride, srcRepStride, twin::Lanes<T>());
 }
 
 template <typename T, bool isSetMask = true>
@@ -353,7 +384,7 @@ void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const 
                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
 {
     twin::GroupSums("WholeReduceSum", dst, src, twin::RepeatPlan("WholeReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride, false);
+                   dstRepStride, srcBlkStride, srcRepStride, twin::Lanes<T>());
 }
 
 // Note the argument order of the older API: repeatTime before mask.
@@ -364,7 +395,7 @@ void BlockReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const 
     uint64_t bits[2];
     if (isSetMask) twin::ContinuousMaskBits("BlockReduceSum", twin::Lanes<T>(), uint64_t(uint32_t(mask)), bits);
     twin::GroupSums("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, bits, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride, true);
+                   dstRepStride, srcBlkStride, srcRepStride, twin::kUbBlockBytes / sizeof(T));
 }
 
 template <typename T, bool isSetMask = true>
@@ -372,7 +403,7 @@ void BlockReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const 
                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride)
 {
     twin::GroupSums("BlockReduceSum", dst, src, twin::RepeatPlan("BlockReduceSum", twin::Lanes<T>(), repeatTime, mask, isSetMask),
-                   dstRepStride, srcBlkStride, srcRepStride, true);
+                   dstRepStride, srcBlkStride, srcRepStride, twin::kUbBlockBytes / sizeof(T));
 }
 
 }  // namespace AscendC

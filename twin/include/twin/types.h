@@ -201,3 +201,16 @@ using half = twin::Float16Base<twin::HalfTraits>;
 using bfloat16_t = twin::Float16Base<twin::Bf16Traits>;
 static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "16-bit storage");
 static_assert(std::is_trivial_v<half> && std::is_trivial_v<bfloat16_t>, "plain 16-bit data");
+
+namespace AscendC {
+// Ascend C's compile-time type choice (std::conditional under its own name), as kernels pick
+// half or float by a constant.
+template <bool condition, class T1, class T2>
+struct Conditional {
+    using type = T1;
+};
+template <class T1, class T2>
+struct Conditional<false, T1, T2> {
+    using type = T2;
+};
+}  // namespace AscendC
