@@ -43,11 +43,13 @@ class Sample:
     gen: str = ""              # gen_data.py arguments; {n} is the scenario
     verify: str = STD_VERIFY   # verify_result.py arguments
     define: str = "SCENARIO_NUM"  # the macro its CMakeLists sets to the scenario
+    macros: tuple = ()         # (name, value) pairs its CMakeLists sets for dav-2201 besides the scenario
 
 
 SAMPLES = (
     Sample("00_introduction/01_add/add_tpipe_tque"),
-    Sample("05_best_practices/00_vector_compute/add_high_performance", tuple(range(7)), define="SCENARIO"),
+    Sample("05_best_practices/00_vector_compute/add_high_performance", tuple(range(7)), define="SCENARIO",
+           macros=(("NPU_ARCH", 2201),)),
     Sample("05_best_practices/04_memory_access/bank_conflict_ub", tuple(range(1, 9)), "--scenario {n}",
            "output/output_z.bin output/golden.bin"),
     Sample("03_basic_api/00_data_movement/copy_ub2ub", (1, 2, 3), "-scenarioNum={n}"),
@@ -281,7 +283,7 @@ def test_sample_passes_its_own_verification(devkit, tmp_path, request, sample, s
     build = sample_dir / "build"
     build.mkdir()
     n = "" if scenario is None else str(scenario)
-    defines = {} if scenario is None else {sample.define: scenario}
+    defines = dict(sample.macros) if scenario is None else {**dict(sample.macros), sample.define: scenario}
     gen = run_script(sample_dir / "scripts" / "gen_data.py", sample.gen.format(n=n), build)
     assert gen.returncode == 0, f"gen_data.py failed:\n{gen.stdout}{gen.stderr}"
     work = tmp_path / "work"
