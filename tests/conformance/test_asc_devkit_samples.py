@@ -97,7 +97,6 @@ KNOWN_GAPS = {
                               "flag between them, and writes UB before DataCopy out with only V_MTE3: the twin's pipe "
                               "rule wants MTE2_S / S_MTE3 (CANN tags GetValue __inout_pipe__(S); whether its compiler "
                               "then inserts the flags itself is not documented)",
-    "data_copy_gm2ub_slice": "DataCopy with SliceInfo (multi-dimensional slices)",
     "cast": "int4b_t and Cast to and from 4-bit integers",
     "gather": "Gather, Gatherb, GatherMask and GatherRepeatParams",
     "mrg_sort": "Sort32, MrgSort, MrgSort4Info and MrgSortSrcList",

@@ -17,6 +17,7 @@
 #include "twin/types.h"
 #include "twin/queues.h"
 #include "twin/data_copy.h"
+#include "twin/data_copy_slice.h"
 #include "twin/vector.h"
 #include "twin/reduce.h"
 #include "twin/cast.h"
