@@ -104,7 +104,6 @@ KNOWN_GAPS = {
     "reduce_data_block": "ReduceDataBlock and ReduceType",
     "reduce_pair_elem": "ReducePairElem and ReduceType",
     "reduce_repeat": "ReduceRepeat, ReduceType, ReduceOrder and Conditional",
-    "transpose": "Transpose (TransposeParamsExt, TransposeType) and TransDataTo5HD",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",
     "ib_set_wait": "IBSet / IBWait",
     "sequential_block_sync": "InitDetermineComputeWorkspace, WaitPreBlock and NotifyNextBlock",

@@ -26,6 +26,7 @@
 #include "twin/compare_select.h"
 #include "twin/utils.h"
 #include "twin/ub_copy.h"
+#include "twin/transpose.h"
 
 // Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.
 #define __aicore__
