@@ -38,8 +38,8 @@ extern "C" __global__ __vector__ void tr(GM_ADDR x, GM_ADDR out, GM_ADDR p)
         for (uint32_t j = 0; j < uint32_t(n) * c / 16; ++j) {
             uint64_t d[16], s[16];
             for (uint32_t i = 0; i < 16; ++i) {
-                d[i] = dst[j * 16 * image + 16 * i].GetPhyAddr();
-                s[i] = src[j * 16 * image + image * i].GetPhyAddr();
+                d[i] = (uint64_t)dst[j * 16 * image + 16 * i].GetPhyAddr();
+                s[i] = (uint64_t)src[j * 16 * image + image * i].GetPhyAddr();
             }
             TransDataTo5HD<half>(d, s, TransDataTo5HDParams(false, false, image / 16, 16, 1));
         }
