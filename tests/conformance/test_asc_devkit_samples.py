@@ -111,7 +111,9 @@ KNOWN_GAPS = {
     "set_atomic_deterministic_computation": "IBSet / IBWait, and LocalMemAllocator<Hardware::L1> for the file's "
                                             "__cube__ kernel to compile",
     "copy_ub2ub-3": "Copy in Counter mode over several internal repeats: the twin steps by the repeat strides "
-                    "between them, the sample expects the block stride to run on (not documented either way)",
+                    "between them, the sample expects the block stride to run on; the documentation's one Counter "
+                    "example with strides (blockStride 2, repeatStride 16, in 接口内设置Mask) gives the same bytes "
+                    "either way, and the A2 impl hands both strides to the instruction, so it stays undecided",
     "create_vec_index": "every one of its 8 cores writes the same output bytes: the twin's GM order check "
                         "reports that write-write race across cores (the values are identical, so the NPU's "
                         "result does not depend on it)",
