@@ -110,7 +110,7 @@ def macros_left_open(text: str) -> list[str]:
     for directive in re.findall(r"^\s*#\s*(?:if|elif|ifdef|ifndef)\b(.*)$", text, re.M):
         tested.update(w for w in re.findall(r"\b[A-Z_][A-Z0-9_]*\b", directive) if w != "defined")
     used = {m for m in MACRO_VALUES if re.search(rf"\b{m}\b", text)}
-    used |= set(re.findall(r"\b([A-Z][A-Z0-9_]{2,})\b", _code(text))) - declared_names(text)
+    used |= set(re.findall(r"(?<!::)\b([A-Z][A-Z0-9_]{2,})\b", _code(text))) - declared_names(text)  # X::NAME: an enumerator
     if re.search(r"\bGET_TILING_DATA\(", text):
         used.add("TWIN_TILING_STRUCT")  # the struct GET_TILING_DATA reads (see TILING_MACROS)
     return sorted((tested | used) - defined)

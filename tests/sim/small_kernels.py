@@ -57,18 +57,22 @@ def params(*values: int) -> np.ndarray:
 ELEMENT_TYPES = {**CTYPES, np.dtype(np.uint8): "uint8_t", np.dtype(np.uint16): "uint16_t",
                  np.dtype(np.uint32): "uint32_t"}
 
-# A kernel `ew` over GM buffers a, b (N elements of T) and out (N elements of D): copies a and b
-# into UB tensors x and y, runs `call` (which writes d, an N-element tensor of D), copies d out.
+# A kernel `ew` over GM buffers a, b (N elements of T), mask (M bytes; M = 0: no mask, the buffer
+# may be null) and out (N elements of D): copies a, b and the mask into UB tensors x, y and m, runs
+# `call` (which writes d, an N-element tensor of D), copies d out. The mask's buffer comes last in UB
+# so x, y and d sit where they would without it.
 ELEMENTWISE = r"""
-extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR out)
+extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM_ADDR out)
 {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> ba, bb, bo;
+    TBuf<TPosition::VECCALC> ba, bb, bo, bm;
     pipe.InitBuffer(ba, N * sizeof(T));
     pipe.InitBuffer(bb, N * sizeof(T));
     pipe.InitBuffer(bo, N * sizeof(D));
+    pipe.InitBuffer(bm, M > 0 ? M : 32);
     LocalTensor<T> x = ba.Get<T>(), y = bb.Get<T>();
     LocalTensor<D> d = bo.Get<D>();
+    LocalTensor<uint8_t> m = bm.Get<uint8_t>();
     GlobalTensor<T> ga, gb;
     GlobalTensor<D> go;
     ga.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a), N);
@@ -77,6 +81,11 @@ extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR out)
     DataCopy(x, ga, N);
     DataCopy(y, gb, N);
     DataCopy(d, go, N);
+    if constexpr (M > 0) {
+        GlobalTensor<uint8_t> gm;
+        gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(mask), M);
+        DataCopy(m, gm, M);
+    }
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
@@ -89,14 +98,18 @@ extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR out)
 """
 
 
-# The declarations run_elementwise puts ahead of ELEMENTWISE, with sample values, for tests/conformance.
-KERNEL_TEXT_HEADS = {"ELEMENTWISE": "using T = float;\nusing D = float;\nconstexpr uint32_t N = 64;\n"}
+# The declarations run_elementwise puts ahead of ELEMENTWISE, with sample values, for tests/conformance
+# (a mask, so the real-header compile sees that branch too).
+KERNEL_TEXT_HEADS = {"ELEMENTWISE": "using T = float;\nusing D = float;\nconstexpr uint32_t N = 64;\n"
+                                    "constexpr uint32_t M = 256;\n"}
 
 
-def run_elementwise(call: str, a: np.ndarray, b: np.ndarray, out: np.ndarray):
+def run_elementwise(call: str, a: np.ndarray, b: np.ndarray, out: np.ndarray, mask: np.ndarray | None = None):
     """Runs ELEMENTWISE with `call`; a and b share a dtype (T), out's dtype is D; out holds d's
-    starting values and comes back with the result. N (len(a)) x the sizes must be 32-byte multiples."""
+    starting values and comes back with the result; `mask` (uint8, a multiple of 32 bytes) lands in m.
+    N (len(a)) x the sizes must be 32-byte multiples."""
+    m = 0 if mask is None else len(mask)
     body = (f"using T = {ELEMENT_TYPES[a.dtype]};\nusing D = {ELEMENT_TYPES[out.dtype]};\nconstexpr uint32_t N = {len(a)};\n"
-            + ELEMENTWISE.replace("CALL", call))
-    run(body, "ew", [a, b, out])
+            f"constexpr uint32_t M = {m};\n" + ELEMENTWISE.replace("CALL", call))
+    run(body, "ew", [a, b, mask, out])
     return out

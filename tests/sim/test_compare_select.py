@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import TwinRuleError
-from small_kernels import CTYPES, run, run_elementwise
+from small_kernels import run_elementwise
 
 MODES = {"LT": np.less, "GT": np.greater, "EQ": np.equal, "LE": np.less_equal, "GE": np.greater_equal,
          "NE": np.not_equal}
@@ -62,41 +62,6 @@ def test_compare_into_cmpmask_register(rng, lanes):
     np.testing.assert_array_equal(out[8:16], 0)  # the register's upper 64 bits: no float lanes there
 
 
-# The declarations test_select_count_form puts ahead of SELECT, with sample values, for tests/conformance.
-KERNEL_TEXT_HEADS = {"SELECT": "using T = float;\nconstexpr uint32_t N = 64;\n"}
-
-SELECT = r"""
-extern "C" __global__ __vector__ void sel(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM_ADDR out)
-{
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> ba, bb, bm, bo;
-    pipe.InitBuffer(ba, N * sizeof(T));
-    pipe.InitBuffer(bb, N * sizeof(T));
-    pipe.InitBuffer(bm, 256);
-    pipe.InitBuffer(bo, N * sizeof(T));
-    LocalTensor<T> x = ba.Get<T>(), y = bb.Get<T>(), d = bo.Get<T>();
-    LocalTensor<uint8_t> m = bm.Get<uint8_t>();
-    GlobalTensor<T> ga, gb, go;
-    GlobalTensor<uint8_t> gm;
-    ga.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a), N);
-    gb.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(b), N);
-    gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(mask), 256);
-    go.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out), N);
-    DataCopy(x, ga, N);
-    DataCopy(y, gb, N);
-    DataCopy(m, gm, 256);
-    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
-    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
-    SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
-    WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
-    CALL;
-    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
-    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
-    DataCopy(go, d, N);
-}
-"""
-
-
 @pytest.mark.parametrize("mode", ["VSEL_CMPMASK_SPR", "VSEL_TENSOR_TENSOR_MODE", "VSEL_TENSOR_SCALAR_MODE"])
 @pytest.mark.parametrize("dtype,n", [(np.float32, 256), (np.float32, 104), (np.float16, 384)])
 def test_select_count_form(rng, dtype, n, mode):
@@ -104,10 +69,7 @@ def test_select_count_form(rng, dtype, n, mode):
     b = rng.standard_normal(n).astype(dtype)
     mask = rng.integers(0, 256, 256).astype(np.uint8)
     src1 = "y.GetValue(3)" if mode == "VSEL_TENSOR_SCALAR_MODE" else "y"
-    body = f"using T = {CTYPES[np.dtype(dtype)]};\nconstexpr uint32_t N = {n};\n" + \
-        SELECT.replace("CALL", f"Select(d, m, x, {src1}, SELMODE::{mode}, N)")
-    out = np.zeros(n, dtype=dtype)
-    run(body, "sel", [a, b, mask, out])
+    out = run_elementwise(f"Select(d, m, x, {src1}, SELMODE::{mode}, N)", a, b, np.zeros(n, dtype=dtype), mask)
     bits = np.unpackbits(mask, bitorder="little")
     lanes = 256 // np.dtype(dtype).itemsize
     pick = bits[np.arange(n) % lanes] if mode == "VSEL_CMPMASK_SPR" else bits[:n]

@@ -234,6 +234,19 @@ def test_a_second_read_comes_from_l2_writes_go_to_hbm_scalar_reads_stall(run_sou
         copy_in_cycles(model, TILE * 4, 1) + model["copy_issue_cycles"] + from_l2, abs=2)
 
 
+def test_a_cache_disable_hint_keeps_reads_out_of_l2_and_values_unchanged(run_source, rng):
+    # The hint is set after the scalar read, so both copies and the write-back go through it.
+    text = REREAD.replace("    LocalTensor<float> acc", "    io.xg.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);\n"
+                                                        "    LocalTensor<float> acc", 1)
+    x = rng.standard_normal(TILE, dtype=np.float32)
+    y = np.zeros(TILE, dtype=np.float32)
+    core = run_source(text, "reread", [x, y]).cores[0]
+    np.testing.assert_array_equal(y, (x + x) * x[0])
+    assert core["gm_read_bytes"] == 2 * TILE * 4
+    assert core["l2_bytes"] == 0
+    assert core["hbm_bytes"] == 3 * TILE * 4  # both reads and the write
+
+
 PIECES = HEADER + """
 extern "C" __global__ __aicore__ void pieces(GM_ADDR x, GM_ADDR y)
 {

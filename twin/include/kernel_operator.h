@@ -17,6 +17,7 @@
 #include "twin/types.h"
 #include "twin/queues.h"
 #include "twin/data_copy.h"
+#include "twin/data_copy_slice.h"
 #include "twin/vector.h"
 #include "twin/reduce.h"
 #include "twin/reduce_minmax.h"
@@ -29,6 +30,7 @@
 #include "twin/utils.h"
 #include "twin/block_sync.h"
 #include "twin/ub_copy.h"
+#include "twin/transpose.h"
 
 // Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.
 #define __aicore__

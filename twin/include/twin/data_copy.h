@@ -103,9 +103,10 @@ void CheckUbOperand(const char *call, const AscendC::LocalTensor<T> &t, uint64_t
                " bytes)");
 }
 
-// GM -> UB on MTE2: the destination bytes become defined.
+// GM -> UB on MTE2: the destination bytes become defined. `l2` false: the GM tensor's L2 hint is
+// CACHE_MODE_DISABLE, so the timeline reads every byte from HBM and leaves no trace in its L2 model.
 template <typename T>
-void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t *gm, const Blocks &b)
+void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t *gm, const Blocks &b, bool l2 = true)
 {
     if (b.count == 0 || b.len == 0) {
         return;  // nothing moves, as on the NPU
@@ -119,7 +120,7 @@ void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t 
         std::memcpy(core.ub.data() + base + i * b.dst_pitch, gm + i * b.src_pitch, b.len);
         core.MarkDefined(uint32_t(base + i * b.dst_pitch), uint32_t(b.len));
     }
-    OnCopyIn(uint64_t(b.count) * b.len, gm, b.count, b.src_pitch);
+    OnCopyIn(uint64_t(b.count) * b.len, l2 ? gm : nullptr, b.count, b.src_pitch);
 }
 
 // The NPU leaves the order of atomic adds from different cores open: the launch seed shuffles it by
@@ -135,8 +136,9 @@ inline void AtomicJitter(const CoreState &core)
 }
 
 // UB -> GM on MTE3; with SetAtomicAdd on, each element is added into GM under the launch's lock.
+// `l2` as for CopyIn.
 template <typename T>
-void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, const Blocks &b)
+void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, const Blocks &b, bool l2 = true)
 {
     if (b.count == 0 || b.len == 0) {
         return;
@@ -185,7 +187,7 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
             }
         }
     }
-    OnCopyOut(uint64_t(b.count) * b.len, gm, b.count, b.dst_pitch);
+    OnCopyOut(uint64_t(b.count) * b.len, l2 ? gm : nullptr, b.count, b.dst_pitch);
 }
 
 // UB -> UB on the vector pipe: definedness travels with the bytes.
@@ -258,7 +260,7 @@ void FillOrPoison(CoreState &core, uint64_t off, uint64_t n, bool fill, const T 
 template <typename T>
 void PadCopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t *gm, uint32_t blockCount,
                uint64_t blockLen, uint64_t srcStride, uint64_t dstStride, bool isPad, uint32_t left, uint32_t right,
-               const T &padValue)
+               const T &padValue, bool l2)
 {
     CheckPadBlocks(call, blockCount, blockLen, sizeof(T));
     TWIN_CHECK(left * sizeof(T) <= kUbBlockBytes && right * sizeof(T) <= kUbBlockBytes, call,
@@ -271,7 +273,7 @@ void PadCopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8
     const Blocks b{blockCount, blockLen, blockLen + srcStride, row_ub + dstStride * kUbBlockBytes};
     CheckUbOperand(call, dst, b.Span(b.dst_pitch, row_ub), "destination");
     const AscendC::LocalTensor<T> data = dst[uint32_t(lb / sizeof(T))];
-    CopyIn(call, data, gm, b);  // data first: the dummy below may repeat its first element
+    CopyIn(call, data, gm, b, l2);  // data first: the dummy below may repeat its first element
     CoreState &core = Core();
     for (uint32_t i = 0; i < blockCount; ++i) {
         const uint64_t start = dst.ByteOffset() + i * b.dst_pitch;
@@ -300,7 +302,8 @@ void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t co
     const uint64_t bytes = uint64_t(count) * sizeof(T);
     twin::CheckCount("DataCopy", bytes, count, sizeof(T));
     twin::CheckUbOperand("DataCopy", dst, bytes, "destination");
-    twin::CopyIn("DataCopy", dst, reinterpret_cast<const uint8_t *>(src.GetPhyAddr()), {1, bytes, bytes, bytes});
+    twin::CopyIn("DataCopy", dst, reinterpret_cast<const uint8_t *>(src.GetPhyAddr()), {1, bytes, bytes, bytes},
+                !src.BypassesL2());
 }
 
 template <typename T>
@@ -309,7 +312,8 @@ void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, uint32_t co
     const uint64_t bytes = uint64_t(count) * sizeof(T);
     twin::CheckCount("DataCopy", bytes, count, sizeof(T));
     twin::CheckUbOperand("DataCopy", src, bytes, "source");
-    twin::CopyOut("DataCopy", reinterpret_cast<uint8_t *>(dst.GetPhyAddr()), src, {1, bytes, bytes, bytes});
+    twin::CopyOut("DataCopy", reinterpret_cast<uint8_t *>(dst.GetPhyAddr()), src, {1, bytes, bytes, bytes},
+                 !dst.BypassesL2());
 }
 
 template <typename T>
@@ -327,7 +331,7 @@ void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const DataC
 {
     const twin::Blocks b = twin::ParamBlocks("DataCopy", params);
     twin::CheckUbOperand("DataCopy", dst, b.Span(b.dst_pitch, b.len), "destination");
-    twin::CopyIn("DataCopy", dst, reinterpret_cast<const uint8_t *>(src.GetPhyAddr()), b);
+    twin::CopyIn("DataCopy", dst, reinterpret_cast<const uint8_t *>(src.GetPhyAddr()), b, !src.BypassesL2());
 }
 
 template <typename T>
@@ -335,7 +339,7 @@ void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const DataC
 {
     const twin::Blocks b = twin::ParamBlocks("DataCopy", params);
     twin::CheckUbOperand("DataCopy", src, b.Span(b.src_pitch, b.len), "source");
-    twin::CopyOut("DataCopy", reinterpret_cast<uint8_t *>(dst.GetPhyAddr()), src, b);
+    twin::CopyOut("DataCopy", reinterpret_cast<uint8_t *>(dst.GetPhyAddr()), src, b, !dst.BypassesL2());
 }
 
 template <typename T>
@@ -353,7 +357,7 @@ void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Da
 {
     twin::PadCopyIn("DataCopyPad", dst, reinterpret_cast<const uint8_t *>(src.GetPhyAddr()), params.blockCount,
                     params.blockLen, params.srcStride, params.dstStride, padParams.isPad, padParams.leftPadding,
-                    padParams.rightPadding, padParams.paddingValue);
+                    padParams.rightPadding, padParams.paddingValue, !src.BypassesL2());
 }
 
 template <typename T>
@@ -362,7 +366,7 @@ void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Da
 {
     twin::PadCopyIn("DataCopyPad", dst, reinterpret_cast<const uint8_t *>(src.GetPhyAddr()), params.blockCount,
                     params.blockLen, params.srcStride, params.dstStride, padParams.isPad, padParams.leftPadding,
-                    padParams.rightPadding, static_cast<T>(padParams.paddingValue));
+                    padParams.rightPadding, static_cast<T>(padParams.paddingValue), !src.BypassesL2());
 }
 
 // UB -> GM: exactly blockLen bytes per block; the UB blocks start 32-byte aligned, srcStride 32-byte
@@ -378,7 +382,7 @@ void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const Da
     const twin::Blocks b{params.blockCount, len, twin::RoundUp32(len) + uint64_t(params.srcStride) * twin::kUbBlockBytes,
                          len + params.dstStride};
     twin::CheckUbOperand("DataCopyPad", src, b.Span(b.src_pitch, len), "source");
-    twin::CopyOut("DataCopyPad", reinterpret_cast<uint8_t *>(dst.GetPhyAddr()), src, b);
+    twin::CopyOut("DataCopyPad", reinterpret_cast<uint8_t *>(dst.GetPhyAddr()), src, b, !dst.BypassesL2());
 }
 
 template <typename T>

@@ -164,6 +164,12 @@ void CheckGm(const char *call, const void *p, uint64_t bytes);
 
 namespace AscendC {
 
+// How GM traffic through a GlobalTensor should use L2. A hint only: the values moved never change.
+// On A2/A3 a build with L2_CACHE_HINT maps CACHE_MODE_DISABLE to an address alias that bypasses L2
+// and leaves every other mode as NORMAL; the timeline models that build (see DataCopy).
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };
+enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
+
 template <typename T>
 class GlobalTensor {
 public:
@@ -178,7 +184,7 @@ public:
 
     GlobalTensor operator[](uint64_t offset) const
     {
-        GlobalTensor view;
+        GlobalTensor view = *this;
         view.ptr_ = ptr_ + offset;
         view.size_ = offset <= size_ ? size_ - offset : 0;
         return view;
@@ -209,9 +215,18 @@ public:
     T *GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
     uint64_t GetSize() const { return size_; }
 
+    // The mode stays with the tensor through SetGlobalBuffer and operator[], as in CANN.
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode mode)
+    {
+        cache_mode_ = mode;
+    }
+    bool BypassesL2() const { return cache_mode_ == CacheMode::CACHE_MODE_DISABLE; }
+
 private:
     T *ptr_ = nullptr;
     uint64_t size_ = 0;
+    CacheMode cache_mode_ = CacheMode::CACHE_MODE_NORMAL;
 };
 
 }  // namespace AscendC
