@@ -11,6 +11,7 @@
 #include "tiling/platform/platform_ascendc.h"
 
 #include "op_proto/rms_norm_backward_proto.h"
+#include "rms_norm_backward_dtypes.h"
 #include "tiling/rms_norm_backward_tiling.h"
 
 namespace {
@@ -30,19 +31,19 @@ std::vector<int64_t> Dims(const gert::StorageShape *shape)
     return dims;
 }
 
-// NumPy-style names, the vocabulary of the plain tiling's validation.
+// NumPy-style names, the vocabulary of the plain tiling's validation (op_def's dtype table).
 std::string DtypeName(const gert::CompileTimeTensorDesc *desc)
 {
     if (desc == nullptr) return "missing";
+#define RMSNB_NAME_OF(name, ge_type, acl_type, at_type) case ge::ge_type: return std::string(name);
+#define RMSNB_NAME_OF_REJECTED(name, ge_type) case ge::ge_type: return std::string(name);
     switch (desc->GetDataType()) {
-        case ge::DT_FLOAT: return "float32";
-        case ge::DT_FLOAT16: return "float16";
-        case ge::DT_BF16: return "bfloat16";
-        case ge::DT_DOUBLE: return "float64";
-        case ge::DT_INT32: return "int32";
-        case ge::DT_INT64: return "int64";
+        RMS_NORM_BACKWARD_DTYPES(RMSNB_NAME_OF)
+        RMS_NORM_BACKWARD_REJECTED_DTYPES(RMSNB_NAME_OF_REJECTED)
         default: return "dtype " + std::to_string(int(desc->GetDataType()));
     }
+#undef RMSNB_NAME_OF
+#undef RMSNB_NAME_OF_REJECTED
 }
 
 // The soc_table row for the running SoC family; core count and UB come from the platform itself.

@@ -47,8 +47,9 @@ def main():
     ext = NpuExtension(
         name=NPU_ADAPTER,
         sources=sorted(glob.glob(os.path.join(HERE, "csrc", "*.cpp"))),
-        # op_host/op_api: the aclnn header generated from op_def (`rmsnorm-backward gen`).
-        include_dirs=[os.path.join(HERE, "csrc"), os.path.join(REPO, "op_host", "op_api"),
+        # op_host/op_api and op_host: the aclnn header and the dtype table generated from op_def
+        # (`rmsnorm-backward gen`).
+        include_dirs=[os.path.join(HERE, "csrc"), os.path.join(REPO, "op_host", "op_api"), os.path.join(REPO, "op_host"),
                       os.path.join(cann, "include")],
         library_dirs=[os.path.join(cann, "lib64")],
         libraries=["ascendcl", "nnopbase"],

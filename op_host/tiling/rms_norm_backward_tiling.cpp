@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "../rms_norm_backward_dtypes.h"
 #include "../soc_table.h"
 
 namespace rmsnorm_backward {
@@ -42,10 +43,11 @@ std::string ShapeText(const std::vector<int64_t> &s)
 
 bool DtypeCode(const std::string &name, RmsNormBackwardDtype &code, uint32_t &size)
 {
-    if (name == "float32") { code = RmsNormBackwardDtype::kFloat32; size = 4; return true; }
-    if (name == "float16") { code = RmsNormBackwardDtype::kFloat16; size = 2; return true; }
-    if (name == "bfloat16") { code = RmsNormBackwardDtype::kBfloat16; size = 2; return true; }
-    return false;
+    const RmsNormBackwardDtypeInfo *row = FindRmsNormBackwardDtype(name);
+    if (row == nullptr) return false;
+    code = row->code;
+    size = row->size;
+    return true;
 }
 
 std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)

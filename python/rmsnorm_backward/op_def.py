@@ -1,7 +1,8 @@
 """The operator's interface, loaded from op_def/rms_norm_backward.toml (the one source of it).
 
-`load()` returns an `OpDef`; the dtype table below maps op_def's dtype names to the spellings each
-consumer needs (NumPy, CANN's ge and acl enums, op info JSON, CLI short names).
+`load()` returns an `OpDef`; its dtype table (DTYPES for the package's op_def) maps op_def's dtype
+names to the spellings each consumer needs (NumPy, CANN's ge and acl enums, op info JSON, CLI short
+names, torch's ScalarType).
 """
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ DEFAULT_PATH = resources.path("op_def/rms_norm_backward.toml")
 
 @dataclass(frozen=True)
 class DType:
-    name: str      # op_def spelling
+    """One row of op_def's dtype table ([[dtypes.table]]): a dtype as each layer spells it."""
+    name: str      # op_def and NumPy spelling
     short: str     # CLI spelling
     ge: str        # ge::DataType enumerator (OpDef, op proto)
     acl: str       # aclDataType enumerator (aclnn)
     op_info: str   # op info JSON spelling
+    torch: str     # at::ScalarType enumerator (the torch_npu adapter)
     itemsize: int
 
     def numpy(self):
@@ -35,18 +38,16 @@ class DType:
         return np.dtype(self.name)
 
 
-DTYPES = {
-    d.name: d
-    for d in (
-        DType("float16", "fp16", "DT_FLOAT16", "ACL_FLOAT16", "float16", 2),
-        DType("float32", "fp32", "DT_FLOAT", "ACL_FLOAT", "float", 4),
-        DType("bfloat16", "bf16", "DT_BF16", "ACL_BF16", "bfloat16", 2),
-    )
-}
+def _dtype_table(raw: dict, path: Path) -> dict[str, DType]:
+    try:
+        return {row["name"]: DType(**row) for row in raw["dtypes"]["table"]}
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path}: [[dtypes.table]] must give each dtype exactly the fields "
+                         f"name, short, ge, acl, op_info, torch, itemsize ({e})") from None
 
 
 def dtype_of(spec) -> DType:
-    """The DType for an op_def name, a CLI short name or a NumPy dtype (bfloat16 included)."""
+    """The DType (of the package's op_def) for an op_def name, a CLI short name or a NumPy dtype."""
     for d in DTYPES.values():
         if spec in (d.name, d.short):
             return d
@@ -166,6 +167,8 @@ class OpDef:
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     host: dict
+    dtypes: dict = field(default_factory=dict)   # name -> DType: the dtype table
+    rejected_dtypes: dict = field(default_factory=dict)   # name -> ge::DataType of dtypes no tensor may have
     tiling: TilingData | None = None
     path: Path = field(default=DEFAULT_PATH, compare=False)
 
@@ -180,18 +183,24 @@ class OpDef:
         raise KeyError(name)
 
     @property
+    def tensor_dtypes(self) -> tuple[DType, ...]:
+        """The rows of the dtype table some tensor may have, in table order."""
+        used = {d.name for t in self.tensors for d in t.dtypes}
+        return tuple(d for d in self.dtypes.values() if d.name in used)
+
+    @property
     def combinations(self) -> int:
         return len(self.type_values)
 
 
-def _tensor(raw: dict, type_values: tuple[DType, ...], where: str) -> Tensor:
+def _tensor(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], where: str) -> Tensor:
     spec = raw["dtype"]
     if spec == "T":
         dtypes = type_values
-    elif spec in DTYPES:
-        dtypes = (DTYPES[spec],) * len(type_values)
+    elif spec in table:
+        dtypes = (table[spec],) * len(type_values)
     else:
-        raise ValueError(f"{where}: tensor {raw['name']!r} has dtype {spec!r}; it must be 'T' or one of {', '.join(DTYPES)}")
+        raise ValueError(f"{where}: tensor {raw['name']!r} has dtype {spec!r}; it must be 'T' or one of {', '.join(table)}")
     return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"))
 
 
@@ -205,10 +214,11 @@ def _soc_chips(raw: dict, socs: list, path: Path) -> dict:
 
 def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
     raw = tomllib.loads(text)
+    table = _dtype_table(raw, path)
     try:
-        type_values = tuple(DTYPES[n] for n in raw["dtypes"]["T"])
+        type_values = tuple(table[n] for n in raw["dtypes"]["T"])
     except KeyError as e:
-        raise ValueError(f"{path}: [dtypes].T lists {e}, which is not one of {', '.join(DTYPES)}") from None
+        raise ValueError(f"{path}: [dtypes].T lists {e}, which is not in [[dtypes.table]] ({', '.join(table)})") from None
     op = raw["op"]
     return OpDef(
         type=op["type"],
@@ -219,9 +229,11 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         vendor=op["vendor"],
         soc_chips=_soc_chips(raw, op["socs"], path),
         type_values=type_values,
-        inputs=tuple(_tensor(t, type_values, str(path)) for t in raw["inputs"]),
-        outputs=tuple(_tensor(t, type_values, str(path)) for t in raw["outputs"]),
+        inputs=tuple(_tensor(t, table, type_values, str(path)) for t in raw["inputs"]),
+        outputs=tuple(_tensor(t, table, type_values, str(path)) for t in raw["outputs"]),
         host=dict(raw.get("host", {})),
+        dtypes=table,
+        rejected_dtypes=dict(raw["dtypes"].get("rejected", {})),
         tiling=_tiling(raw["tiling_data"], type_values, str(path)) if "tiling_data" in raw else None,
         path=path,
     )
@@ -235,3 +247,7 @@ def _load_cached(path: Path) -> OpDef:
 def load(path: str | Path | None = None) -> OpDef:
     """The operator's interface from `path` (default: the package's op_def, see resources)."""
     return _load_cached(Path(path or DEFAULT_PATH).resolve())
+
+
+# The package's dtype table (its op_def's [[dtypes.table]]), by name.
+DTYPES: dict[str, DType] = load().dtypes

@@ -7,6 +7,8 @@ array is made or a broadcast view is densified.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import numbers
 import os
@@ -22,21 +24,38 @@ _INT64_MAX = 2**63 - 1
 GOLDEN_F64_ARRAYS = 6
 
 
+# Tiling decisions kept per (shapes, dtypes, soc, block_dim): the torch layer asks for the same one
+# in rms_norm's forward check, its backward's kernel and again at every step of a training loop.
+TILING_CACHE_SIZE = 256
+
+
 def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, soc: str = "Ascend910B2",
            block_dim: Optional[int] = None) -> dict:
-    """The C++ tiling's verdict on these shapes and dtype names (dy, x, rstd, gamma): its dict, or
-    InvalidInputError with its sentence. Computed once per call: pass the dict on, do not ask again."""
-    from . import _twin
-
+    """The C++ tiling's verdict on these shapes and dtype names (dy, x, rstd, gamma): its dict (a
+    copy of the cached one: the search runs once per distinct request), or InvalidInputError with
+    its sentence."""
     if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral)
                                   or block_dim < 1):
         raise InvalidInputError(f"block_dim must be a positive integer or None (got {block_dim!r}).")
     for name in NAMES:
         if any(int(d) > _INT64_MAX for d in shapes[name]):
             raise InvalidInputError(f"{name}'s shape {list(shapes[name])} has a dim that does not fit in int64.")
-    kwargs = {f"{n}_shape": [int(d) for d in shapes[n]] for n in NAMES}
-    kwargs.update({f"{n}_dtype": str(dtypes[n]) for n in NAMES})
-    return _twin.compute_tiling(**kwargs, soc=str(soc), block_dim=int(block_dim or 0))
+    key = tuple((tuple(int(d) for d in shapes[n]), str(dtypes[n])) for n in NAMES)
+    return copy.deepcopy(_decision(key, str(soc), int(block_dim or 0)))
+
+
+@functools.lru_cache(maxsize=TILING_CACHE_SIZE)
+def _decision(key: tuple, soc: str, block_dim: int) -> dict:
+    from . import _twin
+
+    kwargs = {f"{n}_shape": list(shape) for n, (shape, _) in zip(NAMES, key)}
+    kwargs.update({f"{n}_dtype": dtype for n, (_, dtype) in zip(NAMES, key)})
+    return _twin.compute_tiling(**kwargs, soc=soc, block_dim=block_dim)
+
+
+def clear_tiling_cache() -> None:
+    """Forget every cached tiling decision (the next request runs the search again)."""
+    _decision.cache_clear()
 
 
 def available_host_bytes() -> Optional[int]:

@@ -230,3 +230,29 @@ def test_op_def_rejects_tiling_fields_that_would_differ_across_compilers(tmp_pat
     toml.write_text(head.replace("[tiling_data]", "[tiling_data]\nfields = [" + fields + "]", 1))
     with pytest.raises(ValueError, match=re.escape(message)):
         op_def.load(toml)
+
+
+@pytest.mark.parametrize(("which", "toml", "root"), TILING_OPS, ids=[t[0] for t in TILING_OPS])
+def test_generated_dtype_table_is_op_defs(tmp_path, which, toml, root):
+    op = op_def.load(toml)
+    t, macro = op.tiling, op.file.upper()
+    src = tmp_path / "dtypes.cpp"
+    src.write_text(
+        f'#include <cstdio>\n#include "{op.file}_dtypes.h"\n'
+        '#define ROW(name, ge, acl, at) std::printf("row %s %s %s %s\\n", name, #ge, #acl, #at);\n'
+        '#define REJECTED(name, ge) std::printf("rejected %s %s\\n", name, #ge);\n'
+        "int main() {\n"
+        f"    for (const auto &d : k{t.dtype_enum}s) {{\n"
+        f'        std::printf("code %.*s %u %u %d\\n", int(d.name.size()), d.name.data(), unsigned(d.code), d.size,\n'
+        f"                    int(Find{t.dtype_enum}(d.name) == &d));\n"
+        "    }\n"
+        f'    std::printf("unknown %d\\n", int(Find{t.dtype_enum}("float64") == nullptr));\n'
+        f"    {macro}_DTYPES(ROW)\n    {macro}_REJECTED_DTYPES(REJECTED)\n"
+        "}\n")
+    exe = tmp_path / "dtypes"
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-I", str(root / "op_host"), str(src), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    assert lines == ([f"code {d.name} {code} {d.itemsize} 1" for d, code in t.dtype_codes] + ["unknown 1"]
+                     + [f"row {d.name} {d.ge} {d.acl} {d.torch}" for d in op.tensor_dtypes]
+                     + [f"rejected {name} {ge}" for name, ge in op.rejected_dtypes.items()])

@@ -152,7 +152,8 @@ def test_adapter_compiles_against_torch_and_the_torch_npu_wheel_headers(tmp_path
     import torch
     from torch.utils.cpp_extension import include_paths
     acl, meta_from = acl_includes(tmp_path)
-    includes = [*include_paths(), sysconfig.get_paths()["include"], *acl, ADAPTER / "csrc", ROOT / "op_host" / "op_api"]
+    includes = [*include_paths(), sysconfig.get_paths()["include"], *acl, ADAPTER / "csrc", ROOT / "op_host" / "op_api",
+                ROOT / "op_host"]
     proc = syntax_check(ADAPTER / "csrc" / "rms_norm_backward_npu.cpp", includes, f"-DRMSNB_VENDOR={OP.vendor}",
                         f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}")
     assert proc.returncode == 0, f"torch {torch_version()}, acl_meta.h from {meta_from}: " + proc.stderr[-4000:]
@@ -197,7 +198,7 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
     for report in (compare(to_numpy(dx.cpu()), g_dx, name),
                    compare(to_numpy(dgamma.cpu()), g_dgamma, "float32", round_golden=False)):
         assert report.passed, f"{name}: {report}"
-    norm = rmsnorm_backward.torch.RMSNorm((4, 1000), dtype=dtype).npu()
+    norm = rmsnorm_backward.torch.RMSNorm((4, 1000), eps=1e-6, dtype=dtype).npu()
     x_npu = x.npu().requires_grad_()
     norm(x_npu).backward(dy.npu())
     g_dx, g_dgamma = golden(*(t.float().numpy() for t in (dy, x, rstd, torch.ones(4, 1000))))

@@ -1,7 +1,8 @@
 """The torch entry points check shapes before they touch data: a 1 x 2^31 broadcast view (dy and x)
 is refused in one sentence at once instead of being densified, a request larger than this machine
-likewise, and each call runs the tiling once (the eager op, its fake, rms_norm's forward check and
-its backward)."""
+likewise, and the tiling search runs once per distinct request: rms_norm's backward reuses the
+decision its forward check made, a training loop's later steps run none, and the eager op, its fake
+and the module share it."""
 import time
 
 import numpy as np
@@ -12,9 +13,9 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip insta
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 import rmsnorm_backward.torch  # noqa: E402,F401  registers the operator
-from rmsnorm_backward import _twin  # noqa: E402
+from rmsnorm_backward import _twin, preflight  # noqa: E402
 from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
-from rmsnorm_backward.torch import rms_norm  # noqa: E402
+from rmsnorm_backward.torch import RMSNorm, rms_norm  # noqa: E402
 
 from torch_helpers import randn, rstd_of  # noqa: E402
 
@@ -58,7 +59,7 @@ def test_rms_norm_refuses_a_huge_broadcast_input_before_its_forward():
 
 @pytest.fixture
 def tiling_calls(monkeypatch):
-    """The number of times the C++ tiling ran since the fixture was made."""
+    """The x shapes the C++ tiling search ran on since the fixture was made (from an empty cache)."""
     calls = []
     real = _twin.compute_tiling
 
@@ -67,7 +68,9 @@ def tiling_calls(monkeypatch):
         return real(**kwargs)
 
     monkeypatch.setattr(_twin, "compute_tiling", counted)
-    return calls
+    preflight.clear_tiling_cache()
+    yield calls
+    preflight.clear_tiling_cache()  # no decision of the counted function outlives the test
 
 
 def test_the_eager_op_runs_the_tiling_once(rng, tiling_calls):
@@ -83,13 +86,33 @@ def test_the_fake_op_runs_the_tiling_once(tiling_calls):
 
 
 @pytest.mark.parametrize("gamma_dtype", [torch.float32, torch.bfloat16])
-def test_rms_norm_runs_the_tiling_once_forward_and_once_backward(rng, tiling_calls, gamma_dtype):
+def test_rms_norm_runs_the_tiling_once_for_forward_and_backward(rng, tiling_calls, gamma_dtype):
     x = randn(rng, (6, 32), torch.bfloat16).requires_grad_()
     gamma = randn(rng, (32,), gamma_dtype).requires_grad_()
     y = rms_norm(x, gamma)
     assert tiling_calls == [[6, 32]]
     y.float().sum().backward()
-    assert tiling_calls == [[6, 32], [6, 32]] and x.grad.shape == x.shape
+    assert tiling_calls == [[6, 32]] and x.grad.shape == x.shape
+
+
+def test_a_training_loop_runs_the_tiling_once_per_shape(rng, tiling_calls):
+    norm = RMSNorm(24)
+    for rows in (5, 5, 5, 7, 5):
+        x = randn(rng, (rows, 24)).requires_grad_()
+        norm(x).sum().backward()
+    assert tiling_calls == [[5, 24], [7, 24]] and norm.weight.grad.shape == (24,)
+
+
+def test_a_cached_decision_is_the_searched_one_and_callers_cannot_spoil_it(rng, tiling_calls):
+    shapes = {"dy": (9, 40), "x": (9, 40), "rstd": (9, 1), "gamma": (40,)}
+    dtypes = {n: "float32" for n in shapes}
+    first = preflight.tiling(shapes, dtypes)
+    first["fields"]["cols"] = 0
+    again = preflight.tiling(shapes, dtypes)
+    assert tiling_calls == [[9, 40]]
+    assert again == _twin.compute_tiling(**{f"{n}_shape": list(s) for n, s in shapes.items()},
+                                         **{f"{n}_dtype": "float32" for n in shapes}, soc="Ascend910B2", block_dim=0)
+    assert again["fields"]["cols"] == 40
 
 
 @pytest.mark.parametrize("x_dtype, gamma_dtype, message", [

@@ -2,10 +2,12 @@
 import numpy as np
 import torch
 
+from rmsnorm_backward import op_def
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.torch._bridge import to_numpy
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+# The operator's dtypes (the values of op_def's T) as torch dtypes, by op_def name.
+DTYPES = {d.name: getattr(torch, d.name) for d in op_def.load().type_values}
 
 
 def randn(rng: np.random.Generator, shape, dtype=torch.float32) -> torch.Tensor:

@@ -13,6 +13,7 @@
 #include "aclnn/acl_meta.h"
 #include "aclnn_rms_norm_backward.h"  // generated from op_def (op_host/op_api): the entry points' types
 #include "opapi_library.h"
+#include "rms_norm_backward_dtypes.h"  // generated from op_def (op_host): the dtype table
 #include "torch_npu/csrc/core/npu/NPUStream.h"
 #include "torch_npu/csrc/framework/OpCommand.h"
 
@@ -46,15 +47,19 @@ const OpApi &Api()
     return api;
 }
 
+// The allowed dtypes come from op_def's dtype table (rms_norm_backward_dtypes.h, generated).
 aclDataType AclDtype(const at::Tensor &t, const char *name)
 {
+#define RMSNB_ACL_OF(dtype_name, ge_type, acl_type, at_type) case at::ScalarType::at_type: return acl_type;
+#define RMSNB_LISTED(dtype_name, ge_type, acl_type, at_type) " " dtype_name
     switch (t.scalar_type()) {
-        case at::kHalf: return ACL_FLOAT16;
-        case at::kFloat: return ACL_FLOAT;
-        case at::kBFloat16: return ACL_BF16;
+        RMS_NORM_BACKWARD_DTYPES(RMSNB_ACL_OF)
         default:
-            TORCH_CHECK(false, name, " has dtype ", t.scalar_type(), "; it must be float16, bfloat16 or float32");
+            TORCH_CHECK(false, name, " has dtype ", t.scalar_type(),
+                        "; it must be one of:" RMS_NORM_BACKWARD_DTYPES(RMSNB_LISTED));
     }
+#undef RMSNB_ACL_OF
+#undef RMSNB_LISTED
     return ACL_DT_UNDEFINED;
 }
 

@@ -3,7 +3,8 @@
     torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma) -> (dx, dgamma)
     rms_norm(x, gamma, eps=1e-6)                  torch.ops.rmsnorm_backward.rms_norm (the forward)
                                                   with autograd: its backward runs the operator
-    RMSNorm(normalized_shape, eps=1e-6, dtype=None)   drop-in for torch.nn.RMSNorm
+    RMSNorm(normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None)
+                                                  a torch.nn.RMSNorm subclass, a drop-in for it
 
 CPU tensors run the kernel on the CPU twin; NPU tensors go through the C++ adapter in
 framework/torch_npu_adapter (aclnnRmsNormBackward), when it is built.

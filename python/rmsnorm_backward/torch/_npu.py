@@ -5,6 +5,10 @@ and CANN are installed; it calls aclnnRmsNormBackward of the installed custom op
 through torch_npu's OpCommand. The kernel registered here imports it on first use, so the order in
 which a user imports torch_npu and rmsnorm_backward.torch does not matter, and this module never
 imports torch_npu itself (without CANN, importing it ends the process).
+
+The autocast rule (functional.AUTOCAST_RULE) is registered for the NPU only when torch_npu was
+imported before this package: the rule casts the tensors of the backend's device type by name, and
+the PrivateUse1 backend is named "npu" only once torch_npu has loaded.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from ..backends import NPU_ADAPTER
 from ..errors import EnvironmentSetupError
 from . import _validate
 from ._op import rms_norm_backward
+from .functional import AUTOCAST_RULE, rms_norm_forward
 
 ADAPTER = NPU_ADAPTER
 BUILD_HINT = ("build it where torch_npu and CANN are installed with "
@@ -38,3 +43,9 @@ def _npu_kernel(dy, x, rstd, gamma):
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
     _validate.check(dy, x, rstd, gamma)
     return adapter().rms_norm_backward(dy, x, rstd, gamma)
+
+
+BACKEND = torch._C._get_privateuse1_backend_name()
+if BACKEND != "privateuseone":  # renamed: a backend such as torch_npu is loaded
+    for _op in (rms_norm_forward, rms_norm_backward):
+        torch.library.register_autocast(_op, BACKEND, AUTOCAST_RULE)

@@ -9,6 +9,11 @@ torch.compile traces, gradients wanted or not. The backward runs rms_norm_backwa
 dy, x and gamma, as the kernel requires: the wider of x's and gamma's, so a fp32 gamma next to a bf16
 x (mixed precision) loses nothing; dx and dgamma are then rounded to the dtypes of x and gamma. (A grad
 passed in another dtype arrives already cast to y's dtype, x's: autograd does that.)
+
+Autocast: torch 2.13 puts aten::rms_norm on its float32 list (AT_FORALL_FP32, registered for CUDA;
+CPU has no rule for it). Both operators here take that rule on CPU (and on the NPU when torch_npu is
+loaded first, see _npu.py): inside an autocast region their floating inputs are cast to float32, so
+they compute and return float32, and autograd hands each input's grad back in its storage dtype.
 """
 from __future__ import annotations
 
@@ -22,10 +27,16 @@ def _rstd_shape(x: torch.Tensor, gamma: torch.Tensor):
     return x.shape[:x.ndim - gamma.ndim] + (1,) * gamma.ndim
 
 
+def _eps(x: torch.Tensor, eps: float | None) -> float:
+    """None means the machine epsilon of x's dtype, as torch.nn.functional.rms_norm has it."""
+    return torch.finfo(x.dtype).eps if eps is None else eps
+
+
 @torch.library.custom_op(f"{NAMESPACE}::rms_norm", mutates_args=())
-def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor, eps: float | None) -> tuple[torch.Tensor, torch.Tensor]:
     """(y, rstd) of RMSNorm over x's last gamma.ndim dims."""
     _validate.check_forward(x, gamma)
+    eps = _eps(x, eps)
     if x.device.type == "npu" and gamma.dtype == x.dtype:
         import torch_npu  # already loaded: a tensor lives on an NPU
 
@@ -58,11 +69,22 @@ def _backward(ctx, dy, _drstd):
 rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
-def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float | None = 1e-6) -> torch.Tensor:
     """RMSNorm of `x` over its last gamma.ndim dims, scaled by `gamma`; y has x's dtype.
 
-    Raises InvalidInputError (naming the tensor and the rule) for inputs the operator rejects:
-    a gamma that is not x's trailing shape, tensors on different devices, a dtype outside
-    float16/bfloat16/float32.
+    eps=None means torch.finfo(x.dtype).eps, as in torch.nn.functional.rms_norm (under autocast, of
+    the dtype the op computes in: float32). A gamma shaped like all of x (a 1-D x, or one row) is
+    one row of the operator. Raises InvalidInputError (naming the tensor and the rule) for inputs
+    the operator rejects: a gamma that is not x's trailing shape, tensors on different devices, a
+    dtype outside float16/bfloat16/float32.
     """
-    return rms_norm_forward(x, gamma, float(eps))[0]
+    eps = None if eps is None else float(eps)
+    if x.ndim == gamma.ndim and x.shape == gamma.shape:
+        return rms_norm_forward(x.unsqueeze(0), gamma, eps)[0].squeeze(0)
+    return rms_norm_forward(x, gamma, eps)[0]
+
+
+# torch's own autocast rule of rms_norm (see the module docstring), for the forward and the backward.
+AUTOCAST_RULE = torch.float32
+for _op in (rms_norm_forward, rms_norm_backward):
+    torch.library.register_autocast(_op, "cpu", AUTOCAST_RULE)

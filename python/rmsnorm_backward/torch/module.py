@@ -1,31 +1,28 @@
-"""RMSNorm as an nn.Module, a drop-in for torch.nn.RMSNorm whose backward is our operator."""
+"""RMSNorm as an nn.Module: torch.nn.RMSNorm itself, with a forward whose backward is our operator."""
 from __future__ import annotations
-
-import numbers
 
 import torch
 
 from .functional import rms_norm
 
 
-class RMSNorm(torch.nn.Module):
-    """y = x / sqrt(mean(x^2) + eps) * weight, the mean over the trailing `normalized_shape` dims.
+class RMSNorm(torch.nn.RMSNorm):
+    """A drop-in for torch.nn.RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight, the mean over the
+    trailing `normalized_shape` dims.
 
-    `weight` (gamma) has shape `normalized_shape` and starts at ones, like torch.nn.RMSNorm's, so state
-    dicts move between the two. The backward pass runs the RmsNormBackward kernel: on the CPU twin
-    for CPU tensors, through aclnnRmsNormBackward on an NPU.
+    Subclasses torch.nn.RMSNorm, so the constructor (positional forms included:
+    ``RMSNorm([5], 1e-3, False)``), the `weight` parameter (ones at first, shaped `normalized_shape`),
+    `reset_parameters`, `extra_repr` and state dicts are torch's. As in torch, eps=None means
+    torch.finfo(x.dtype).eps, and `normalized_shape` may be all of x's shape. The backward runs the
+    RmsNormBackward kernel: on the CPU twin for CPU tensors, through aclnnRmsNormBackward on an NPU.
+
+    With elementwise_affine=False there is no weight: for now the kernel still gets a gamma, of
+    ones in x's dtype, and the dgamma it computes is dropped (the operator has no form without gamma
+    yet), so the backward costs what an affine one does.
     """
 
-    def __init__(self, normalized_shape, eps: float = 1e-6, dtype=None, device=None):
-        super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(int(d) for d in normalized_shape)
-        self.eps = float(eps)
-        self.weight = torch.nn.Parameter(torch.ones(self.normalized_shape, dtype=dtype, device=device))
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return rms_norm(x, self.weight, self.eps)
-
-    def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}"
+        weight = self.weight
+        if weight is None:
+            weight = torch.ones(self.normalized_shape, dtype=x.dtype, device=x.device)
+        return rms_norm(x, weight, self.eps)
