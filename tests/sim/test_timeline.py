@@ -140,7 +140,10 @@ def test_double_buffering_overlaps_copy_in_with_compute(run_source, rng, model):
     hidden = single["model_cycles"] - double["model_cycles"]
     assert hidden == pytest.approx((tiles - 1) * min(t_in, t_v), rel=0.03)
     assert single["busy_v_cycles"] == double["busy_v_cycles"]
-    assert single["busy_mte2_cycles"] == double["busy_mte2_cycles"]
+    # A copy's set-up shows on MTE2 only when nothing queued ahead of it on the pipe hides it: always
+    # with one buffer, for some copies with two.
+    assert single["busy_mte2_cycles"] == pytest.approx(tiles * t_in, abs=tiles)
+    assert tiles * (t_in - model["copy_issue_cycles"]) <= double["busy_mte2_cycles"] < single["busy_mte2_cycles"]
 
 
 @pytest.mark.parametrize("order", [0, 1])
@@ -157,8 +160,9 @@ def test_pipe_barrier_serialises_independent_pipes(run_source, rng, model, order
     if order == 1:  # every barrier waits for both pipes: the streams take turns
         assert core["model_cycles"] == pytest.approx(first + tiles * (t_in + t_v) + last, rel=0.03)
         assert core["pipe_barriers"] >= 2 * tiles
-    else:  # nothing orders them: they run side by side
-        assert core["model_cycles"] == pytest.approx(max(tiles * t_in, first + tiles * t_v + last), rel=0.03)
+    else:  # nothing orders them: they run side by side, and each copy's set-up hides behind the one before
+        copies = model["copy_issue_cycles"] + tiles * (t_in - model["copy_issue_cycles"])
+        assert core["model_cycles"] == pytest.approx(max(copies, first + tiles * t_v + last), rel=0.03)
 
 
 SYNC = HEADER + """
@@ -294,4 +298,4 @@ def test_every_soc_has_model_constants_with_sources():
     for row in table.values():
         assert set(row) - {"soc"} == set(sources)
         assert all(value > 0 for key, value in row.items() if key != "soc")
-    assert all(("assumption" in text) or ("docs/design.md" in text) or ("issue" in text) for text in sources.values())
+    assert all(text.startswith(("measured: ", "guide: ", "range: ", "assumption")) for text in sources.values())

@@ -17,6 +17,7 @@ gm_array live in guarded GM memory already (like device memory) and run without 
 """
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from collections.abc import Mapping
@@ -94,16 +95,36 @@ def _gm_arguments(args) -> tuple[list, list[str]]:
     return values, names
 
 
+def _model_values(soc: str, model: Optional[Mapping[str, float]]) -> list[float]:
+    """Every model constant in the extension's order, the SoC's own where `model` names none."""
+    if not model:
+        return []
+    from rmsnorm_backward import _twin
+
+    (row,) = [r for r in _twin.model_table() if r["soc"] == soc]
+    unknown = sorted(set(model) - set(_twin.model_sources()))
+    if unknown:
+        raise InvalidInputError(f"model constants must be among {', '.join(_twin.model_sources())}, "
+                                f"got {', '.join(unknown)}")
+    values = [float(model.get(name, row[name])) for name in _twin.model_sources()]
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        raise InvalidInputError(f"model constants must be finite and non-negative, got {dict(model)!r}")
+    return values
+
+
 def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: int = 1,
                soc: str = "Ascend910B2", tiling_key: int = 0, defines: Defines = None,
                include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None,
-               seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> LaunchStats:
+               seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
+               model: Optional[Mapping[str, float]] = None) -> LaunchStats:
     """Compile `source` against the twin and launch its entry `name` on `block_dim` cores.
 
     args: NumPy arrays (or None for a null GM_ADDR), in the entry's argument order, as a list or a
     dict whose keys name the buffers in error messages. defines: {"NAME": value} or ["NAME=value"].
     seed: randomises what the hardware leaves unordered (atomic adds); random when None.
     timeout: seconds the launch may take (None: no limit), not counting the compile.
+    model: performance model constants by name (model_sources()) replacing the SoC's own for this
+    launch; the counters and results do not depend on them, only the modelled times.
     """
     cores = soc_info(soc)["vector_cores"]
     if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
@@ -121,7 +142,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
 
     seed = secrets.randbits(64) if seed is None else int(seed) % 2**64
     out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed,
-                       0.0 if timeout is None else float(timeout))
+                       0.0 if timeout is None else float(timeout), _model_values(soc, model))
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: sum(core[k] for core in per_core) for k in counter_names}
