@@ -9,8 +9,7 @@ views are densified only then): a bad input raises InvalidInputError with its se
 shape in float32. block_dim caps the cores (None: as many as the tiling's dgamma row groups, at most
 the SoC's cores); the results are bitwise the same for every block_dim. stats holds the launch: block_dim, tiling_key (its name), path, groups,
 gm_read_bytes, gm_write_bytes, min_bytes (each input read once, each output written once),
-traffic_ratio, per-core counters (cores) and their sums (total). model replaces performance model
-constants by name for this run (run_kernel's model; only the modelled cycles change).
+traffic_ratio, per-core counters (cores) and their sums (total).
 """
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ def tiling_for(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optio
                             soc=soc, block_dim=block_dim)
 
 
-def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None,
-             model: Optional[dict] = None):
+def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None):
     """Runs the kernel on the twin; returns (dx, dgamma, stats). See the module docstring."""
     from .twin import run_kernel
 
@@ -68,8 +66,7 @@ def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optiona
     args = {"dy": gm(dy), "x": gm(x), "rstd": gm(rstd), "gamma": gamma, "dx": gm(dx), "dgamma": dgamma,
             "workspace": workspace, "tiling": tiling_bytes}
     launch = run_kernel(KERNEL_SOURCE, KERNEL_NAME, args, block_dim=tiling["block_dim"], soc=soc,
-                        tiling_key=tiling["tiling_key"], include_dirs=[KERNEL_SOURCE.parent, resources.path("op_host")],
-                        model=model)
+                        tiling_key=tiling["tiling_key"], include_dirs=[KERNEL_SOURCE.parent, resources.path("op_host")])
     total = launch.total
     moved = total["gm_read_bytes"] + total["gm_write_bytes"]
     stats = {

@@ -37,7 +37,7 @@ def run_case(case: Case, model: Model, rng: np.random.Generator) -> dict:
 
     dy, x, rstd, gamma = make_inputs(case, rng)
     start = time.perf_counter()
-    _, _, stats = simulate(dy, x, rstd, gamma, soc=model.soc["name"], model=model.constants)
+    _, _, stats = simulate(dy, x, rstd, gamma, soc=model.soc["name"])
     twin_seconds = time.perf_counter() - start
     ours = measured(stats["cores"], model)
     floor = stats["min_bytes"]

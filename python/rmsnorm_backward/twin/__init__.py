@@ -17,6 +17,8 @@ gm_array live in guarded GM memory already (like device memory) and run without 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
 import secrets
@@ -32,7 +34,7 @@ from rmsnorm_backward.twin.build import Defines, compile_kernel
 # Generous: the slowest launch of the test suites takes seconds; a kernel that loops forever does not.
 DEFAULT_TIMEOUT = 600.0
 
-__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty", "gm_array"]
+__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty", "gm_array", "model_constants"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,23 @@ def _gm_arguments(args) -> tuple[list, list[str]]:
     return values, names
 
 
+_MODEL_OVERRIDES: contextvars.ContextVar[Optional[Mapping[str, float]]] = contextvars.ContextVar(
+    "model_overrides", default=None)
+
+
+@contextlib.contextmanager
+def model_constants(overrides: Mapping[str, float]):
+    """Within the block, every run_kernel that names no model of its own launches with these
+    performance model constants (by name, model_sources()) in place of the SoC's: how bench
+    --sensitivity reruns ours and any other kernel under the same changed constants."""
+    _model_values("Ascend910B2", overrides)  # a bad name or value fails here, before any launch
+    token = _MODEL_OVERRIDES.set(dict(overrides))
+    try:
+        yield
+    finally:
+        _MODEL_OVERRIDES.reset(token)
+
+
 def _model_values(soc: str, model: Optional[Mapping[str, float]]) -> list[float]:
     """Every model constant in the extension's order, the SoC's own where `model` names none."""
     if not model:
@@ -124,7 +143,8 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     seed: randomises what the hardware leaves unordered (atomic adds); random when None.
     timeout: seconds the launch may take (None: no limit), not counting the compile.
     model: performance model constants by name (model_sources()) replacing the SoC's own for this
-    launch; the counters and results do not depend on them, only the modelled times.
+    launch (None: those of an enclosing model_constants block, if any); the results and counters
+    do not depend on them, only the modelled cycles.
     """
     cores = soc_info(soc)["vector_cores"]
     if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
@@ -142,7 +162,8 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
 
     seed = secrets.randbits(64) if seed is None else int(seed) % 2**64
     out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed,
-                       0.0 if timeout is None else float(timeout), _model_values(soc, model))
+                       0.0 if timeout is None else float(timeout),
+                       _model_values(soc, _MODEL_OVERRIDES.get() if model is None else model))
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: sum(core[k] for core in per_core) for k in counter_names}
