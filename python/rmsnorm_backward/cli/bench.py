@@ -88,11 +88,8 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         from ..perf.plot import render_png
 
         save_file("--plot", plot, render_png(rows, f"RmsNormBackward on {soc}, suite {suite_name} (modelled)"))
-    if json_out == "-":
-        print_json(report)
+    if json_report(report, json_out, json_file):
         return 0
-    if json_file is not None:
-        save_file("--json", json_file, json_text(report))
     click.echo(f"RmsNormBackward on {soc} (all figures modelled by the twin's timeline; anchor = model of CANN "
                f"RmsNormGrad with perfect overlap)")
     click.echo(format_table(rows, markdown=markdown))
@@ -101,6 +98,16 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         click.echo(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on 4096x4096 "
                    f"fp32, NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
     return 0
+
+
+def json_report(report: dict, json_out, json_file: Path | None) -> bool:
+    """--json: the report to FILE, or to stdout instead of the table (then True: nothing else to print)."""
+    if json_out == "-":
+        print_json(report)
+        return True
+    if json_file is not None:
+        save_file("--json", json_file, json_text(report))
+    return False
 
 
 def sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, with_twin_speed) -> int:
@@ -128,11 +135,8 @@ def sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, p
             bar.update()
 
         report = sensitivity.run(model, picked, np.random.default_rng(seed), progress=step)
-    if json_out == "-":
-        print_json(report)
+    if json_report(report, json_out, json_file):
         return 0
-    if json_file is not None:
-        save_file("--json", json_file, json_text(report))
     click.echo(f"RmsNormBackward on {soc}: sensitivity to the model constants of kind {' or '.join(sensitivity.VARIED_KINDS)} "
                f"(x{' and x'.join(f'{f:g}' for f in sensitivity.FACTORS)}), all figures modelled; columns give the "
                "spread over the sample of each suite: % of roofline and our speed-up over each anchor")
