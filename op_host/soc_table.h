@@ -1,14 +1,16 @@
 // The SoC facts every other part reads: tiling (block dim ceiling, UB budget), the CPU twin (UB size,
 // core count) and the performance model (clock, bandwidths; Python reads them through the extension).
 // Sources: CANN platform configuration files and the Ascend C API documentation, as summarised in
-// docs/design.md section 3. Figures marked "model" are assumptions of the performance model, not
-// measurements.
+// docs/design.md section 3; the performance figures' sources are named field by field below.
 #pragma once
 #include <cstdint>
 #include <cstring>
 
 namespace rmsnorm_backward {
 
+// Sources of the performance figures: ADD = asc-devkit's add_high_performance sample README (an
+// 8192 x 8192 half Add on 48 cores of an Atlas A2 training product, profiled per case); the
+// platform file = the [AICoreMemoryRates] of CANN's Ascend910B2.ini (as shipped with ge's tests).
 struct SocInfo {
     const char *name;            // the SoC version string CANN reports, e.g. "Ascend910B2"
     const char *short_name;      // the op_def / AddConfig name, e.g. "ascend910b"
@@ -17,11 +19,15 @@ struct SocInfo {
     uint32_t ub_reserved_bytes;  // kept free by the toolchain (8 KiB + 256 B)
     uint64_t l2_bytes;           // L2 cache shared by all cores
     uint64_t sys_workspace_bytes;  // system part of the workspace, before the user part
-    double clock_ghz;            // model
-    double hbm_gbps;             // model, unverified: HBM bandwidth in GB/s
-    double ddr_bytes_per_cycle;  // platform file "ddr" rate per core (model: bytes/cycle)
-    double l2_bytes_per_cycle;   // platform file "l2" rate per core (model: bytes/cycle)
-    double ub_to_ddr_bytes_per_cycle;  // platform file "ub->ddr" rate per core (model)
+    double clock_ghz;            // ADD: "clock frequency 1.85GHz" on Atlas A2 (taken for A3 too)
+    // HBM bandwidth in GB/s. Measured: ADD cases 2 and 3 fit 17.4 B/cycle per core of 48 at 1.85 GHz
+    // for first reads (1.55 TB/s), case 5 read 1.53 TB/s beside its writes; 910B3 and A3: assumed the same.
+    double hbm_gbps;
+    double ddr_bytes_per_cycle;  // platform file ddr_rate (units undocumented; the model: bytes/cycle)
+    double l2_bytes_per_cycle;   // platform file l2_rate (same units)
+    // Platform file ub_to_ddr_rate. ADD case 3's 57.4 us of MTE3 for 171 32 KB writes per core (the
+    // "28 B/cycle" of issue 17) is 620 cycles each: copy_issue_cycles plus 32 KB at 64 B/cycle.
+    double ub_to_ddr_bytes_per_cycle;
 
     uint32_t UbUsableBytes() const { return ub_bytes - ub_reserved_bytes; }
 };
@@ -35,9 +41,9 @@ inline constexpr uint32_t kMaxRepeat = 255;      // repeats per instruction
 inline constexpr uint32_t kEventIdsPerEvent = 8;
 
 inline constexpr SocInfo kSocTable[] = {
-    {"Ascend910B2", "ascend910b", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.8, 1600.0, 32, 110, 64},
-    {"Ascend910B3", "ascend910b", 40, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.8, 1600.0, 32, 110, 64},
-    {"Ascend910_93", "ascend910_93", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1600.0, 32, 110, 64},
+    {"Ascend910B2", "ascend910b", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
+    {"Ascend910B3", "ascend910b", 40, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
+    {"Ascend910_93", "ascend910_93", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
 };
 
 // nullptr when the SoC is not one this operator supports.

@@ -98,6 +98,9 @@ def test_bench_json_to_stdout(capsys):
     (["--soc", "Ascend310P"], "Invalid value for '--soc': soc must be one of the supported SoCs"),
     (["--seed", "-3"], "Invalid value for '--seed': -3 is not in the range x>=0."),
     (["--suite", "huge"], "Invalid value for '--suite': 'huge' is not one of 'llm', 'small', 'atb', 'mid', 'all'."),
+    (["--sensitivity", "--twin-speed"], "--twin-speed cannot be combined with --sensitivity"),
+    (["--sensitivity", "--max-elements", "10"],
+     "no sensitivity case of suite 'atb' is left with --dtype fp16,fp32,bf16 and --max-elements 10"),
 ])
 def test_bench_rejects_bad_options_in_one_sentence(capsys, monkeypatch, argv, message):
     fail_if_the_bench_starts(monkeypatch)

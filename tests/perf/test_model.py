@@ -14,10 +14,10 @@ def model():
 
 def test_the_model_reads_the_soc_table(model):
     assert model.cores == 48
-    assert model.soc["hbm_gbps"] == 1600.0
-    assert model.hbm_share(48) == pytest.approx(1600.0 / 1.8 / 48)
-    assert model.cycles_to_us(1800.0) == pytest.approx(1.0)
-    assert roofline_us(1_600_000, model) == pytest.approx(1.0)
+    assert model.soc["hbm_gbps"] == 1550.0 and model.soc["clock_ghz"] == 1.85
+    assert model.hbm_share(48) == pytest.approx(1550.0 / 1.85 / 48)
+    assert model.cycles_to_us(1850.0) == pytest.approx(1.0)
+    assert roofline_us(1_550_000, model) == pytest.approx(1.0)
 
 
 def test_anchor_long_rows_read_dy_and_x_twice_the_second_time_from_l2(model):
@@ -27,11 +27,11 @@ def test_anchor_long_rows_read_dy_and_x_twice_the_second_time_from_l2(model):
     first = 2 * (row_in + 4) + 8192 * 2         # 2 rows + their rstd, gamma once per core
     again = 2 * row_in                          # the second pass, from L2 (48 x 32 KiB << 192 MiB)
     write = 2 * 8192 * 2 + 4 * 8192             # dx of 2 rows + the atomic fp32 dgamma add
-    share = 1600.0 / 1.8 / 48                   # bytes per cycle per core
-    hbm = (first + write) / share               # 7963.1 cycles: the largest of the four
+    share = 1550.0 / 1.85 / 48                  # bytes per cycle per core
+    hbm = (first + write) / share               # 8448.3 cycles: the largest of the four
     assert hbm > first / share + again / 110 and hbm > write / share and hbm > 0.25 * 2 * 8192
     assert got.bottleneck == "HBM"
-    assert got.modelled_us == pytest.approx(hbm / 1800 + 3.0)
+    assert got.modelled_us == pytest.approx(hbm / 1850 + model["launch_us"])
     assert got.l2_bytes == 96 * row_in
     assert got.hbm_bytes == 96 * (row_in + 4) + 48 * 8192 * 2 + 96 * 8192 * 2 + 48 * 4 * 8192
     assert got.link_bytes == got.hbm_bytes + got.l2_bytes
@@ -40,12 +40,12 @@ def test_anchor_long_rows_read_dy_and_x_twice_the_second_time_from_l2(model):
 def test_anchor_short_rows_are_read_once_and_vector_time_can_bind(model):
     # 4800 rows of 4096 fp32 cols on 48 cores: 100 rows each, one pass; 4 vector cycles per element.
     got = anchor(4800, 4096, "fp32", 4.0, model)
-    share = 1600.0 / 1.8 / 48
+    share = 1550.0 / 1.85 / 48
     per_core_bytes = 100 * (2 * 4096 * 4 + 4) + 4096 * 4 + 100 * 4096 * 4 + 4 * 4096
     v = 4.0 * 100 * 4096
     assert v > per_core_bytes / share
     assert got.bottleneck == "V"
-    assert got.modelled_us == pytest.approx(v / 1800 + 3.0)
+    assert got.modelled_us == pytest.approx(v / 1850 + model["launch_us"])
     assert got.l2_bytes == 0
 
 
@@ -53,7 +53,8 @@ def test_anchor_uses_fewer_cores_for_few_rows_and_hbm_when_l2_is_too_small(model
     # 3 rows: 3 cores, each with a larger HBM share, capped by the 32 B/cycle link for reads.
     small = anchor(3, 100, "fp16", 0.0, model)
     read, write = 100 * 2 * 2 + 4 + 100 * 2, 100 * 2 + 4 * 100
-    assert small.modelled_us == pytest.approx(max(read / 32, write / 64, (read + write) / (1600 / 1.8 / 3)) / 1800 + 3.0)
+    assert small.modelled_us == pytest.approx(max(read / 32, write / 64, (read + write) / (1550 / 1.85 / 3)) / 1850
+                                              + model["launch_us"])
     # 10^6 fp32 cols: 48 cores x 8 MB of dy and x between the two reads > 192 MiB: both from HBM.
     huge = anchor(48, 10**6, "fp32", 0.0, model)
     assert huge.l2_bytes == 0
@@ -69,11 +70,11 @@ def core(cycles, **busy):
 
 
 def test_measured_names_the_busiest_cores_bottleneck(model):
-    cores = [core(1800, busy_hbm_cycles=1700, busy_v_cycles=900), core(900, busy_v_cycles=890)]
+    cores = [core(1850, busy_hbm_cycles=1700, busy_v_cycles=900), core(900, busy_v_cycles=890)]
     got = measured(cores, model)
     assert got.modelled_us == pytest.approx(1.0 + model["launch_us"])
     assert got.bottleneck == "HBM"
-    assert got.balance == pytest.approx(1350 / 1800)
+    assert got.balance == pytest.approx(1375 / 1850)
     assert got.lane_utilisation == pytest.approx(0.75)
     assert (got.hbm_bytes, got.l2_bytes, got.link_bytes) == (200, 20, 220)
     assert got.v_cycles == 1790

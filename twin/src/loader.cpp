@@ -75,8 +75,9 @@ const KernelLib &Load(const std::string &path)
 // process reads and writes them (the caller's own memory is a stale copy there).
 class SharedBlock {
 public:
-    SharedBlock(const std::vector<std::string> &names, const std::string &soc, size_t num_counters)
-        : buffer_(Bytes(names, soc, num_counters), 0), at_(buffer_.data())
+    SharedBlock(const std::vector<std::string> &names, const std::string &soc, size_t num_counters,
+                const std::vector<double> &model_values)
+        : buffer_(Bytes(names, soc, num_counters) + model_values.size() * sizeof(double), 0), at_(buffer_.data())
     {
         shared = new (Take<SharedLaunch>(1)) SharedLaunch();
         gm = Take<TwinGmArg>(names.size());
@@ -86,12 +87,15 @@ public:
         counters = Take<uint64_t>(num_counters);
         std::fill(counters, counters + num_counters, 0);
         soc_name = Copy(soc);
+        model = Take<double>(model_values.size());
+        std::copy(model_values.begin(), model_values.end(), model);
     }
 
     SharedLaunch *shared;
     TwinGmArg *gm;
     uint64_t *counters;
     const char *soc_name;
+    double *model;
 
 private:
     static size_t Bytes(const std::vector<std::string> &names, const std::string &soc, size_t num_counters)
@@ -180,7 +184,7 @@ std::string Seconds(double s)
 // {"counter_names": [...], "cores": [[...] per core]}.
 py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const std::vector<std::string> &names,
                       const std::string &soc, uint32_t block_dim, uint64_t tiling_key, uint64_t seed,
-                      double timeout_s)
+                      double timeout_s, const std::vector<double> &model)
 {
     const KernelLib &lib = Load(so_path);
     if (py::len(arrays) != names.size()) {
@@ -189,7 +193,7 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     // Arrays made by gm_empty are GM already; the others are copied into guarded buffers and back.
     // Host pointers are taken with the GIL held; the copies and the launch run without it.
     const size_t num_counters = size_t(block_dim) * lib.info.num_counters;
-    SharedBlock block(names, soc, num_counters);
+    SharedBlock block(names, soc, num_counters, model);
     std::vector<GuardedBuffer *> guarded(names.size(), nullptr);
     std::vector<std::unique_ptr<GuardedBuffer>> owned;
     std::vector<CopyJob> copy_in, copy_out;
@@ -211,7 +215,7 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     }
     SharedLaunch &shared = *block.shared;
     shared.args = {TWIN_ABI_VERSION, block.soc_name, block_dim, tiling_key, seed, uint32_t(names.size()), block.gm,
-                   block.counters};
+                   block.counters, uint32_t(model.size()), block.model};
     twin_host::LaunchOutcome outcome;
     std::string damage;
     std::string failure;
@@ -294,6 +298,8 @@ void BindLoader(py::module_ &m)
     BindGmBuffers(m);
     m.def("launch", &LaunchKernel, py::arg("so_path"), py::arg("arrays"), py::arg("names"), py::arg("soc"),
           py::arg("block_dim"), py::arg("tiling_key"), py::arg("seed"), py::arg("timeout") = 0.0,
+          py::arg("model") = std::vector<double>{},
           "Run a kernel .so built by rmsnorm_backward.twin on NumPy arrays (GM buffers, written back) in a "
-          "launch process; timeout in seconds (0: no limit), Ctrl-C stops it too.");
+          "launch process; timeout in seconds (0: no limit), Ctrl-C stops it too; model: every performance "
+          "model constant in model_sources() order, or empty for the SoC's own.");
 }

@@ -7,6 +7,8 @@ Columns: modelled us, HBM bytes / minimum, link bytes / minimum, % of the roofli
 (CANN's RmsNormGrad schedule as our Ascend C kernel on the same twin and timeline, benchmarks/anchor/)
 with dgamma atomic and deterministic, the anchor formula (a lower bound on the anchor: perfect overlap
 of its pipes), and our speed-up over each of the three.
+--sensitivity reruns a sample of the suite (every suite's with --suite all) with each model constant
+nobody measured at half and double its value and reports how those figures move (Markdown).
 """
 from __future__ import annotations
 
@@ -59,7 +61,12 @@ def check_plot(ctx, param, path: Path | None) -> Path | None:
 @click.option("--markdown", is_flag=True, help="print the table in Markdown")
 @click.option("--twin-speed", "with_twin_speed", is_flag=True,
               help="also time the twin against NumPy float32 on 4096x4096 (wall clock, best of 3)")
-def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdown, with_twin_speed) -> int:
+@click.option("--sensitivity", "with_sensitivity", is_flag=True,
+              help="rerun a sample with each assumed model constant halved and doubled (slow: minutes)")
+def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdown, with_twin_speed,
+            with_sensitivity) -> int:
+    if with_sensitivity:
+        return sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, with_twin_speed)
     cases = [c for c in suite(suite_name, dtypes) if max_elements is None or c.rows * c.cols <= max_elements]
     if not cases:
         raise click.UsageError(f"no case of suite {suite_name!r} is left with --dtype {','.join(dtypes)} and "
@@ -83,11 +90,8 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         from ..perf.plot import render_png
 
         save_file("--plot", plot, render_png(rows, f"RmsNormBackward on {soc}, suite {suite_name} (modelled)"))
-    if json_out == "-":
-        print_json(report)
+    if json_report(report, json_out, json_file):
         return 0
-    if json_file is not None:
-        save_file("--json", json_file, json_text(report))
     click.echo(f"RmsNormBackward on {soc} (all figures modelled by the twin's timeline; anchor = CANN RmsNormGrad's "
                f"schedule as a kernel on the same twin, det = its deterministic dgamma, bound = the anchor formula's "
                f"lower bound with perfect overlap; x = speed-up of ours over each)")
@@ -96,4 +100,48 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         t = report["twin_speed"]
         click.echo(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on 4096x4096 "
                    f"fp32, NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
+    return 0
+
+
+def json_report(report: dict, json_out, json_file: Path | None) -> bool:
+    """--json: the report to FILE, or to stdout instead of the table (then True: nothing else to print)."""
+    if json_out == "-":
+        print_json(report)
+        return True
+    if json_file is not None:
+        save_file("--json", json_file, json_text(report))
+    return False
+
+
+def sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, with_twin_speed) -> int:
+    from ..perf import sensitivity
+
+    for option, given in (("--plot", plot is not None), ("--twin-speed", with_twin_speed)):
+        if given:
+            raise click.UsageError(f"{option} cannot be combined with --sensitivity")
+    names = [n for n in SUITES if n != "all"] if suite_name == "all" else [suite_name]
+    picked = {name: [c for c in cases if c.dtype in dtypes and (max_elements is None or c.rows * c.cols <= max_elements)]
+              for name, cases in sensitivity.sample(names).items()}
+    picked = {name: cases for name, cases in picked.items() if cases}
+    if not picked:
+        raise click.UsageError(f"no sensitivity case of suite {suite_name!r} is left with --dtype {','.join(dtypes)} "
+                               f"and --max-elements {max_elements}")
+    json_file = None if json_out in (None, "-") else Path(json_out)
+    if json_file is not None:
+        writable_file("--json", json_file)
+    model = load_model(soc)
+    runs = sum(map(len, picked.values())) * (1 + len(sensitivity.FACTORS) * len(
+        [n for n in sensitivity.varied(model) if n != "launch_us"]))
+    with progress(runs, f"sensitivity {suite_name} on {soc}", enabled=json_out != "-") as bar:
+        def step(label: str):
+            bar.set_postfix_str(label)
+            bar.update()
+
+        report = sensitivity.run(model, picked, np.random.default_rng(seed), progress=step)
+    if json_report(report, json_out, json_file):
+        return 0
+    click.echo(f"RmsNormBackward on {soc}: sensitivity to the model constants of kind {' or '.join(sensitivity.VARIED_KINDS)} "
+               f"(x{' and x'.join(f'{f:g}' for f in sensitivity.FACTORS)}), all figures modelled; columns give the "
+               "spread over the sample of each suite: % of roofline and our speed-up over each anchor")
+    click.echo(sensitivity.format_report(report))
     return 0

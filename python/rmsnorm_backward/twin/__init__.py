@@ -17,6 +17,9 @@ gm_array live in guarded GM memory already (like device memory) and run without 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import math
 import os
 import secrets
 from collections.abc import Mapping
@@ -31,7 +34,7 @@ from rmsnorm_backward.twin.build import Defines, compile_kernel
 # Generous: the slowest launch of the test suites takes seconds; a kernel that loops forever does not.
 DEFAULT_TIMEOUT = 600.0
 
-__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty", "gm_array"]
+__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty", "gm_array", "model_constants"]
 
 
 @dataclass(frozen=True)
@@ -94,16 +97,54 @@ def _gm_arguments(args) -> tuple[list, list[str]]:
     return values, names
 
 
+_MODEL_OVERRIDES: contextvars.ContextVar[Optional[Mapping[str, float]]] = contextvars.ContextVar(
+    "model_overrides", default=None)
+
+
+@contextlib.contextmanager
+def model_constants(overrides: Mapping[str, float]):
+    """Within the block, every run_kernel that names no model of its own launches with these
+    performance model constants (by name, model_sources()) in place of the SoC's: how bench
+    --sensitivity reruns ours and any other kernel under the same changed constants."""
+    _model_values("Ascend910B2", overrides)  # a bad name or value fails here, before any launch
+    token = _MODEL_OVERRIDES.set(dict(overrides))
+    try:
+        yield
+    finally:
+        _MODEL_OVERRIDES.reset(token)
+
+
+def _model_values(soc: str, model: Optional[Mapping[str, float]]) -> list[float]:
+    """Every model constant in the extension's order, the SoC's own where `model` names none."""
+    if not model:
+        return []
+    from rmsnorm_backward import _twin
+
+    (row,) = [r for r in _twin.model_table() if r["soc"] == soc]
+    unknown = sorted(set(model) - set(_twin.model_sources()))
+    if unknown:
+        raise InvalidInputError(f"model constants must be among {', '.join(_twin.model_sources())}, "
+                                f"got {', '.join(unknown)}")
+    values = [float(model.get(name, row[name])) for name in _twin.model_sources()]
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        raise InvalidInputError(f"model constants must be finite and non-negative, got {dict(model)!r}")
+    return values
+
+
 def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: int = 1,
                soc: str = "Ascend910B2", tiling_key: int = 0, defines: Defines = None,
                include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None,
-               seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT) -> LaunchStats:
+               seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
+               model: Optional[Mapping[str, float]] = None) -> LaunchStats:
     """Compile `source` against the twin and launch its entry `name` on `block_dim` cores.
 
     args: NumPy arrays (or None for a null GM_ADDR), in the entry's argument order, as a list or a
     dict whose keys name the buffers in error messages. defines: {"NAME": value} or ["NAME=value"].
     seed: randomises what the hardware leaves unordered (atomic adds); random when None.
     timeout: seconds the launch may take (None: no limit), not counting the compile.
+    model: performance model constants by name (model_sources()) replacing the SoC's own for this
+    launch (None: those of an enclosing model_constants block, if any); the results and counters
+    do not depend on them, only the modelled cycles.
     """
     cores = soc_info(soc)["vector_cores"]
     if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
@@ -121,7 +162,8 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
 
     seed = secrets.randbits(64) if seed is None else int(seed) % 2**64
     out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed,
-                       0.0 if timeout is None else float(timeout))
+                       0.0 if timeout is None else float(timeout),
+                       _model_values(soc, _MODEL_OVERRIDES.get() if model is None else model))
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: sum(core[k] for core in per_core) for k in counter_names}

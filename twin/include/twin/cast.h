@@ -180,7 +180,7 @@ void CastImpl(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> 
                ModeList(allowed), " for ", TypeName<U>(), " -> ", TypeName<T>(), " (got ", RoundModeName(mode), ")");
     VecOperand ops[2];
     UnaryOperands(call, dst, src, rp, ops);
-    if (!Issue(call, ops, p, -1, sizeof(T) != sizeof(U))) return;
+    if (!Issue(call, ops, p, -1, sizeof(T) != sizeof(U), VecClass::kCast)) return;
     if constexpr (allowed != 0) {
         CoreState &core = Core();
         const Rounding r = ToRounding(mode);

@@ -191,8 +191,8 @@ inline void OnCopyOut(uint64_t bytes, const void *gm = nullptr, uint32_t blocks 
     c.hbm_bytes += core.timeline.Copy(tl::MTE3, bytes, gm, blocks, gm_pitch).hbm;
 }
 // One vector instruction: `repeats` repeats with `lanes` mask-enabled lanes in all, out of
-// `lane_slots` = repeats x lanes per repeat (0: 64 per repeat, the fp32 width).
-inline void OnVector(uint64_t repeats, uint64_t lanes, uint64_t lane_slots = 0)
+// `lane_slots` = repeats x lanes per repeat (0: 64 per repeat, the fp32 width); `cls` prices it.
+inline void OnVector(uint64_t repeats, uint64_t lanes, uint64_t lane_slots = 0, VecClass cls = VecClass::kElementwise)
 {
     CoreState &core = Core();
     Counters &c = core.counters;
@@ -200,7 +200,7 @@ inline void OnVector(uint64_t repeats, uint64_t lanes, uint64_t lane_slots = 0)
     c.vector_repeats += repeats;
     c.active_lanes += lanes;
     c.lane_slots += lane_slots != 0 ? lane_slots : repeats * (kRepeatBytes / sizeof(float));
-    core.timeline.Vector(repeats);
+    core.timeline.Vector(repeats, cls);
 }
 // GlobalTensor::GetValue / SetValue: the scalar unit waits for GM.
 inline void OnScalarGm() { Core().timeline.ScalarGm(); }

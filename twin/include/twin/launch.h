@@ -304,7 +304,13 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
     launch.block_num = args.block_dim;
     launch.tiling_key = args.tiling_key;
     launch.seed = args.seed;
-    launch.timeline.Init(*soc);
+    if (args.num_model != 0 && args.num_model != std::size(kModelFields)) {
+        return SetResult(result, TWIN_INVALID_INPUT,
+                         Cat("model constants must be all ", std::size(kModelFields), " of timeline.h's kModelFields (got ",
+                             args.num_model, ")"));
+    }
+    const ModelConstants &table = FindModel(soc->name);
+    launch.timeline.Init(*soc, args.num_model != 0 ? WithValues(table, args.model) : table);
     for (uint32_t i = 0; i < args.num_gm; ++i) {
         launch.regions.push_back({static_cast<uint8_t *>(args.gm[i].data), args.gm[i].bytes, args.gm[i].name});
     }

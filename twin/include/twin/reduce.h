@@ -208,7 +208,7 @@ void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const Ascen
     if (p.Empty()) return;
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
-    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes);
+    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, VecClass::kReduce);
     if (groups == 1) {
         thread_local std::vector<float> sums;
         thread_local std::vector<uint8_t> any, defined;
@@ -288,7 +288,7 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
     if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);  // the count form leaves workLocal unused
-    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes);
+    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, VecClass::kReduce);
     thread_local std::vector<float> repeat_sums;  // reused: ReduceSum runs once per tile
     thread_local std::vector<uint8_t> any, repeat_defined;
     RepeatSums<T>(s, p, repeat_sums, any, repeat_defined);

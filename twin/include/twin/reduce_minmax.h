@@ -126,7 +126,7 @@ void GroupExtremes(const char *call, const AscendC::LocalTensor<T> &dst, const A
     if (p.Empty()) return;
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
-    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes);
+    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, VecClass::kReduce);
     for (uint32_t r = 0; r < p.repeats; ++r) {
         uint64_t m[2];
         p.RepeatMask(r, m);
@@ -185,10 +185,10 @@ void ExtremeAll(const char *call, const AscendC::LocalTensor<T> &dst, const Asce
     const VecOperand ops[2] = {Operand("dst", dst), s};
     VectorPipeAccess(call, ops);
     PipeAccess(call, work.Slot(), Pipe::V, true);
-    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes);
+    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, VecClass::kReduce);
     for (uint64_t n = 2 * uint64_t(p.repeats); n > 2; n = 2 * ((n + p.lanes - 1) / p.lanes)) {
         const uint64_t rounds = (n + p.lanes - 1) / p.lanes;
-        OnVector(rounds, n / 2, rounds * p.lanes);
+        OnVector(rounds, n / 2, rounds * p.lanes, VecClass::kReduce);
     }
     thread_local std::vector<Extreme> per_repeat;
     per_repeat.assign(p.repeats, Extreme());

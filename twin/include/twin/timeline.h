@@ -32,12 +32,18 @@ namespace twin {
 using rmsnorm_backward::SocInfo;
 
 // Model-only constants per SoC; where each comes from is in kModelFields (the Python performance
-// package reads both through the extension: one source). "assumption" means nobody measured it.
+// package reads both through the extension: one source). Each source begins with its kind:
+// "measured" (a public measurement on the hardware, cited), "guide" (a rule or figure of CANN's
+// programming guide), "range" (a published range; the point taken in it is ours) or "assumption"
+// (nobody measured it). `bench --sensitivity` varies the range and assumption kinds.
 struct ModelConstants {
     const char *soc;
     double vector_cycles_per_repeat;
     double vector_issue_cycles;
+    double reduce_issue_factor;
+    double cast_repeat_factor;
     double copy_issue_cycles;
+    double gm_burst_bytes;
     double scalar_issue_cycles;
     double scalar_gm_cycles;
     double sync_all_cycles;
@@ -46,32 +52,52 @@ struct ModelConstants {
 };
 
 inline constexpr ModelConstants kModelTable[] = {
-    {"Ascend910B2", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
-    {"Ascend910B3", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
-    {"Ascend910_93", 1.0, 16.0, 64.0, 2.0, 300.0, 900.0, 3.0, 1.0},
+    {"Ascend910B2", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0},
+    {"Ascend910B3", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0},
+    {"Ascend910_93", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0},
 };
+
+// The classes of vector instruction the model prices apart (OnVector names the class).
+enum class VecClass { kElementwise, kReduce, kCast };
 
 struct ModelField {
     const char *name;
     double ModelConstants::*member;
     const char *source;
 };
+// ADD = asc-devkit examples/01_simd_cpp_api/05_best_practices/00_vector_compute/add_high_performance
+// (README: an 8192 x 8192 half Add on 48 cores of an Atlas A2 at 1.85 GHz, profiled per case).
 inline constexpr ModelField kModelFields[] = {
     {"vector_cycles_per_repeat", &ModelConstants::vector_cycles_per_repeat,
-     "docs/design.md section 3, vector rate (model): 1 repeat of 256 bytes per cycle per core"},
+     "measured: ADD case 6, 86 Adds of 127 repeats per core in 6.954 us = 149.6 cycles each, i.e. one repeat "
+     "per cycle plus the issue cost below (the README's 128 halves per cycle)"},
     {"vector_issue_cycles", &ModelConstants::vector_issue_cycles,
-     "assumption: pipeline start of one vector instruction, cycles"},
+     "measured: ADD case 6, 149.6 cycles per 127-repeat Add less its 127 repeats (no bank conflicts there)"},
+    {"reduce_issue_factor", &ModelConstants::reduce_issue_factor,
+     "range: the guide's 'select low-latency instructions' page puts reduction instructions at 2-5x the latency "
+     "of an Add; the issue cost of a reduction is this multiple of vector_issue_cycles (3.5: the middle)"},
+    {"cast_repeat_factor", &ModelConstants::cast_repeat_factor,
+     "assumption: a Cast repeat costs this many element-wise repeats (no public per-instruction figure found)"},
     {"copy_issue_cycles", &ModelConstants::copy_issue_cycles,
-     "assumption: DMA descriptor set-up of one DataCopy before bytes flow, cycles"},
+     "measured: ADD cases 2 and 3 (serial 8 KB and 32 KB GM->UB copies, 583.7 and 1994.6 cycles each) fit "
+     "113 cycles per copy plus 17.4 bytes per cycle; with it a copy reaches 90 % of its rate at 16 KB, as the "
+     "guide's 'move large blocks at once' page says"},
+    {"gm_burst_bytes", &ModelConstants::gm_burst_bytes,
+     "guide: the 2201 hardware constraints split GM transfers into 128/256/512-byte bursts rounded up when "
+     "unaligned, and the '512B-aligned GM addresses' page measures 32-byte-aligned copies at down to 70 % of "
+     "512-byte-aligned ones; the link moves each block's span rounded out to this many bytes"},
     {"scalar_issue_cycles", &ModelConstants::scalar_issue_cycles,
      "assumption: scalar-unit cycles to issue one instruction (address and parameter set-up)"},
     {"scalar_gm_cycles", &ModelConstants::scalar_gm_cycles,
      "assumption: round trip of one GlobalTensor::GetValue/SetValue, cycles"},
     {"sync_all_cycles", &ModelConstants::sync_all_cycles,
      "assumption: hardware SyncAll release after the last core arrived, cycles"},
-    {"launch_us", &ModelConstants::launch_us, "assumption: host launch and core start of one kernel, microseconds"},
+    {"launch_us", &ModelConstants::launch_us,
+     "range: ADD cases 2-6, Task Duration less aiv_time = 9.44, 7.00, 6.46, 2.53, 6.03 us (scheduling and "
+     "completion around the cores' work); 6.5 is their median, microseconds"},
     {"l2_reuse_fraction", &ModelConstants::l2_reuse_fraction,
-     "issue 6: a re-read hits L2 while the traffic since its last touch fits this fraction of L2"},
+     "assumption (issue 6's rule): a re-read hits L2 while the traffic since its last touch fits this fraction "
+     "of L2"},
 };
 
 inline const ModelConstants &FindModel(const char *soc)
@@ -82,6 +108,16 @@ inline const ModelConstants &FindModel(const char *soc)
         }
     }
     return kModelTable[0];  // every SoC of soc_table.h has a row (a test checks it)
+}
+
+// `base` with its fields replaced by `values`, in kModelFields order (bench --sensitivity).
+inline ModelConstants WithValues(const ModelConstants &base, const double *values)
+{
+    ModelConstants m = base;
+    for (size_t i = 0; i < std::size(kModelFields); ++i) {
+        m.*kModelFields[i].member = values[i];
+    }
+    return m;
 }
 
 // Pipe indices in twin::Pipe order (core.h checks that they agree).
@@ -221,11 +257,11 @@ private:
 // What the cores of one launch share: the L2 model and the SyncAll rendezvous times.
 class LaunchTimeline {
 public:
-    void Init(const SocInfo &soc)
+    void Init(const SocInfo &soc, const ModelConstants &constants)
     {
-        const ModelConstants &m = FindModel(soc.name);
+        model = constants;
         const double hbm_bytes_per_cycle = soc.hbm_gbps / soc.clock_ghz;
-        l2.Init(double(soc.l2_bytes) * m.l2_reuse_fraction / hbm_bytes_per_cycle);
+        l2.Init(double(soc.l2_bytes) * model.l2_reuse_fraction / hbm_bytes_per_cycle);
         sync_max_.clear();
     }
     // SyncAll number `gen` of a core that drained its pipes at cycle t; Leave is called after the
@@ -245,6 +281,7 @@ public:
     }
 
     L2Model l2;
+    ModelConstants model{};  // this launch's constants: the SoC's row of kModelTable unless overridden
 
 private:
     std::mutex mutex_;
@@ -309,46 +346,60 @@ private:
 // scalar unit (S) issues every instruction in program order, so nothing starts before its issue.
 class CoreTimeline {
 public:
-    CoreTimeline(const SocInfo &soc, uint32_t block_num) : m_(FindModel(soc.name))
+    CoreTimeline(const SocInfo &soc, uint32_t block_num) : m_(&FindModel(soc.name))
     {
         hbm_share_ = soc.hbm_gbps / soc.clock_ghz / std::max<uint32_t>(block_num, 1);
         link_[tl::MTE2] = soc.ddr_bytes_per_cycle;
         link_[tl::MTE3] = soc.ub_to_ddr_bytes_per_cycle;
         l2_rate_ = soc.l2_bytes_per_cycle;
     }
-    void Attach(LaunchTimeline *launch) { launch_ = launch; }
+    void Attach(LaunchTimeline *launch)
+    {
+        launch_ = launch;
+        m_ = &launch->model;
+    }
 
     // A GM copy on MTE2 (read) or MTE3 (write): `blocks` blocks of bytes / blocks, `pitch` apart in GM.
+    // Its set-up (copy_issue_cycles) runs from when the copy may go, so it hides behind the copy
+    // before it on the pipe when the kernel queued it early (ADD's double-buffered cases show no
+    // set-up, its serial ones the full one).
     L2Model::Split Copy(int pipe, uint64_t bytes, const void *gm, uint32_t blocks, uint64_t pitch)
     {
-        const double start = Start(pipe);
+        const double issued = Issue(), start = std::max(free_[pipe], issued);
+        const double ready = std::max(start, std::max(issued, released_[pipe]) + m_->copy_issue_cycles);
         L2Model::Split split{bytes, 0};
         if (gm != nullptr && launch_ != nullptr && blocks > 0) {
             split = launch_->l2.Touch(gm, blocks, bytes / blocks, pitch, start, pipe == tl::MTE3);
         }
-        const double ready = start + m_.copy_issue_cycles;
-        const double link_time = double(split.hbm) / std::min(hbm_share_, link_[pipe]);
+        // The link moves whole bursts: a block's unaligned ends cost it a burst each. HBM's share
+        // is charged the bytes only (a neighbouring block's burst brings the rest along).
+        const double bursts = gm != nullptr && bytes > 0 ? BurstBytes(gm, blocks, bytes / blocks, pitch) / double(bytes) : 1.0;
+        const double link_time = std::max(double(split.hbm) / hbm_share_, double(split.hbm) * bursts / link_[pipe]);
+        const double l2_time = double(split.l2) * bursts / l2_rate_;
         double end = ready + link_time;
         if (split.hbm > 0) {
             channel_.Forget(std::min(free_[tl::MTE2], free_[tl::MTE3]));
             end = std::max(end, channel_.Place(ready, double(split.hbm) / hbm_share_));
         }
-        end += double(split.l2) / l2_rate_;
+        end += l2_time;
         free_[pipe] = end;
-        busy_[pipe] += m_.copy_issue_cycles + link_time + double(split.l2) / l2_rate_;
+        busy_[pipe] += ready - start + link_time + l2_time;
         return split;
     }
-    void Vector(uint64_t repeats)
+    // A vector instruction of `repeats` repeats: its issue, then one repeat after the other.
+    void Vector(uint64_t repeats, VecClass cls)
     {
+        const double issue = m_->vector_issue_cycles * (cls == VecClass::kReduce ? m_->reduce_issue_factor : 1.0);
+        const double per_repeat = m_->vector_cycles_per_repeat * (cls == VecClass::kCast ? m_->cast_repeat_factor : 1.0);
         const double start = Start(tl::V);
-        Finish(tl::V, start, start + m_.vector_issue_cycles + double(repeats) * m_.vector_cycles_per_repeat);
+        Finish(tl::V, start, start + issue + double(repeats) * per_repeat);
     }
     // A scalar GM access: the scalar unit waits for the round trip.
     void ScalarGm()
     {
         Issue();
-        free_[tl::S] += m_.scalar_gm_cycles;
-        busy_[tl::S] += m_.scalar_gm_cycles;
+        free_[tl::S] += m_->scalar_gm_cycles;
+        busy_[tl::S] += m_->scalar_gm_cycles;
     }
 
     // Queue buffers hand over between a producer and a consumer pipe (for VECIN: MTE2 then V). The
@@ -393,6 +444,7 @@ public:
     {
         Issue();
         std::fill(free_, free_ + tl::kPipes, End());
+        std::copy(free_, free_ + tl::kPipes, released_);
     }
     // SyncAll: drain, then wait for the slowest core (Arrive before the launch barrier, Leave after).
     void SyncArrive()
@@ -404,9 +456,10 @@ public:
     }
     void SyncLeave()
     {
-        const double t = (launch_ != nullptr ? launch_->Leave(sync_gen_) : End()) + m_.sync_all_cycles;
+        const double t = (launch_ != nullptr ? launch_->Leave(sync_gen_) : End()) + m_->sync_all_cycles;
         sync_gen_++;
         std::fill(free_, free_ + tl::kPipes, t);
+        std::copy(free_, free_ + tl::kPipes, released_);
     }
 
     double End() const { return *std::max_element(free_, free_ + tl::kPipes); }
@@ -427,8 +480,8 @@ private:
     double Issue()
     {
         const double at = free_[tl::S];
-        free_[tl::S] += m_.scalar_issue_cycles;
-        busy_[tl::S] += m_.scalar_issue_cycles;
+        free_[tl::S] += m_->scalar_issue_cycles;
+        busy_[tl::S] += m_->scalar_issue_cycles;
         return at;
     }
     double Start(int pipe) { return std::max(free_[pipe], Issue()); }
@@ -449,13 +502,32 @@ private:
     {
         const double issued = Issue();
         free_[pipe] = std::max({free_[pipe], issued, t});
+        released_[pipe] = std::max(released_[pipe], t);
     }
 
-    const ModelConstants &m_;
+    // The bytes of `blocks` blocks of `len` bytes, `pitch` apart from `gm` on, rounded out to whole
+    // bursts block by block (contiguous blocks are one range).
+    double BurstBytes(const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch) const
+    {
+        const uint64_t burst = std::max<uint64_t>(uint64_t(m_->gm_burst_bytes), 1);
+        const uint64_t base = reinterpret_cast<uintptr_t>(gm);
+        auto span = [&](uint64_t lo, uint64_t hi) { return (hi + burst - 1) / burst * burst - lo / burst * burst; };
+        if (pitch == len || blocks <= 1) {
+            return double(span(base, base + uint64_t(blocks) * len));
+        }
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < blocks; ++i) {
+            total += span(base + i * pitch, base + i * pitch + len);
+        }
+        return double(total);
+    }
+
+    const ModelConstants *m_;
     LaunchTimeline *launch_ = nullptr;
     double hbm_share_ = 1, l2_rate_ = 1;
     double link_[tl::kPipes] = {1, 1, 1, 1};
     double free_[tl::kPipes] = {};  // when each pipe finishes its last instruction; S: the issue point
+    double released_[tl::kPipes] = {};  // the latest time a wait or barrier let each pipe go on
     double busy_[tl::kPipes] = {};
     HbmChannel channel_;
     uint64_t sync_gen_ = 0;

@@ -313,13 +313,13 @@ void VectorPipeAccess(const char *call, const VecOperand (&ops)[N])
 // Returns false when no lane runs (count, repeatTime or mask 0): the instruction is a NOP on A2.
 template <size_t N>
 bool Issue(const char *call, const VecOperand (&ops)[N], const LanePlan &p, int accumulating_src = -1,
-           bool partial_ok = false)
+           bool partial_ok = false, VecClass cls = VecClass::kElementwise)
 {
     for (const VecOperand &o : ops) CheckPlacement(call, o, p);
     for (size_t i = 1; i < N; ++i) CheckOverlap(call, ops[0], ops[i], p, int(i) == accumulating_src, partial_ok);
     if (p.Empty()) return false;
     VectorPipeAccess(call, ops);
-    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes);
+    OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, cls);
     return true;
 }
 

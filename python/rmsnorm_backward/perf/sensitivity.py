@@ -1,0 +1,133 @@
+"""How the benchmark's conclusions move with the model constants nobody measured (`bench --sensitivity`).
+
+Every constant whose source is of kind "assumption" or "range" (twin/include/twin/timeline.h,
+kModelFields) is set to half and to double its value in turn, and a sample of each suite is rerun:
+the real kernels on the twin again, under the changed constants (twin.model_constants), since a
+changed latency moves when each instruction can start, not only how long it takes. launch_us only
+adds to every modelled time, so its variants shift the baseline rows instead of rerunning them.
+Each result names the spread over the sample of our speed-up over the formula lower bound and,
+where the bench has them (the anchor kernel, benchmarks/anchor/), over the anchor kernels.
+All figures are modelled.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from rmsnorm_backward.twin import model_constants
+
+from .bench import run_case
+from .constants import Model
+from .suites import SUITES, Case
+
+VARIED_KINDS = ("assumption", "range")
+FACTORS = (0.5, 2.0)
+# The cases rerun per suite: the widest and narrowest rows of each dtype class and both atb kinds
+# (launch-bound and HBM-bound). A suite not named here is sampled by its smallest and largest case.
+SAMPLE = {
+    "llm": [Case((4096, 4096), "fp16"), Case((4096, 16384), "bf16"), Case((4096, 8192), "fp32"),
+            Case((4096, 12288), "fp32")],
+    "small": [Case((2**20, 48), "fp16"), Case((2**20, 128), "fp32")],
+    "atb": [Case((32, 32, 48), "fp16"), Case((48, 32, 48, 32), "fp16")],
+}
+# Speed-ups the report follows: (name, the row's time it divides by ours).
+RATIOS = (("formula", "anchor_us"), ("anchor", "anchor_kernel_us"),
+          ("anchor_det", "anchor_kernel_deterministic_us"))
+
+
+def varied(model: Model) -> list[str]:
+    """The constants the sensitivity run varies, in the model's order."""
+    return [name for name in model.constants if model.sources.get(name, "").startswith(VARIED_KINDS)]
+
+
+def sample(suite_names: list[str]) -> dict[str, list[Case]]:
+    """The sensitivity sample of each named suite."""
+    out = {}
+    for name in suite_names:
+        cases = SAMPLE.get(name)
+        if cases is None:
+            by_size = sorted(SUITES[name], key=lambda c: c.rows * c.cols)
+            cases = [by_size[0], by_size[-1]] if len(by_size) > 1 else by_size
+        out[name] = cases
+    return out
+
+
+def _shift_launch(row: dict, delta_us: float) -> dict:
+    """`row` with launch_us moved by delta_us: every modelled time but the roofline's moves with it."""
+    out = dict(row)
+    for key, value in row.items():
+        if key.endswith("_us") and key != "roofline_us" and isinstance(value, float):
+            out[key] = value + delta_us
+    out["roofline_pct"] = 100.0 * out["roofline_us"] / out["modelled_us"]
+    return out
+
+
+def _ratio_key(name: str) -> str:
+    return f"speedup_{name}"
+
+
+def _summary(rows: list[dict]) -> dict:
+    """Spread over the sample: our modelled us, % of roofline, and each speed-up the rows have."""
+    out = {"cases": len(rows),
+           "roofline_pct": [min(r["roofline_pct"] for r in rows), max(r["roofline_pct"] for r in rows)]}
+    for name, key in RATIOS:
+        values = [r[key] / r["modelled_us"] for r in rows if key in r]
+        if values:
+            out[_ratio_key(name)] = [min(values), max(values)]
+    return out
+
+
+def run(model: Model, suites: dict[str, list[Case]], rng: np.random.Generator, progress=None) -> dict:
+    """Baseline and every variant over `suites` ({suite: cases}); see the module docstring."""
+    def rerun(m: Model, overrides: dict) -> dict[str, list[dict]]:
+        with model_constants(overrides):
+            out = {}
+            for name, cases in suites.items():
+                out[name] = []
+                for case in cases:
+                    out[name].append(run_case(case, m, rng))
+                    if progress is not None:
+                        progress(f"{name} {case.label}")
+            return out
+
+    base = rerun(model, {})
+    report = {"soc": model.soc["name"], "modelled": True, "factors": list(FACTORS),
+              "sample": {name: [c.label for c in cases] for name, cases in suites.items()},
+              "baseline": {name: _summary(rows) for name, rows in base.items()}, "variants": []}
+    for name in varied(model):
+        for factor in FACTORS:
+            value = model[name] * factor
+            if name == "launch_us":
+                rows = {s: [_shift_launch(r, value - model[name]) for r in rs] for s, rs in base.items()}
+            else:
+                changed = replace(model, constants={**model.constants, name: value})
+                rows = rerun(changed, {name: value})
+            report["variants"].append({"constant": name, "factor": factor, "value": value,
+                                       "source": model.sources[name],
+                                       "suites": {s: _summary(rs) for s, rs in rows.items()}})
+    return report
+
+
+def _span(pair, digits: int = 3) -> str:
+    if pair is None:
+        return "-"
+    lo, hi = (f"{v:.{digits}f}" for v in pair)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def format_report(report: dict) -> str:
+    """The sensitivity report as a Markdown table: one row per constant, value and suite."""
+    head = ["constant", "value", "suite", "%roof", "vs formula", "vs anchor", "vs anchor det."]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+
+    def add(constant: str, value: str, suites: dict):
+        for suite, s in suites.items():
+            pct = _span(s["roofline_pct"], 1)
+            lines.append("| " + " | ".join([constant, value, suite, pct] + [_span(s.get(_ratio_key(n)))
+                                                                             for n, _ in RATIOS]) + " |")
+
+    add("(baseline)", "-", report["baseline"])
+    for v in report["variants"]:
+        add(v["constant"], f"{v['value']:g} (x{v['factor']:g})", v["suites"])
+    return "\n".join(lines)
