@@ -72,7 +72,7 @@ def _summary(rows: list[dict]) -> dict:
     out = {"cases": len(rows),
            "roofline_pct": [min(r["roofline_pct"] for r in rows), max(r["roofline_pct"] for r in rows)]}
     for name, key in RATIOS:
-        values = [r[key] / r["modelled_us"] for r in rows if key in r]
+        values = [r[key] / r["modelled_us"] for r in rows if r.get(key) is not None]  # None: no anchor kernel for that case
         if values:
             out[_ratio_key(name)] = [min(values), max(values)]
     return out
