@@ -110,6 +110,9 @@ KNOWN_GAPS = {
                     "between them, the sample expects the block stride to run on; the documentation's one Counter "
                     "example with strides (blockStride 2, repeatStride 16, in 接口内设置Mask) gives the same bytes "
                     "either way, and the A2 impl hands both strides to the instruction, so it stays undecided",
+    "gm_by_pass_dcache": "its golden expects 0 in the 1023 output elements its kernel never writes (it writes one "
+                         "int32), but aclrtMalloc leaves device memory uninitialised (the stand-in fills it with a "
+                         "pattern)",
     "data_sync_barrier": "its golden expects 0 in the 7 output elements its kernel never writes, but aclrtMalloc "
                          "leaves device memory uninitialised (the stand-in fills it with a pattern); the flag order "
                          "itself passes the twin's GM order check",

@@ -242,3 +242,45 @@ def test_free_tensor_takes_a_non_const_tensor(tmp_path, qualifier):
             compile_kernel(source, "free_const")
     else:
         assert compile_kernel(source, "free_const").is_file()
+
+
+# One TPipe used twice copies out to the same GM bytes: Destroy between the rounds ends in
+# PipeBarrier<PIPE_ALL> as CANN's does, which orders the second round's MTE3 write after the first's.
+# Reset takes the buffers back without that barrier, so the rewrite needs one of its own.
+TWO_PIPES = PRELUDE + """
+template <bool kDestroy>
+void CopyTwice(GM_ADDR x, GM_ADDR y)
+{
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x, 64);
+    yg.SetGlobalBuffer((__gm__ float *)y, 64);
+    TPipe pipe;
+    for (int round = 0; round < 2; ++round) {
+        TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
+        pipe.InitBuffer(q, 1, 64 * sizeof(float));
+        LocalTensor<float> t = q.AllocTensor<float>();
+        DataCopy(t, xg, 64);
+        q.EnQue(t);
+        t = q.DeQue<float>();
+        DataCopy(yg, t, 64);
+        q.FreeTensor(t);
+        if (kDestroy) {
+            pipe.Destroy();
+        } else {
+            pipe.Reset();
+        }
+    }
+}
+extern "C" __global__ __aicore__ void two_pipes_destroy(GM_ADDR x, GM_ADDR y) { CopyTwice<true>(x, y); }
+extern "C" __global__ __aicore__ void two_pipes_reset(GM_ADDR x, GM_ADDR y) { CopyTwice<false>(x, y); }
+"""
+
+
+def test_destroy_orders_the_next_pipes_copies_and_reset_does_not(run_source, rng):
+    x = rng.standard_normal(64).astype(np.float32)
+    y = np.zeros(64, np.float32)
+    run_source(TWO_PIPES, "two_pipes_destroy", [x, y])
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: GM bytes written by one pipe of a core and then "
+                                            r"overwritten by the same pipe need PipeBarrier<PIPE_MTE3>"):
+        run_source(TWO_PIPES, "two_pipes_reset", [x, y])

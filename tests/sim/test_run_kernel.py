@@ -295,6 +295,30 @@ extern "C" __global__ __aicore__ void scaled(GM_ADDR x)
     assert results[0] == results[2] != results[1]
 
 
+
+def test_cache_follows_a_source_file_the_entry_includes(tmp_path, rng):
+    """Two entries of identical text in two places, each including its own body.cpp (not a header):
+    each runs its own body, although their text and place-free key would otherwise agree."""
+    outs = []
+    for factor in (3, 7):
+        where = tmp_path / f"k{factor}"
+        where.mkdir()
+        (where / "body.cpp").write_text(PRELUDE + f"constexpr float kFactor = {factor}.0f;\n")
+        (where / "entry.cpp").write_text('#include "body.cpp"\n' + """
+extern "C" __global__ __aicore__ void body_scaled(GM_ADDR x)
+{
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float *)x, 1);
+    g.SetValue(0, g.GetValue(0) * kFactor);
+}
+""")
+        x = rng.standard_normal(1).astype(np.float32)
+        out = x.copy()
+        run_kernel(where / "entry.cpp", "body_scaled", [out])
+        assert out[0] == x[0] * np.float32(factor)
+        outs.append(compile_kernel(where / "entry.cpp", "body_scaled"))
+    assert outs[0] != outs[1]
+
 DEMO = resources.path("twin/demo/scaled_sum.cpp")
 
 

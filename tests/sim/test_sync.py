@@ -226,7 +226,7 @@ def test_each_wait_flag_orders_up_to_its_own_set_flag():
     y = np.zeros(2 * BLOCK, np.float32)
     stats = launch(5, 0, x, y)
     np.testing.assert_array_equal(y, x)
-    assert stats.total["pipe_barriers"] == 5  # three WaitFlags, PipeBarrier<PIPE_V> and <PIPE_ALL>
+    assert stats.total["pipe_barriers"] == 6  # three WaitFlags, PipeBarrier<PIPE_V>, <PIPE_ALL>, TPipe::Destroy's PIPE_ALL
     with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: data written by one pipe and then read by another"
                                             r" .*HardEvent::MTE2_V"):
         launch(5, 1, x, y)

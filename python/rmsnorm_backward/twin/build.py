@@ -108,15 +108,26 @@ def _digest(parts, dirs, *, where: bool = True) -> str:
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 
-def _includes_stay_inside(source: Path, dirs: list[Path]) -> bool:
-    """Whether each quoted include of `source` that exists next to it lies under one of `dirs`
-    (a `../x.h` reaching out of them is not part of the digest's headers)."""
-    text = source.read_text(errors="replace")
-    for included in _QUOTED_INCLUDE.findall(text):
-        path = (source.parent / included).resolve()
-        if path.is_file() and not any(path.is_relative_to(d) for d in dirs):
-            return False
-    return True
+def _quoted_includes(source: Path, dirs: list[Path]) -> tuple[bool, list[Path]]:
+    """The files `source` reaches through quoted includes that the header digest does not cover (a
+    `sample.cpp` pulled in by an entry, a header outside `dirs`; followed into their own includes), and whether every file it
+    reaches lies under `dirs` (then the key can name no directory). Looked up next to the including
+    file, then in `dirs`, as g++ does."""
+    inside, extra, seen, todo = True, [], {source}, [source]
+    while todo:
+        current = todo.pop()
+        for included in _QUOTED_INCLUDE.findall(current.read_text(errors="replace")):
+            found = next((c.resolve() for c in (current.parent / included, *(d / included for d in dirs))
+                          if c.is_file()), None)
+            if found is None or found in seen:
+                continue
+            seen.add(found)
+            under = any(found.is_relative_to(d) for d in dirs)
+            inside = inside and under
+            if not (under and found.name.endswith(HEADER_SUFFIXES)):
+                extra.append(found)
+                todo.append(found)
+    return inside, extra
 
 
 def _run(cmd) -> subprocess.CompletedProcess:
@@ -162,15 +173,18 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     flags = list(CXXFLAGS) + _define_flags(defines) + [f"-I{d}" for d in dirs]
     wrapper = _wrapper(source, name)
     cache = cache_dir()
-    # The key names no directory when every header the source includes lies under `dirs` (the twin
+    # The key names no directory when every file the source includes lies under `dirs` (the twin
     # reports no file names, so the object depends on contents only): identical kernels in different
     # places, e.g. another clone or a test's tmp directory, share one object.
-    if _includes_stay_inside(source, dirs):
+    inside, extra = _quoted_includes(source, dirs)
+    included = [part for path in extra for part in (path.name, path.read_bytes())]
+    if inside:
         key = [compiler_version(), chr(0).join(list(CXXFLAGS) + _define_flags(defines)), str(len(dirs)),
-               _wrapper(Path(source.name), name), source.read_bytes()]
+               _wrapper(Path(source.name), name), source.read_bytes(), *included]
         target = cache / f"{name}-{_digest(key, dirs, where=False)}.so"
     else:
-        target = cache / f"{name}-{_digest([compiler_version(), chr(0).join(flags), wrapper, source.read_bytes()], dirs)}.so"
+        key = [compiler_version(), chr(0).join(flags), wrapper, source.read_bytes(), *included]
+        target = cache / f"{name}-{_digest(key, dirs)}.so"
     if target.is_file():
         return target
 

@@ -16,6 +16,8 @@
 
 namespace twin {
 
+inline void BarrierAllPipes();  // sync.h: what PipeBarrier<PIPE_ALL> does
+
 inline constexpr uint32_t kMaxBuffers = 64;  // buffers per kernel (all TQue and TBuf together)
 
 // What TPipe needs from the TQue and TBuf it carved buffers for, so Reset can take them back.
@@ -158,7 +160,8 @@ public:
         buffers_ = 0;
         events_.Clear();  // as the real Reset: the free buffers' ids are waited for, the pool starts empty
     }
-    // The end of the kernel's use of UB: every queue buffer must be back by now.
+    // The end of the kernel's use of UB: every queue buffer must be back by now. As CANN's, it ends
+    // in a PipeBarrier<PIPE_ALL> (so a second TPipe's copies are ordered after the first's).
     void Destroy()
     {
         if (!twin::Unwinding()) {
@@ -167,6 +170,9 @@ public:
             }
         }
         Reset();
+        if (!twin::Unwinding() && twin::g_core != nullptr) {
+            twin::BarrierAllPipes();
+        }
     }
 
     // Event ids for SetFlag/WaitFlag, from the same pool the queues take theirs from. AllocEventID

@@ -186,6 +186,15 @@ inline void CheckFlagsAtExit()
     }
 }
 
+inline void BarrierAllPipes()
+{
+    CoreState &core = Core();
+    core.counters.pipe_barriers++;
+    core.pipe_sync.barrier_all_seq = ++core.instr_seq;
+    core.gm_pipes.Clear();  // every GM access before it is done
+    OnBarrierAll();
+}
+
 }  // namespace twin
 
 namespace AscendC {
@@ -194,12 +203,12 @@ template <pipe_t pipe>
 inline void PipeBarrier()
 {
     twin::CoreState &core = twin::Core();
-    core.counters.pipe_barriers++;
     if (pipe == PIPE_ALL) {
-        core.pipe_sync.barrier_all_seq = ++core.instr_seq;
-        core.gm_pipes.Clear();  // every GM access before it is done
-        twin::OnBarrierAll();
-    } else if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3) {
+        twin::BarrierAllPipes();
+        return;
+    }
+    core.counters.pipe_barriers++;
+    if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3) {
         const int p = int(pipe == PIPE_MTE2 ? twin::Pipe::MTE2 : twin::Pipe::MTE3);
         core.pipe_sync.visible_seq[p][p] = ++core.instr_seq;  // the pipe's own earlier copies are done
     }
