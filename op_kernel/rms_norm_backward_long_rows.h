@@ -22,7 +22,7 @@
 //   rstd batches               see RstdBatches (rms_norm_backward_rstd.h)
 //   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
 #pragma once
-#include "rms_norm_backward_common.h"
+#include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
@@ -31,14 +31,11 @@ namespace rms_norm_backward_impl {
 constexpr uint32_t kRingLandings = 7;
 
 template <typename T>
-class RmsNormBackwardLongRows {
+class RmsNormBackwardLongRows : RmsNormBackwardPathBase {
 public:
-    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
-                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
+        InitBase(args, tiling, pipe, gm_);
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.row_buffers == 1;
         if (ring_) {
@@ -51,8 +48,8 @@ public:
                 landed_[i] = pipe_->AllocEventID<HardEvent::MTE2_V>();
             }
         } else {
-            pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.cols * sizeof(T));
-            pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.cols * sizeof(T));
+            pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, t_.cols * sizeof(T));
+            pipe_->InitBuffer(inQueXRow_, t_.row_buffers, t_.cols * sizeof(T));
         }
         pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
         pipe_->InitBuffer(dgammaBuf_, t_.cols * sizeof(float));
@@ -63,7 +60,7 @@ public:
         dxOverDy_ = ring_ && t_.dx_over_dy != 0;
         dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         if (!dxOverDy_) {
-            pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
+            pipe_->InitBuffer(outQueDx_, kDoubleBuffer, C * sizeof(T));
         }
         rstd_.Init(pipe_, gm_.rstd);
         pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
@@ -75,9 +72,9 @@ public:
         // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
         // flag waits for every earlier copy-in, this one too.
         CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
-            const RowGroup group = GroupRows(t_, g);
-            partialGm_ = gm_.Partial(t_, g);
+        for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
+            const RowGroup group = GroupRows(t_, groupIdx);
+            partialGm_ = gm_.Partial(t_, groupIdx);
             Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
             rstd_.Start(group);  // before the group's row copies
             dy_.fill = {group.begin, group.end, 0};
@@ -94,10 +91,9 @@ public:
                 Compute(row, row + 1 == group.end);
             }
             if (group.begin == group.end) {  // (the last row's pass 1 wrote it; a group without rows owes zeros)
-                WaitFor<HardEvent::V_MTE3>(pipe_);
-                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
+                CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
             }
-            WaitFor<HardEvent::MTE3_V>(pipe_);  // the next group zeroes dgamma once it has left
+            WaitDgammaLeft();
         }
         for (uint32_t i = 0; ring_ && i < kRingLandings; ++i) {
             pipe_->ReleaseEventID<HardEvent::MTE2_V>(landed_[i]);
@@ -105,8 +101,6 @@ public:
     }
 
 private:
-    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-
     // A ring's next chunk to receive.
     struct FillCursor {
         uint64_t row, end;  // the next row to receive, and the group's end
@@ -136,12 +130,12 @@ private:
             }
             return;
         }
-        LocalTensor<T> dyRow = dyRowQue_.AllocTensor<T>();
-        LocalTensor<T> xRow = xRowQue_.AllocTensor<T>();
+        LocalTensor<T> dyRow = inQueDyRow_.AllocTensor<T>();
+        LocalTensor<T> xRow = inQueXRow_.AllocTensor<T>();
         CopyInPad(dyRow, gm_.dy[row * t_.cols], t_.cols);
         CopyInPad(xRow, gm_.x[row * t_.cols], t_.cols);
-        dyRowQue_.EnQue(dyRow);
-        xRowQue_.EnQue(xRow);
+        inQueDyRow_.EnQue(dyRow);
+        inQueXRow_.EnQue(xRow);
     }
 
     // The next chunk of dy (or x) the ring has not yet received, rows of the group in order, lands in
@@ -209,7 +203,7 @@ private:
     __aicore__ inline LocalTensor<float> AsFloat(const LocalTensor<float> &scratch, const LocalTensor<T> &src,
                                                  uint32_t count)
     {
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             return src;
         } else {
             Widen(scratch, src, count);
@@ -226,8 +220,8 @@ private:
     {
         LocalTensor<T> dyRow, xRow;
         if (!ring_) {
-            dyRow = dyRowQue_.DeQue<T>();
-            xRow = xRowQue_.DeQue<T>();
+            dyRow = inQueDyRow_.DeQue<T>();
+            xRow = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
@@ -253,8 +247,7 @@ private:
             }
         }
         if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
-            WaitFor<HardEvent::V_MTE3>(pipe_);
-            CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
+            CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
         }
         const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
         const float meanGXhat = RowSum(sum, sumCount) * t_.inv_cols * rstd;
@@ -268,8 +261,8 @@ private:
             if (ring_) {  // pass 2 is done with x's slot: the next chunk may land in it
                 Refill(x_, gm_.x, true);
             }
-            const LocalTensor<T> dxT = dxOverDy_ ? c.dy : dxQue_.AllocTensor<T>();
-            if constexpr (IsFloat()) {
+            const LocalTensor<T> dxT = dxOverDy_ ? c.dy : outQueDx_.AllocTensor<T>();
+            if constexpr (kIsFloat<T>) {
                 Muls(dxT, g, rstd, c.count);
             } else {
                 Muls(g, g, rstd, c.count);
@@ -284,7 +277,7 @@ private:
                 }
                 continue;
             }
-            dxQue_.EnQue(dxT);
+            outQueDx_.EnQue(dxT);
             if (ring_) {
                 Refill(dy_, gm_.dy, true);
             }
@@ -294,8 +287,8 @@ private:
             RefillAfterDx(chunks - 1);
         }
         if (!ring_) {
-            dyRowQue_.FreeTensor(dyRow);
-            xRowQue_.FreeTensor(xRow);
+            inQueDyRow_.FreeTensor(dyRow);
+            inQueXRow_.FreeTensor(xRow);
         }
     }
 
@@ -321,13 +314,11 @@ private:
 
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
-        LocalTensor<T> dxT = dxQue_.DeQue<T>();
+        LocalTensor<T> dxT = outQueDx_.DeQue<T>();
         CopyOutPad(gm_.dx[offset], dxT, count);
-        dxQue_.FreeTensor(dxT);
+        outQueDx_.FreeTensor(dxT);
     }
 
-    RmsNormBackwardTilingData t_;
-    TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
@@ -341,8 +332,8 @@ private:
     TEventID landed_[kRingLandings] = {};  // MTE2 -> V: dy's chunk (and x's before it) has landed
     uint64_t landingsSet_ = 0, landingsWaited_ = 0;  // dy chunks received, and waited for by the vector unit
     uint64_t taken_ = 0;                             // dy chunks taken by pass 1
-    TQue<QuePosition::VECIN, kMaxRowBuffers> dyRowQue_, xRowQue_;  // the next rows are queued early
-    TQue<QuePosition::VECOUT, 1> dxQue_;
+    TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
+    TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 

@@ -27,32 +27,29 @@
 //   rstd batches                    2 x 64                 512 (RstdBatches, rms_norm_backward_rstd.h)
 //   dgamma partial in, out (DR < cols)  2 x C each         16 * C
 #pragma once
-#include "rms_norm_backward_common.h"
+#include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
 
 template <typename T>
-class RmsNormBackwardLongRowsStreamed {
+class RmsNormBackwardLongRowsStreamed : RmsNormBackwardPathBase {
 public:
-    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
-                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
+        InitBase(args, tiling, pipe, gm_);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
-        pipe_->InitBuffer(slotQue_, t_.stream_slots, 2 * C_ * sizeof(T));
+        pipe_->InitBuffer(inQueSlot_, t_.stream_slots, 2 * C_ * sizeof(T));
         if (t_.gamma_slots == 0) {
             pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
         } else {
-            pipe_->InitBuffer(gammaQue_, t_.gamma_slots, C_ * sizeof(T));
+            pipe_->InitBuffer(inQueGamma_, t_.gamma_slots, C_ * sizeof(T));
         }
         if (t_.gamma_resident_cols > 0) {
             pipe_->InitBuffer(dgammaBuf_, t_.gamma_resident_cols * sizeof(float));
         }
-        if constexpr (!IsFloat()) {
+        if constexpr (!kIsFloat<T>) {
             pipe_->InitBuffer(wideBuf_, 3 * C_ * sizeof(float));
         }
         pipe_->InitBuffer(sumBuf_, t_.sum_cols * sizeof(float));
@@ -61,8 +58,8 @@ public:
         pipe_->InitBuffer(coefBuf_, kFloatsPerRepeat * sizeof(float));
         rstdBatches_.Init(pipe_, gm_.rstd);
         if (t_.gamma_resident_cols < t_.cols) {
-            pipe_->InitBuffer(partialInQue_, 2, C_ * sizeof(float));
-            pipe_->InitBuffer(partialOutQue_, 2, C_ * sizeof(float));
+            pipe_->InitBuffer(inQuePartial_, kDoubleBuffer, C_ * sizeof(float));
+            pipe_->InitBuffer(outQuePartial_, kDoubleBuffer, C_ * sizeof(float));
         }
     }
 
@@ -71,9 +68,9 @@ public:
         if (t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
         }
-        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
-            const RowGroup group = GroupRows(t_, g);
-            partialGm_ = gm_.Partial(t_, g);
+        for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
+            const RowGroup group = GroupRows(t_, groupIdx);
+            partialGm_ = gm_.Partial(t_, groupIdx);
             if (t_.gamma_resident_cols > 0) {
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
             }
@@ -83,7 +80,7 @@ public:
             const Step first{group.begin, 1, 0};
             slotFill_ = gammaFill_ = first;
             for (uint32_t i = 0; i < t_.stream_slots; ++i) {
-                CopyIn(g != GetBlockIdx());  // the core's earlier group wrote dx from these slots
+                CopyIn(groupIdx != FirstGroup());  // the core's earlier group wrote dx from these slots
             }
             for (uint32_t i = 0; i < t_.gamma_slots; ++i) {
                 CopyInGamma();
@@ -95,16 +92,13 @@ public:
                 Compute(step, group);
             }
             if (t_.gamma_resident_cols > 0) {
-                WaitFor<HardEvent::V_MTE3>(pipe_);
-                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
-                WaitFor<HardEvent::MTE3_V>(pipe_);
+                CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
+                WaitDgammaLeft();
             }
         }
     }
 
 private:
-    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-
     // One step: chunk k of `row` in pass 1 or 2. A group runs pass 1 of its first row, then pass 2 of
     // each row chunk by chunk interleaved with pass 1 of the next: P2(r, k), P1(r+1, k), P2(r, k+1), ...
     // row == groupEnd_: no step left.
@@ -145,14 +139,14 @@ private:
             return;
         }
         slotFill_ = Next(s);
-        LocalTensor<T> slot = slotQue_.AllocTensor<T>();
+        LocalTensor<T> slot = inQueSlot_.AllocTensor<T>();
         if (afterCopyOut) {
             WaitFor<HardEvent::MTE3_MTE2>(pipe_);
         }
         const uint64_t at = s.row * t_.cols + uint64_t(s.k) * C_;
         CopyInPad(slot, gm_.dy[at], Count(s.k));
         CopyInPad(slot[C_], gm_.x[at], Count(s.k));
-        slotQue_.EnQue(slot);
+        inQueSlot_.EnQue(slot);
     }
     __aicore__ inline void CopyInGamma()
     {
@@ -161,21 +155,21 @@ private:
             return;
         }
         gammaFill_ = Next(s);
-        LocalTensor<T> gamma = gammaQue_.AllocTensor<T>();
+        LocalTensor<T> gamma = inQueGamma_.AllocTensor<T>();
         CopyInPad(gamma, gm_.gamma[uint64_t(s.k) * C_], Count(s.k));
-        gammaQue_.EnQue(gamma);
+        inQueGamma_.EnQue(gamma);
     }
 
     // gamma of chunk k as fp32 (widened into scratch 2 for 16-bit data); streamed chunks are freed,
     // and their slot refilled, by ReleaseGamma once the vector unit has read them.
     __aicore__ inline LocalTensor<T> TakeGamma(uint32_t k)
     {
-        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[k * C_] : gammaQue_.DeQue<T>();
+        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[k * C_] : inQueGamma_.DeQue<T>();
     }
     __aicore__ inline void ReleaseGamma(LocalTensor<T> &gamma)
     {
         if (t_.gamma_slots != 0) {
-            gammaQue_.FreeTensor(gamma);
+            inQueGamma_.FreeTensor(gamma);
             CopyInGamma();
         }
     }
@@ -184,7 +178,7 @@ private:
     // into scratch `i`.
     __aicore__ inline LocalTensor<float> AsFloat(uint32_t i, const LocalTensor<T> &src, uint32_t count)
     {
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             return src;
         } else {
             const LocalTensor<float> wide = wideBuf_.Get<float>()[i * C_];
@@ -225,11 +219,11 @@ private:
         if (k == 0) {
             rstd_[row & 1] = rstdBatches_.Get(row);
         }
-        LocalTensor<T> slot = slotQue_.DeQue<T>();
+        LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         LocalTensor<float> g, xhat;
         Prepare(slot, k, rstd_[row & 1], true, row == group.begin, g, xhat);
         AddRowSum(g, xhat, Count(k), k == 0);
-        slotQue_.FreeTensor(slot);
+        inQueSlot_.FreeTensor(slot);
         CopyIn(false);
         if (k + 1 == chunks_) {
             RowScale();
@@ -240,17 +234,17 @@ private:
     __aicore__ inline void Pass2(uint64_t row, uint32_t k)
     {
         const float rstd = rstd_[row & 1];
-        LocalTensor<T> slot = slotQue_.DeQue<T>();
+        LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         const uint32_t n = Count(k);
         LocalTensor<float> g, xhat;
         Prepare(slot, k, rstd, false, false, g, xhat);
         AddScaled(g, xhat, n);
         Muls(g, g, rstd, n);
-        if constexpr (!IsFloat()) {
+        if constexpr (!kIsFloat<T>) {
             Narrow(slot, g, n);
         }
         CopyOut(row * t_.cols + k * C_, slot, n);
-        slotQue_.FreeTensor(slot);
+        inQueSlot_.FreeTensor(slot);
         CopyIn(true);
     }
 
@@ -277,7 +271,7 @@ private:
         const uint32_t lanes = t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols;
         ReduceSum(total, sumBuf_.Get<float>(), workBuf_.Get<float>(), lanes);
         Muls(total, total, -t_.inv_cols, 1);
-        Brcb(coefBuf_.Get<float>(), total, 1, BrcbRepeatParams(1, 8));
+        Brcb(coefBuf_.Get<float>(), total, 1, BrcbRepeatParams(1, kBlocksPerRepeat));
     }
 
     // g += k*xhat, k read by every repeat (src1 strides 0). The lanes past `count` up to the next
@@ -285,7 +279,7 @@ private:
     __aicore__ inline void AddScaled(const LocalTensor<float> &g, const LocalTensor<float> &xhat, uint32_t count)
     {
         MulAddDst(g, xhat, coefBuf_.Get<float>(), uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),
-                  BinaryRepeatParams(1, 1, 0, 8, 8, 0));
+                  Src1OneBlock());
     }
 
     // dgamma += dy*xhat: in UB for the resident cols; beyond them in the group's GM partial, which
@@ -300,20 +294,20 @@ private:
             MulAddDst(dgammaBuf_.Get<float>()[begin], dy, xhat, count);
             return;
         }
-        LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+        LocalTensor<float> out = outQuePartial_.AllocTensor<float>();
         Mul(out, dy, xhat, count);
         if (!firstRow) {
-            LocalTensor<float> in = partialInQue_.AllocTensor<float>();
+            LocalTensor<float> in = inQuePartial_.AllocTensor<float>();
             CopyInPad(in, partialGm_[begin], count);
-            partialInQue_.EnQue(in);
-            in = partialInQue_.DeQue<float>();
+            inQuePartial_.EnQue(in);
+            in = inQuePartial_.DeQue<float>();
             Add(out, out, in, count);
-            partialInQue_.FreeTensor(in);
+            inQuePartial_.FreeTensor(in);
         }
-        partialOutQue_.EnQue(out);
-        out = partialOutQue_.DeQue<float>();
+        outQuePartial_.EnQue(out);
+        out = outQuePartial_.DeQue<float>();
         CopyOutPad(partialGm_[begin], out, count);
-        partialOutQue_.FreeTensor(out);
+        outQuePartial_.FreeTensor(out);
     }
 
     // A group without rows still owes zeros for the GM part of its partial.
@@ -321,12 +315,12 @@ private:
     {
         for (uint32_t begin = t_.gamma_resident_cols; begin < t_.cols; begin += C_) {
             const uint32_t n = t_.cols - begin < C_ ? t_.cols - begin : C_;
-            LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+            LocalTensor<float> out = outQuePartial_.AllocTensor<float>();
             Duplicate(out, 0.0f, n);
-            partialOutQue_.EnQue(out);
-            out = partialOutQue_.DeQue<float>();
+            outQuePartial_.EnQue(out);
+            out = outQuePartial_.DeQue<float>();
             CopyOutPad(partialGm_[begin], out, n);
-            partialOutQue_.FreeTensor(out);
+            outQuePartial_.FreeTensor(out);
         }
     }
 
@@ -337,8 +331,6 @@ private:
         CopyOutPad(gm_.dx[offset], dx, count);
     }
 
-    RmsNormBackwardTilingData t_;
-    TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     uint32_t C_ = 0, chunks_ = 0;
@@ -346,9 +338,9 @@ private:
     uint64_t groupBegin_ = 0, groupEnd_ = 0;
     Step slotFill_{}, gammaFill_{};  // the step each queue loads next
     float rstd_[2] = {};             // per row parity: two rows are in flight
-    TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_, gammaQue_;
-    TQue<QuePosition::VECIN, 1> partialInQue_;
-    TQue<QuePosition::VECOUT, 1> partialOutQue_;
+    TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
+    TQue<QuePosition::VECIN, 1> inQuePartial_;
+    TQue<QuePosition::VECOUT, 1> outQuePartial_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
 

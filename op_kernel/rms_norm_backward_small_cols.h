@@ -31,31 +31,28 @@
 //   gamma                                       P            4 * P
 //   -rstd/cols, row sums (two halves)           R each       12 * R
 #pragma once
-#include "rms_norm_backward_common.h"
+#include "rms_norm_backward_path_base.h"
 
 namespace rms_norm_backward_impl {
 
 template <typename T>
-class RmsNormBackwardSmallCols {
+class RmsNormBackwardSmallCols : RmsNormBackwardPathBase {
 public:
-    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
-                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
+        InitBase(args, tiling, pipe, gm_);
         const uint32_t S = t_.row_stride, R = t_.tile_rows, lanes = R * S;
-        rowBlocks_ = S >= 2 * kFloatsPerRepeat || S == kFloatsPerRepeat;
-        gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks_ ? S : lanes);
-        pipe_->InitBuffer(dyQue_, 2, lanes * sizeof(T));
-        pipe_->InitBuffer(xQue_, 2, lanes * sizeof(T));
-        pipe_->InitBuffer(rstdQue_, 2, RstdBatchRows() * sizeof(float));
-        pipe_->InitBuffer(dxQue_, 2, lanes * sizeof(T));
+        scalarAsBlock_ = S >= 2 * kFloatsPerRepeat || S == kFloatsPerRepeat;
+        gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (scalarAsBlock_ ? S : lanes);
+        pipe_->InitBuffer(inQueDy_, kDoubleBuffer, lanes * sizeof(T));
+        pipe_->InitBuffer(inQueX_, kDoubleBuffer, lanes * sizeof(T));
+        pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, RstdBatchRows() * sizeof(float));
+        pipe_->InitBuffer(outQueDx_, kDoubleBuffer, lanes * sizeof(T));
         pipe_->InitBuffer(aBuf_, lanes * sizeof(float));
         pipe_->InitBuffer(xhatBuf_, lanes * sizeof(float));
         pipe_->InitBuffer(gBuf_, lanes * sizeof(float));
         pipe_->InitBuffer(dgammaBuf_, lanes * sizeof(float));
-        const uint32_t perRow = rowBlocks_ ? kFloatsPerBlock : S;
+        const uint32_t perRow = scalarAsBlock_ ? kFloatsPerBlock : S;
         pipe_->InitBuffer(rstdRowBuf_, R * perRow * sizeof(float));
         pipe_->InitBuffer(cRowBuf_, R * perRow * sizeof(float));
         pipe_->InitBuffer(gammaBuf_, gammaLanes_ * sizeof(float));
@@ -68,8 +65,8 @@ public:
     {
         const LocalTensor<float> dgamma = dgammaBuf_.Get<float>();
         bool gammaLoaded = false;
-        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
-            const RowGroup group = GroupRows(t_, g);
+        for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
+            const RowGroup group = GroupRows(t_, groupIdx);
             Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
             batchLoadEnd_ = group.begin;
             if (!gammaLoaded) {  // first: its widening overlaps the first tile's copies
@@ -105,7 +102,7 @@ public:
                 CopyOut(outRow, outN);
             }
             if (batchHeld_) {
-                rstdQue_.FreeTensor(rstdBatch_);
+                inQueRstd_.FreeTensor(rstdBatch_);
                 batchHeld_ = false;
             }
             // Fold the tile's rows pairwise, the upper rows onto the lower ones, in log2(R) steps:
@@ -115,15 +112,12 @@ public:
                 Add(dgamma, dgamma, dgamma[(rows - half) * t_.row_stride], half * t_.row_stride);
                 rows -= half;
             }
-            WaitFor<HardEvent::V_MTE3>(pipe_);
-            CopyOutPad(gm_.Partial(t_, g), dgamma, t_.cols);
-            WaitFor<HardEvent::MTE3_V>(pipe_);
+            CopyOutDgamma(gm_.Partial(t_, groupIdx), dgamma, t_.cols);
+            WaitDgammaLeft();
         }
     }
 
 private:
-    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-
     // Rows of the next tile when `left` rows of the group remain: whole tiles while more than two are
     // left, then halves (multiples of 8) down to 2R/3. Smaller last tiles leave less work behind the
     // last copy-in, but below about R/2 rows the vector unit's fixed cost per tile exceeds what the
@@ -154,7 +148,7 @@ private:
     __aicore__ inline void LoadGamma()
     {
         const LocalTensor<float> gamma = gammaBuf_.Get<float>();
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             CopyInPacked(gamma, gm_.gamma, 1);
             WaitFor<HardEvent::MTE2_V>(pipe_);
         } else {
@@ -173,17 +167,17 @@ private:
     // starts past the last batch (one copy set-up for many tiles).
     __aicore__ inline void CopyIn(uint64_t row, uint32_t n, uint64_t groupEnd)
     {
-        LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
-        LocalTensor<T> xT = xQue_.AllocTensor<T>();
+        LocalTensor<T> dyT = inQueDy_.AllocTensor<T>();
+        LocalTensor<T> xT = inQueX_.AllocTensor<T>();
         CopyInPacked(dyT, gm_.dy[row * t_.cols], n);
         CopyInPacked(xT, gm_.x[row * t_.cols], n);
-        dyQue_.EnQue(dyT);
-        xQue_.EnQue(xT);
+        inQueDy_.EnQue(dyT);
+        inQueX_.EnQue(xT);
         if (row + n > batchLoadEnd_) {
             const uint64_t end = row + RstdBatchRows() < groupEnd ? row + RstdBatchRows() : groupEnd;
-            LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
+            LocalTensor<float> rstd = inQueRstd_.AllocTensor<float>();
             CopyInPad(rstd, gm_.rstd[row], uint32_t(end - row));
-            rstdQue_.EnQue(rstd);
+            inQueRstd_.EnQue(rstd);
             batchStarts_[batchLoads_++ % 2] = row;
             batchLoadEnd_ = end;
         }
@@ -194,9 +188,9 @@ private:
     {
         if (batchUses_ < batchLoads_ && batchStarts_[batchUses_ % 2] == row) {
             if (batchHeld_) {
-                rstdQue_.FreeTensor(rstdBatch_);
+                inQueRstd_.FreeTensor(rstdBatch_);
             }
-            rstdBatch_ = rstdQue_.DeQue<float>();
+            rstdBatch_ = inQueRstd_.DeQue<float>();
             batchStart_ = row;
             batchHeld_ = true;
             batchUses_++;
@@ -206,13 +200,13 @@ private:
 
     __aicore__ inline uint32_t RstdBatchRows() const { return kSmallColsRstdBatchTiles * t_.tile_rows; }
 
-    // values[r] for the rows of a tile, laid out for MulRows: one block per row (rowBlocks_), else
+    // values[r] for the rows of a tile, laid out for MulRows: one block per row (scalarAsBlock_), else
     // spread over the S lanes of the row (S/8 Brcb calls, one block column each).
     __aicore__ inline void PerRow(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t n)
     {
         const uint8_t repeats = uint8_t(CeilDiv(n, kFloatsPerBlock));
-        if (rowBlocks_) {
-            Brcb(dst, values, repeats, BrcbRepeatParams{1, kFloatsPerBlock});
+        if (scalarAsBlock_) {
+            Brcb(dst, values, repeats, BrcbRepeatParams{1, kBlocksPerRepeat});
             return;
         }
         const uint32_t blocksPerRow = t_.row_stride / kFloatsPerBlock;
@@ -227,7 +221,7 @@ private:
     __aicore__ inline void MulRows(const LocalTensor<float> &dst, const LocalTensor<float> &src,
                                    const LocalTensor<float> &perRow, uint32_t n)
     {
-        if (!rowBlocks_) {
+        if (!scalarAsBlock_) {
             if constexpr (accumulate) {
                 MulAddDst(dst, src, perRow, int32_t(n * t_.row_stride));
             } else {
@@ -235,8 +229,8 @@ private:
             }
             return;
         }
-        const uint8_t rowBlocks = uint8_t(t_.row_stride / kFloatsPerBlock);
-        const BinaryRepeatParams params(1, 1, 0, rowBlocks, rowBlocks, 1);  // block stride 0: one block per row
+        const uint8_t blocksPerRow = uint8_t(t_.row_stride / kFloatsPerBlock);
+        const BinaryRepeatParams params(1, 1, 0, blocksPerRow, blocksPerRow, 1);  // block stride 0: one block per row
         for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
             const uint64_t mask = ChunkLanes(h);
             if constexpr (accumulate) {
@@ -255,10 +249,10 @@ private:
         if (gammaLanes_ == t_.tile_rows * t_.row_stride) {
             Mul(g, dy, gamma, int32_t(lanes));
         } else if (gammaLanes_ == kFloatsPerRepeat) {
-            Mul(g, dy, gamma, kFloatsPerRepeat, CeilDiv(lanes, kFloatsPerRepeat), BinaryRepeatParams(1, 1, 1, 8, 8, 0));
+            Mul(g, dy, gamma, kFloatsPerRepeat, CeilDiv(lanes, kFloatsPerRepeat), Src1RepeatedPerRepeat());
         } else {  // one instruction per 64-lane column chunk of the rows
-            const uint8_t rowBlocks = uint8_t(t_.row_stride / kFloatsPerBlock);
-            const BinaryRepeatParams params(1, 1, 1, rowBlocks, rowBlocks, 0);
+            const uint8_t blocksPerRow = uint8_t(t_.row_stride / kFloatsPerBlock);
+            const BinaryRepeatParams params(1, 1, 1, blocksPerRow, blocksPerRow, 0);
             for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
                 Mul(g[h], dy[h], gamma[h], ChunkLanes(h), n, params);
             }
@@ -277,9 +271,9 @@ private:
     __aicore__ inline void RowSums(const LocalTensor<float> &sums, const LocalTensor<float> &values, uint32_t n)
     {
         const uint32_t S = t_.row_stride;
-        const int32_t rowBlocks = int32_t(S / kFloatsPerBlock);
+        const int32_t blocksPerRow = int32_t(S / kFloatsPerBlock);
         if (S > 2 * kFloatsPerRepeat) {
-            const BinaryRepeatParams params(1, 1, 1, uint8_t(rowBlocks), uint8_t(rowBlocks), uint8_t(rowBlocks));
+            const BinaryRepeatParams params(1, 1, 1, uint8_t(blocksPerRow), uint8_t(blocksPerRow), uint8_t(blocksPerRow));
             for (uint32_t chunks = CeilDiv(S, kFloatsPerRepeat); chunks > 1;) {
                 const uint32_t half = chunks / 2;
                 for (uint32_t j = 0; j < half; ++j) {
@@ -288,14 +282,14 @@ private:
                 }
                 chunks -= half;
             }
-            WholeReduceSum(sums, values, int32_t(kFloatsPerRepeat), int32_t(n), 1, 1, rowBlocks);
+            WholeReduceSum(sums, values, int32_t(kFloatsPerRepeat), int32_t(n), 1, 1, blocksPerRow);
             return;
         }
         const int32_t low = int32_t(S < kFloatsPerRepeat ? S : kFloatsPerRepeat);
-        WholeReduceSum(sums, values, low, int32_t(n), 1, 1, rowBlocks);
+        WholeReduceSum(sums, values, low, int32_t(n), 1, 1, blocksPerRow);
         if (S > kFloatsPerRepeat) {
             const LocalTensor<float> high = sumHighBuf_.Get<float>();
-            WholeReduceSum(high, values[kFloatsPerRepeat], int32_t(S - kFloatsPerRepeat), int32_t(n), 1, 1, rowBlocks);
+            WholeReduceSum(high, values[kFloatsPerRepeat], int32_t(S - kFloatsPerRepeat), int32_t(n), 1, 1, blocksPerRow);
             Add(sums, sums, high, n);
         }
     }
@@ -303,22 +297,22 @@ private:
     // xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, c = -rstd*mean(g*xhat), dx = g*rstd + xhat*c.
     __aicore__ inline void Compute(uint64_t row, uint32_t n)
     {
-        LocalTensor<T> dyT = dyQue_.DeQue<T>();
-        LocalTensor<T> xT = xQue_.DeQue<T>();
+        LocalTensor<T> dyT = inQueDy_.DeQue<T>();
+        LocalTensor<T> xT = inQueX_.DeQue<T>();
         const uint32_t lanes = n * t_.row_stride;
         const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
         const LocalTensor<float> dgamma = dgammaBuf_.Get<float>(), sums = sumBuf_.Get<float>();
         const LocalTensor<float> rk = rkBuf_.Get<float>(), rstdRow = rstdRowBuf_.Get<float>();
         const LocalTensor<float> cRow = cRowBuf_.Get<float>();
         LocalTensor<float> dy, x;
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             dy = dyT;
             x = xT;
         } else {  // widened at once, so the input slots take the next tile's copy early
             Widen(a, dyT, lanes);
             Widen(xhat, xT, lanes);
-            dyQue_.FreeTensor(dyT);
-            xQue_.FreeTensor(xT);
+            inQueDy_.FreeTensor(dyT);
+            inQueX_.FreeTensor(xT);
             dy = a;
             x = xhat;
         }
@@ -326,20 +320,20 @@ private:
         Muls(rk, rstd, -t_.inv_cols, n);
         PerRow(rstdRow, rstd, n);
         MulRows<false>(xhat, x, rstdRow, n);
-        if constexpr (IsFloat()) {
-            xQue_.FreeTensor(xT);
+        if constexpr (kIsFloat<T>) {
+            inQueX_.FreeTensor(xT);
         }
         MulAddDst(dgamma, dy, xhat, int32_t(lanes));
         MulGamma(g, dy, n);
-        if constexpr (IsFloat()) {
-            dyQue_.FreeTensor(dyT);
+        if constexpr (kIsFloat<T>) {
+            inQueDy_.FreeTensor(dyT);
         }
         Mul(a, g, xhat, int32_t(lanes));
         RowSums(sums, a, n);
         Mul(sums, sums, rk, int32_t(n));
         PerRow(cRow, sums, n);
-        LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
-        if constexpr (IsFloat()) {
+        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
+        if constexpr (kIsFloat<T>) {
             MulRows<false>(dxT, xhat, cRow, n);
             MulRows<true>(dxT, g, rstdRow, n);
         } else {
@@ -347,28 +341,26 @@ private:
             MulRows<true>(a, g, rstdRow, n);
             Narrow(dxT, a, lanes);
         }
-        dxQue_.EnQue(dxT);
+        outQueDx_.EnQue(dxT);
     }
 
     __aicore__ inline void CopyOut(uint64_t row, uint32_t n)
     {
-        LocalTensor<T> dxT = dxQue_.DeQue<T>();
+        LocalTensor<T> dxT = outQueDx_.DeQue<T>();
         CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);
-        dxQue_.FreeTensor(dxT);
+        outQueDx_.FreeTensor(dxT);
     }
 
-    RmsNormBackwardTilingData t_;
-    TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
-    bool rowBlocks_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
+    bool scalarAsBlock_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
     uint32_t gammaLanes_ = 0;
-    TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile (rstd batch) is queued early
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_, inQueRstd_;  // the next tile (rstd batch) is queued early
     LocalTensor<float> rstdBatch_;                       // the batch the computed tile's rstd is in
     uint64_t batchStart_ = 0, batchLoadEnd_ = 0;
     uint64_t batchStarts_[2] = {0, 0};                   // first rows of the batches in the queue
     uint32_t batchLoads_ = 0, batchUses_ = 0;
     bool batchHeld_ = false;
-    TQue<QuePosition::VECOUT, 1> dxQue_;
+    TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> aBuf_, xhatBuf_, gBuf_, dgammaBuf_, rstdRowBuf_, cRowBuf_, gammaBuf_, rkBuf_, sumBuf_,
         sumHighBuf_;
 };
