@@ -30,6 +30,14 @@ namespace rms_norm_backward_impl {
 // MTE2_V event ids the ring holds for its landings: the TPipe's 8 less one for WaitFor<MTE2_V>.
 constexpr uint32_t kRingLandings = 7;
 
+// Where a row's dy and x wait in UB, fixed per launch by the tiling (row_buffers, dx_over_dy); each
+// layout runs as its own instantiation of the row loop.
+enum class LongRowsLayout : uint32_t {
+    kRowBuffers,    // 2 or 3 whole-row queue buffers: the next rows are queued early
+    kRing,          // rings of chunk slots, dx through a queue of its own
+    kRingDxOverDy,  // rings of chunk slots, dx written over dy's slot (UB too tight for a dx queue)
+};
+
 template <typename T>
 class RmsNormBackwardLongRows : RmsNormBackwardPathBase {
 public:
@@ -37,8 +45,9 @@ public:
     {
         InitBase(args, tiling, pipe, gm_);
         const uint32_t C = t_.chunk_cols;
-        ring_ = t_.row_buffers == 1;
-        if (ring_) {
+        layout_ = t_.row_buffers != 1 ? LongRowsLayout::kRowBuffers
+                                      : (t_.dx_over_dy != 0 ? LongRowsLayout::kRingDxOverDy : LongRowsLayout::kRing);
+        if (layout_ != LongRowsLayout::kRowBuffers) {
             slots_ = CeilDiv(t_.cols, C) + t_.spare_slots;
             for (uint32_t i = 0; i < slots_; ++i) {
                 pipe_->InitBuffer(dy_.slot[i], C * sizeof(T));
@@ -57,9 +66,8 @@ public:
         pipe_->InitBuffer(bBuf_, C * sizeof(float));
         sumPerChunk_ = t_.sum_cols == 0;
         pipe_->InitBuffer(sumBuf_, (sumPerChunk_ ? kMaxRowSlots : t_.sum_cols) * sizeof(float));
-        dxOverDy_ = ring_ && t_.dx_over_dy != 0;
         dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
-        if (!dxOverDy_) {
+        if (layout_ != LongRowsLayout::kRingDxOverDy) {
             pipe_->InitBuffer(outQueDx_, kDoubleBuffer, C * sizeof(T));
         }
         rstd_.Init(pipe_, gm_.rstd);
@@ -68,6 +76,42 @@ public:
     }
 
     __aicore__ inline void Process()
+    {
+        if (layout_ == LongRowsLayout::kRowBuffers) {
+            RunGroups<LongRowsLayout::kRowBuffers>();
+        } else if (layout_ == LongRowsLayout::kRing) {
+            RunGroups<LongRowsLayout::kRing>();
+        } else {
+            RunGroups<LongRowsLayout::kRingDxOverDy>();
+        }
+    }
+
+private:
+    // A ring's next chunk to receive.
+    struct FillCursor {
+        uint64_t row, end;  // the next row to receive, and the group's end
+        uint32_t begin;     // the next chunk's first col
+    };
+    // A ring of chunk slots: the i-th chunk it receives lands in slot i % slots_ (slots are freed in
+    // the order they were filled).
+    struct Ring {
+        TBuf<QuePosition::VECCALC> slot[kMaxRowSlots];
+        FillCursor fill;
+        uint64_t received = 0;
+    };
+    // The row in whole-row buffers (empty in the ring layouts).
+    struct RowView {
+        LocalTensor<T> dy, x;
+    };
+    // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
+    struct Chunk {
+        uint32_t begin;
+        uint32_t count;
+        LocalTensor<T> dy, x, gamma;
+    };
+
+    template <LongRowsLayout layout>
+    __aicore__ inline void RunGroups()
     {
         // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
         // flag waits for every earlier copy-in, this one too.
@@ -80,62 +124,42 @@ public:
             dy_.fill = {group.begin, group.end, 0};
             x_.fill = dy_.fill;
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
-            const uint32_t ahead = ring_ ? 1 : t_.row_buffers - 1;
+            const uint32_t ahead = layout == LongRowsLayout::kRowBuffers ? t_.row_buffers - 1 : 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
-                CopyInRow(row);
+                CopyInRow<layout>(row);
             }
             for (uint64_t row = group.begin; row < group.end; ++row) {
-                if (!ring_ && row + ahead < group.end) {
-                    CopyInRow(row + ahead);
+                if (layout == LongRowsLayout::kRowBuffers && row + ahead < group.end) {
+                    CopyInRow<layout>(row + ahead);
                 }
-                Compute(row, row + 1 == group.end);
+                ComputeRow<layout>(row, row + 1 == group.end);
             }
             if (group.begin == group.end) {  // (the last row's pass 1 wrote it; a group without rows owes zeros)
                 CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
             }
             WaitDgammaLeft();
         }
-        for (uint32_t i = 0; ring_ && i < kRingLandings; ++i) {
+        for (uint32_t i = 0; layout != LongRowsLayout::kRowBuffers && i < kRingLandings; ++i) {
             pipe_->ReleaseEventID<HardEvent::MTE2_V>(landed_[i]);
         }
     }
 
-private:
-    // A ring's next chunk to receive.
-    struct FillCursor {
-        uint64_t row, end;  // the next row to receive, and the group's end
-        uint32_t begin;     // the next chunk's first col
-    };
-    // A ring of chunk slots: the k-th chunk it receives lands in slot k % slots_ (slots are freed in
-    // the order they were filled).
-    struct Ring {
-        TBuf<QuePosition::VECCALC> slot[kMaxRowSlots];
-        FillCursor fill;
-        uint64_t received = 0;
-    };
-
-    // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
-    struct Chunk {
-        uint32_t begin;
-        uint32_t count;
-        LocalTensor<T> dy, x, gamma;
-    };
-
+    template <LongRowsLayout layout>
     __aicore__ inline void CopyInRow(uint64_t row)
     {
-        if (ring_) {
-            for (uint32_t k = 0; k < slots_; ++k) {
+        if constexpr (layout != LongRowsLayout::kRowBuffers) {
+            for (uint32_t i = 0; i < slots_; ++i) {
                 Refill(x_, gm_.x, true);
-                Refill(dy_, gm_.dy, !dxOverDy_);
+                Refill(dy_, gm_.dy, layout == LongRowsLayout::kRing);
             }
-            return;
+        } else {
+            LocalTensor<T> dyRow = inQueDyRow_.AllocTensor<T>();
+            LocalTensor<T> xRow = inQueXRow_.AllocTensor<T>();
+            CopyInPad(dyRow, gm_.dy[row * t_.cols], t_.cols);
+            CopyInPad(xRow, gm_.x[row * t_.cols], t_.cols);
+            inQueDyRow_.EnQue(dyRow);
+            inQueXRow_.EnQue(xRow);
         }
-        LocalTensor<T> dyRow = inQueDyRow_.AllocTensor<T>();
-        LocalTensor<T> xRow = inQueXRow_.AllocTensor<T>();
-        CopyInPad(dyRow, gm_.dy[row * t_.cols], t_.cols);
-        CopyInPad(xRow, gm_.x[row * t_.cols], t_.cols);
-        inQueDyRow_.EnQue(dyRow);
-        inQueXRow_.EnQue(xRow);
     }
 
     // The next chunk of dy (or x) the ring has not yet received, rows of the group in order, lands in
@@ -176,25 +200,26 @@ private:
         ++landingsWaited_;
     }
 
-    __aicore__ inline Chunk LoadChunk(const LocalTensor<T> &dyRow, const LocalTensor<T> &xRow, uint32_t k, bool firstPass)
+    template <LongRowsLayout layout>
+    __aicore__ inline Chunk LoadChunk(const RowView &rowView, uint32_t chunk, bool firstPass)
     {
         Chunk c;
-        c.begin = k * t_.chunk_cols;
+        c.begin = chunk * t_.chunk_cols;
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
         c.gamma = gammaBuf_.Get<T>()[c.begin];
-        if (ring_) {
+        if constexpr (layout != LongRowsLayout::kRowBuffers) {
             if (firstPass) {  // the ring's next chunk: wait until it has landed
                 while (landingsWaited_ <= taken_) {
                     WaitLanding();
                 }
-                slotOf_[k] = uint32_t(taken_ % slots_);
+                slotOf_[chunk] = uint32_t(taken_ % slots_);
                 ++taken_;
             }
-            c.dy = dy_.slot[slotOf_[k]].template Get<T>();
-            c.x = x_.slot[slotOf_[k]].template Get<T>();
+            c.dy = dy_.slot[slotOf_[chunk]].template Get<T>();
+            c.x = x_.slot[slotOf_[chunk]].template Get<T>();
         } else {
-            c.dy = dyRow[c.begin];
-            c.x = xRow[c.begin];
+            c.dy = rowView.dy[c.begin];
+            c.x = rowView.x[c.begin];
         }
         return c;
     }
@@ -216,87 +241,132 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
     // further sum_cols of a chunk).
-    __aicore__ inline void Compute(uint64_t row, bool lastRow)
+    template <LongRowsLayout layout>
+    __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
     {
-        LocalTensor<T> dyRow, xRow;
-        if (!ring_) {
-            dyRow = inQueDyRow_.DeQue<T>();
-            xRow = inQueXRow_.DeQue<T>();
+        RowView rowView;
+        if constexpr (layout == LongRowsLayout::kRowBuffers) {
+            rowView.dy = inQueDyRow_.DeQue<T>();
+            rowView.x = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
-        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
-        const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>(), sum = sumBuf_.Get<float>();
-        // Pass 1: dgamma += rstd*(dy*x); sum += gamma*(dy*x), lane-wise over the chunks, then across lanes.
-        for (uint32_t k = 0; k < chunks; ++k) {
-            const Chunk c = LoadChunk(dyRow, xRow, k, true);
-            const LocalTensor<float> dyX = a;
-            Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
-            Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
-            const LocalTensor<float> gamma = AsFloat(b, c.gamma, c.count);
-            if (sumPerChunk_) {  // sum[k] = sum(gamma*(dy*x)) of this chunk
-                Mul(b, gamma, dyX, c.count);
-                ReduceSum(sum[k], b, workBuf_.Get<float>(), c.count);
-            }
-            for (uint32_t p = 0; !sumPerChunk_ && p < c.count; p += t_.sum_cols) {
-                const uint32_t n = c.count - p < t_.sum_cols ? c.count - p : t_.sum_cols;
-                if (k == 0 && p == 0) {
-                    Mul(sum, gamma, dyX, n);
-                } else {
-                    MulAddDst(sum, gamma[p], dyX[p], n);
-                }
-            }
-        }
+        Pass1<layout>(rowView, rstd);
         if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
         }
-        const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
-        const float meanGXhat = RowSum(sum, sumCount) * t_.inv_cols * rstd;
-        const float xScale = -(rstd * meanGXhat);
-        // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype.
-        for (uint32_t k = 0; k < chunks; ++k) {
-            const Chunk c = LoadChunk(dyRow, xRow, k, false);
-            const LocalTensor<float> g = a;
-            Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
-            Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
-            if (ring_) {  // pass 2 is done with x's slot: the next chunk may land in it
-                Refill(x_, gm_.x, true);
-            }
-            const LocalTensor<T> dxT = dxOverDy_ ? c.dy : outQueDx_.AllocTensor<T>();
-            if constexpr (kIsFloat<T>) {
-                Muls(dxT, g, rstd, c.count);
-            } else {
-                Muls(g, g, rstd, c.count);
-                Narrow(dxT, g, c.count);
-            }
-            if (dxOverDy_) {  // dx replaced dy in the slot: once dx has left, the next row's chunk may land
-                WaitFor<HardEvent::V_MTE3>(pipe_);
-                CopyOutPad(gm_.dx[row * t_.cols + c.begin], dxT, c.count);
-                SetFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-                if (k > 0) {
-                    RefillAfterDx(k - 1);
-                }
-                continue;
-            }
-            outQueDx_.EnQue(dxT);
-            if (ring_) {
-                Refill(dy_, gm_.dy, true);
-            }
-            CopyOut(row * t_.cols + c.begin, c.count);
-        }
-        if (dxOverDy_) {
-            RefillAfterDx(chunks - 1);
-        }
-        if (!ring_) {
-            inQueDyRow_.FreeTensor(dyRow);
-            inQueXRow_.FreeTensor(xRow);
+        const float xScale = XScale(rstd);
+        Pass2<layout>(rowView, row, rstd, xScale);
+        if constexpr (layout == LongRowsLayout::kRowBuffers) {
+            inQueDyRow_.FreeTensor(rowView.dy);
+            inQueXRow_.FreeTensor(rowView.x);
         }
     }
 
-    // dy's slot k: its dx has left (the oldest pending flag, set right after its copy-out), so the next
-    // chunk may land in it. Called one chunk late: waiting for the copy-out just issued would start the
-    // refill and the next copy-out together, and the HBM channel would idle while both set up (two
-    // chunks late holds slots back from the ring too long).
-    __aicore__ inline void RefillAfterDx(uint32_t k)
+    // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x).
+    template <LongRowsLayout layout>
+    __aicore__ inline void Pass1(const RowView &rowView, float rstd)
+    {
+        const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
+        for (uint32_t chunk = 0; chunk < CeilDiv(t_.cols, t_.chunk_cols); ++chunk) {
+            const Chunk c = LoadChunk<layout>(rowView, chunk, true);
+            const LocalTensor<float> dyX = a;
+            Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
+            Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
+            AddRowSum(AsFloat(b, c.gamma, c.count), dyX, chunk, c.count);
+        }
+    }
+
+    // The row sum of gamma*(dy*x): per chunk into sum[chunk] (sum_cols = 0), else lane-wise over
+    // the chunks in sum_cols lanes.
+    __aicore__ inline void AddRowSum(const LocalTensor<float> &gamma, const LocalTensor<float> &dyX, uint32_t chunk,
+                                     uint32_t count)
+    {
+        const LocalTensor<float> sum = sumBuf_.Get<float>();
+        if (sumPerChunk_) {
+            const LocalTensor<float> b = bBuf_.Get<float>();
+            Mul(b, gamma, dyX, count);
+            ReduceSum(sum[chunk], b, workBuf_.Get<float>(), count);
+            return;
+        }
+        for (uint32_t p = 0; p < count; p += t_.sum_cols) {
+            const uint32_t n = count - p < t_.sum_cols ? count - p : t_.sum_cols;
+            if (chunk == 0 && p == 0) {
+                Mul(sum, gamma, dyX, n);
+            } else {
+                MulAddDst(sum, gamma[p], dyX[p], n);
+            }
+        }
+    }
+
+    // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks).
+    __aicore__ inline float XScale(float rstd)
+    {
+        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
+        const float meanGXhat = RowSum(sumBuf_.Get<float>(), sumCount) * t_.inv_cols * rstd;
+        return -(rstd * meanGXhat);
+    }
+
+    // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype; in the ring each slot pass 2 is
+    // done with takes the next chunk.
+    template <LongRowsLayout layout>
+    __aicore__ inline void Pass2(const RowView &rowView, uint64_t row, float rstd, float xScale)
+    {
+        const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
+        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
+            const Chunk c = LoadChunk<layout>(rowView, chunk, false);
+            const LocalTensor<float> g = a;
+            Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
+            Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+            if constexpr (layout != LongRowsLayout::kRowBuffers) {
+                Refill(x_, gm_.x, true);
+            }
+            const uint64_t offset = row * t_.cols + c.begin;
+            if constexpr (layout == LongRowsLayout::kRingDxOverDy) {
+                ScaleToDx(c.dy, g, rstd, c.count);
+                CopyOutOverDy(offset, c.dy, c.count, chunk);
+            } else {
+                const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
+                ScaleToDx(dx, g, rstd, c.count);
+                outQueDx_.EnQue(dx);
+                if constexpr (layout == LongRowsLayout::kRing) {
+                    Refill(dy_, gm_.dy, true);
+                }
+                CopyOut(offset, c.count);
+            }
+        }
+        if constexpr (layout == LongRowsLayout::kRingDxOverDy) {
+            RefillAfterDx();
+        }
+    }
+
+    __aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<float> &g, float rstd, uint32_t count)
+    {
+        if constexpr (kIsFloat<T>) {
+            Muls(dx, g, rstd, count);
+        } else {
+            Muls(g, g, rstd, count);
+            Narrow(dx, g, count);
+        }
+    }
+
+    // dx replaced dy in the slot: once dx has left, the next row's chunk may land there (one chunk late).
+    __aicore__ inline void CopyOutOverDy(uint64_t offset, const LocalTensor<T> &dx, uint32_t count, uint32_t chunk)
+    {
+        WaitFor<HardEvent::V_MTE3>(pipe_);
+        CopyOutPad(gm_.dx[offset], dx, count);
+        SetFlag<HardEvent::MTE3_MTE2>(dxLeft_);
+        if (chunk > 0) {
+            RefillAfterDx();
+        }
+    }
+
+    // The oldest slot whose dx is out (its flag set right after its copy-out) takes dy's next chunk.
+    // Called one chunk late: waiting for the copy-out just issued would start the refill and the next
+    // copy-out together, and the HBM channel would idle while both set up (two chunks late holds slots
+    // back from the ring too long).
+    __aicore__ inline void RefillAfterDx()
     {
         WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
         Refill(dy_, gm_.dy, false);
@@ -314,21 +384,20 @@ private:
 
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
-        LocalTensor<T> dxT = outQueDx_.DeQue<T>();
-        CopyOutPad(gm_.dx[offset], dxT, count);
-        outQueDx_.FreeTensor(dxT);
+        LocalTensor<T> dx = outQueDx_.DeQue<T>();
+        CopyOutPad(gm_.dx[offset], dx, count);
+        outQueDx_.FreeTensor(dx);
     }
 
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
-    bool ring_ = false;
+    LongRowsLayout layout_ = LongRowsLayout::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
-    bool dxOverDy_ = false;  // the ring writes dx over dy's slot (tiling.dx_over_dy)
-    TEventID dxLeft_ = 0;    // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
-    Ring dy_, x_;                      // the rings: one slot per chunk of the row, plus spare slots
-    uint32_t slots_ = 0;               // slots per ring
-    uint32_t slotOf_[kMaxRowSlots] = {};  // the current row's chunks: their slots, in order
+    TEventID dxLeft_ = 0;       // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
+    Ring dy_, x_;               // the rings: one slot per chunk of the row, plus spare slots
+    uint32_t slots_ = 0;        // slots per ring
+    uint32_t slotOf_[kMaxRowSlots] = {};   // the current row's chunks: their slots, in order
     TEventID landed_[kRingLandings] = {};  // MTE2 -> V: dy's chunk (and x's before it) has landed
     uint64_t landingsSet_ = 0, landingsWaited_ = 0;  // dy chunks received, and waited for by the vector unit
     uint64_t taken_ = 0;                             // dy chunks taken by pass 1

@@ -1,11 +1,11 @@
 // Long rows streamed: rows too long to keep whole in UB beside gamma and the fp32 dgamma accumulator.
 // One row at a time in C-col chunks, two passes, like CANN's own kernel: pass 1 reads dy and x from
 // HBM, adds dy*xhat into dgamma and sums g*xhat (g = dy*gamma); pass 2 reads them again (from L2)
-// and writes dx = rstd*(g + k*xhat), k = -mean(g*xhat), over the slot's dy.
+// and writes dx = rstd*(g + coef*xhat), coef = -mean(g*xhat), over the slot's dy.
 // What keeps HBM busy (measured on the twin's timeline):
 // - pass 2 of a row runs chunk by chunk interleaved with pass 1 of the next row, so dx leaves while
 //   the next row streams in and MTE3's writes cover MTE2's copy set-ups and L2 re-reads;
-// - k stays on the vector unit (ReduceSum, Brcb, a stride-0 operand): the scalar unit never waits
+// - coef stays on the vector unit (ReduceSum, Brcb, a stride-0 operand): the scalar unit never waits
 //   for the row sum and keeps issuing copies;
 // - every step takes the next slot of one queue in order, and each freed slot is refilled at once
 //   with the step stream_slots ahead, so MTE2 runs as far ahead as the slots allow.
@@ -23,7 +23,7 @@
 //   dgamma accumulator (fp32)       DR                     4 * DR
 //   16-bit: dy, x, gamma widened    3 x C                  12 * C
 //   row sum (fp32, lane-wise)       SC                     4 * SC
-//   ReduceSum work, total, k        SC/64 (blocks), 8, 64  ReduceWorkBytes(SC) + 32 + 256
+//   ReduceSum work, total, coef     SC/64 (blocks), 8, 64  ReduceWorkBytes(SC) + 32 + 256
 //   rstd batches                    2 x 64                 512 (RstdBatches, rms_norm_backward_rstd.h)
 //   dgamma partial in, out (DR < cols)  2 x C each         16 * C
 #pragma once
@@ -99,13 +99,13 @@ public:
     }
 
 private:
-    // One step: chunk k of `row` in pass 1 or 2. A group runs pass 1 of its first row, then pass 2 of
-    // each row chunk by chunk interleaved with pass 1 of the next: P2(r, k), P1(r+1, k), P2(r, k+1), ...
+    // One step: chunk `chunk` of `row` in pass 1 or 2. A group runs pass 1 of its first row, then pass 2 of
+    // each row chunk by chunk interleaved with pass 1 of the next: P2(r, c), P1(r+1, c), P2(r, c+1), ...
     // row == groupEnd_: no step left.
     struct Step {
         uint64_t row;
         uint32_t pass;
-        uint32_t k;
+        uint32_t chunk;
     };
     __aicore__ inline Step Next(const Step &s) const
     {
@@ -113,20 +113,20 @@ private:
             return s;
         }
         if (s.pass == 1) {
-            if (s.k + 1 == chunks_) {
+            if (s.chunk + 1 == chunks_) {
                 return Step{s.row, 2, 0};
             }
-            return s.row == groupBegin_ ? Step{s.row, 1, s.k + 1} : Step{s.row - 1, 2, s.k + 1};
+            return s.row == groupBegin_ ? Step{s.row, 1, s.chunk + 1} : Step{s.row - 1, 2, s.chunk + 1};
         }
         if (s.row + 1 < groupEnd_) {
-            return Step{s.row + 1, 1, s.k};
+            return Step{s.row + 1, 1, s.chunk};
         }
-        return s.k + 1 < chunks_ ? Step{s.row, 2, s.k + 1} : Step{groupEnd_, 0, 0};
+        return s.chunk + 1 < chunks_ ? Step{s.row, 2, s.chunk + 1} : Step{groupEnd_, 0, 0};
     }
 
-    __aicore__ inline uint32_t Count(uint32_t k) const
+    __aicore__ inline uint32_t Count(uint32_t chunk) const
     {
-        const uint32_t begin = k * C_;
+        const uint32_t begin = chunk * C_;
         return t_.cols - begin < C_ ? t_.cols - begin : C_;
     }
 
@@ -143,9 +143,9 @@ private:
         if (afterCopyOut) {
             WaitFor<HardEvent::MTE3_MTE2>(pipe_);
         }
-        const uint64_t at = s.row * t_.cols + uint64_t(s.k) * C_;
-        CopyInPad(slot, gm_.dy[at], Count(s.k));
-        CopyInPad(slot[C_], gm_.x[at], Count(s.k));
+        const uint64_t at = s.row * t_.cols + uint64_t(s.chunk) * C_;
+        CopyInPad(slot, gm_.dy[at], Count(s.chunk));
+        CopyInPad(slot[C_], gm_.x[at], Count(s.chunk));
         inQueSlot_.EnQue(slot);
     }
     __aicore__ inline void CopyInGamma()
@@ -156,15 +156,15 @@ private:
         }
         gammaFill_ = Next(s);
         LocalTensor<T> gamma = inQueGamma_.AllocTensor<T>();
-        CopyInPad(gamma, gm_.gamma[uint64_t(s.k) * C_], Count(s.k));
+        CopyInPad(gamma, gm_.gamma[uint64_t(s.chunk) * C_], Count(s.chunk));
         inQueGamma_.EnQue(gamma);
     }
 
-    // gamma of chunk k as fp32 (widened into scratch 2 for 16-bit data); streamed chunks are freed,
+    // gamma of chunk `chunk` as fp32 (widened into scratch 2 for 16-bit data); streamed chunks are freed,
     // and their slot refilled, by ReleaseGamma once the vector unit has read them.
-    __aicore__ inline LocalTensor<T> TakeGamma(uint32_t k)
+    __aicore__ inline LocalTensor<T> TakeGamma(uint32_t chunk)
     {
-        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[k * C_] : inQueGamma_.DeQue<T>();
+        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[chunk * C_] : inQueGamma_.DeQue<T>();
     }
     __aicore__ inline void ReleaseGamma(LocalTensor<T> &gamma)
     {
@@ -190,60 +190,60 @@ private:
     __aicore__ inline void Compute(const Step &step, const RowGroup &group)
     {
         if (step.pass == 1) {
-            Pass1(step.row, step.k, group);
+            Pass1(step.row, step.chunk, group);
         } else {
-            Pass2(step.row, step.k);
+            Pass2(step.row, step.chunk);
         }
     }
 
     // Both passes start the same: xhat = x*rstd and g = dy*gamma; pass 1 first adds dy*xhat into dgamma.
-    __aicore__ inline void Prepare(const LocalTensor<T> &slot, uint32_t k, float rstd, bool addDgamma, bool firstRow,
+    __aicore__ inline void Prepare(const LocalTensor<T> &slot, uint32_t chunk, float rstd, bool addDgamma, bool firstRow,
                                    LocalTensor<float> &g, LocalTensor<float> &xhat)
     {
-        const uint32_t n = Count(k);
+        const uint32_t n = Count(chunk);
         g = AsFloat(0, slot, n);
         xhat = AsFloat(1, slot[C_], n);
         Muls(xhat, xhat, rstd, n);
         if (addDgamma) {
-            AddDgamma(g, xhat, k * C_, n, firstRow);
+            AddDgamma(g, xhat, chunk * C_, n, firstRow);
         }
-        LocalTensor<T> gamma = TakeGamma(k);
+        LocalTensor<T> gamma = TakeGamma(chunk);
         Mul(g, g, AsFloat(2, gamma, n), n);
         ReleaseGamma(gamma);
     }
 
-    // Pass 1 of chunk k: dgamma += dy*xhat, sum += g*xhat (lane-wise); after the row's last chunk,
-    // the row's k. The slot is free again at once.
-    __aicore__ inline void Pass1(uint64_t row, uint32_t k, const RowGroup &group)
+    // Pass 1 of the chunk: dgamma += dy*xhat, sum += g*xhat (lane-wise); after the row's last chunk,
+    // the row's coef. The slot is free again at once.
+    __aicore__ inline void Pass1(uint64_t row, uint32_t chunk, const RowGroup &group)
     {
-        if (k == 0) {
+        if (chunk == 0) {
             rstd_[row & 1] = rstdBatches_.Get(row);
         }
         LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         LocalTensor<float> g, xhat;
-        Prepare(slot, k, rstd_[row & 1], true, row == group.begin, g, xhat);
-        AddRowSum(g, xhat, Count(k), k == 0);
+        Prepare(slot, chunk, rstd_[row & 1], true, row == group.begin, g, xhat);
+        AddRowSum(g, xhat, Count(chunk), chunk == 0);
         inQueSlot_.FreeTensor(slot);
         CopyIn(false);
-        if (k + 1 == chunks_) {
+        if (chunk + 1 == chunks_) {
             RowScale();
         }
     }
 
-    // Pass 2 of chunk k: dx = rstd*(g + k*xhat), rounded to the dtype, leaves from the slot's dy.
-    __aicore__ inline void Pass2(uint64_t row, uint32_t k)
+    // Pass 2 of the chunk: dx = rstd*(g + coef*xhat), rounded to the dtype, leaves from the slot's dy.
+    __aicore__ inline void Pass2(uint64_t row, uint32_t chunk)
     {
         const float rstd = rstd_[row & 1];
         LocalTensor<T> slot = inQueSlot_.DeQue<T>();
-        const uint32_t n = Count(k);
+        const uint32_t n = Count(chunk);
         LocalTensor<float> g, xhat;
-        Prepare(slot, k, rstd, false, false, g, xhat);
+        Prepare(slot, chunk, rstd, false, false, g, xhat);
         AddScaled(g, xhat, n);
         Muls(g, g, rstd, n);
         if constexpr (!kIsFloat<T>) {
             Narrow(slot, g, n);
         }
-        CopyOut(row * t_.cols + k * C_, slot, n);
+        CopyOut(row * t_.cols + chunk * C_, slot, n);
         inQueSlot_.FreeTensor(slot);
         CopyIn(true);
     }
@@ -263,8 +263,8 @@ private:
         }
     }
 
-    // k = -sum(g*xhat)/cols into the first block of coefBuf_, without the scalar unit. The row's
-    // pass 2 follows its pass 1 in the vector unit's program order, so one k is live at a time.
+    // coef = -sum(g*xhat)/cols into the first block of coefBuf_, without the scalar unit. The row's
+    // pass 2 follows its pass 1 in the vector unit's program order, so one coef is live at a time.
     __aicore__ inline void RowScale()
     {
         const LocalTensor<float> total = totalBuf_.Get<float>();
@@ -274,7 +274,7 @@ private:
         Brcb(coefBuf_.Get<float>(), total, 1, BrcbRepeatParams(1, kBlocksPerRepeat));
     }
 
-    // g += k*xhat, k read by every repeat (src1 strides 0). The lanes past `count` up to the next
+    // g += coef*xhat, coef read by every repeat (src1 strides 0). The lanes past `count` up to the next
     // repeat lie inside the slot or scratch and never reach GM.
     __aicore__ inline void AddScaled(const LocalTensor<float> &g, const LocalTensor<float> &xhat, uint32_t count)
     {
@@ -283,8 +283,8 @@ private:
     }
 
     // dgamma += dy*xhat: in UB for the resident cols; beyond them in the group's GM partial, which
-    // the group's first row writes and later rows read back. The read of chunk k needs the previous
-    // row's write of it to have landed (MTE3 -> MTE2): the step P2(row - 1, k) between the two waits
+    // the group's first row writes and later rows read back. The read of a chunk needs the previous
+    // row's write of it to have landed (MTE3 -> MTE2): the step P2(row - 1, chunk) between the two waits
     // for MTE3 before it refills its slot (CopyIn), and stream_slots < chunks keeps that refill from
     // running out before the group's last row, so no flag of its own is needed here.
     __aicore__ inline void AddDgamma(const LocalTensor<float> &dy, const LocalTensor<float> &xhat, uint32_t begin,

@@ -32,6 +32,7 @@
 //   -rstd/cols, row sums (two halves)           R each       12 * R
 #pragma once
 #include "rms_norm_backward_path_base.h"
+#include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
 
@@ -46,7 +47,7 @@ public:
         gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (scalarAsBlock_ ? S : lanes);
         pipe_->InitBuffer(inQueDy_, kDoubleBuffer, lanes * sizeof(T));
         pipe_->InitBuffer(inQueX_, kDoubleBuffer, lanes * sizeof(T));
-        pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, RstdBatchRows() * sizeof(float));
+        rstd_.Init(pipe_, gm_.rstd, kSmallColsRstdBatchTiles * t_.tile_rows);
         pipe_->InitBuffer(outQueDx_, kDoubleBuffer, lanes * sizeof(T));
         pipe_->InitBuffer(aBuf_, lanes * sizeof(float));
         pipe_->InitBuffer(xhatBuf_, lanes * sizeof(float));
@@ -68,7 +69,7 @@ public:
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
-            batchLoadEnd_ = group.begin;
+            rstd_.Start(group);
             if (!gammaLoaded) {  // first: its widening overlaps the first tile's copies
                 LoadGamma();
                 gammaLoaded = true;
@@ -76,7 +77,7 @@ public:
             uint64_t row = group.begin;
             uint32_t n = NextTile(group.end - row);
             if (n > 0) {
-                CopyIn(row, n, group.end);
+                CopyIn(row, n);
             }
             // Tile k's dx leaves after tile k+2's inputs are queued: the inputs, placed first, get HBM
             // first (the vector unit never waits behind a copy-out), and the copy-out fills the HBM
@@ -87,7 +88,7 @@ public:
                 const uint64_t next = row + n;
                 const uint32_t nextN = NextTile(group.end - next);
                 if (nextN > 0) {
-                    CopyIn(next, nextN, group.end);
+                    CopyIn(next, nextN);
                 }
                 if (outN > 0) {
                     CopyOut(outRow, outN);
@@ -101,10 +102,7 @@ public:
             if (outN > 0) {
                 CopyOut(outRow, outN);
             }
-            if (batchHeld_) {
-                inQueRstd_.FreeTensor(rstdBatch_);
-                batchHeld_ = false;
-            }
+            rstd_.Finish();
             // Fold the tile's rows pairwise, the upper rows onto the lower ones, in log2(R) steps:
             // a fixed order, so the same sum on every core and every run.
             for (uint32_t rows = t_.tile_rows; rows > 1;) {
@@ -164,8 +162,8 @@ private:
     }
 
     // dy and x of the tile, and rstd of the next kSmallColsRstdBatchTiles tiles' rows when the tile
-    // starts past the last batch (one copy set-up for many tiles).
-    __aicore__ inline void CopyIn(uint64_t row, uint32_t n, uint64_t groupEnd)
+    // reaches past the last batch (one copy set-up for many tiles).
+    __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
     {
         LocalTensor<T> dyT = inQueDy_.AllocTensor<T>();
         LocalTensor<T> xT = inQueX_.AllocTensor<T>();
@@ -173,32 +171,8 @@ private:
         CopyInPacked(xT, gm_.x[row * t_.cols], n);
         inQueDy_.EnQue(dyT);
         inQueX_.EnQue(xT);
-        if (row + n > batchLoadEnd_) {
-            const uint64_t end = row + RstdBatchRows() < groupEnd ? row + RstdBatchRows() : groupEnd;
-            LocalTensor<float> rstd = inQueRstd_.AllocTensor<float>();
-            CopyInPad(rstd, gm_.rstd[row], uint32_t(end - row));
-            inQueRstd_.EnQue(rstd);
-            batchStarts_[batchLoads_++ % 2] = row;
-            batchLoadEnd_ = end;
-        }
+        rstd_.CopyInFor(row, n);
     }
-
-    // rstd of the tile at `row`: a slice of the batch that holds it (taken from the queue at its first tile).
-    __aicore__ inline LocalTensor<float> RstdOf(uint64_t row)
-    {
-        if (batchUses_ < batchLoads_ && batchStarts_[batchUses_ % 2] == row) {
-            if (batchHeld_) {
-                inQueRstd_.FreeTensor(rstdBatch_);
-            }
-            rstdBatch_ = inQueRstd_.DeQue<float>();
-            batchStart_ = row;
-            batchHeld_ = true;
-            batchUses_++;
-        }
-        return rstdBatch_[uint32_t(row - batchStart_)];
-    }
-
-    __aicore__ inline uint32_t RstdBatchRows() const { return kSmallColsRstdBatchTiles * t_.tile_rows; }
 
     // values[r] for the rows of a tile, laid out for MulRows: one block per row (scalarAsBlock_), else
     // spread over the S lanes of the row (S/8 Brcb calls, one block column each).
@@ -316,7 +290,7 @@ private:
             dy = a;
             x = xhat;
         }
-        const LocalTensor<float> rstd = RstdOf(row);
+        const LocalTensor<float> rstd = rstd_.Of(row);
         Muls(rk, rstd, -t_.inv_cols, n);
         PerRow(rstdRow, rstd, n);
         MulRows<false>(xhat, x, rstdRow, n);
@@ -354,12 +328,8 @@ private:
     OperatorGm<T> gm_;
     bool scalarAsBlock_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
     uint32_t gammaLanes_ = 0;
-    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_, inQueRstd_;  // the next tile (rstd batch) is queued early
-    LocalTensor<float> rstdBatch_;                       // the batch the computed tile's rstd is in
-    uint64_t batchStart_ = 0, batchLoadEnd_ = 0;
-    uint64_t batchStarts_[2] = {0, 0};                   // first rows of the batches in the queue
-    uint32_t batchLoads_ = 0, batchUses_ = 0;
-    bool batchHeld_ = false;
+    RstdTileBatches rstd_;
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_;  // the next tile is queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> aBuf_, xhatBuf_, gBuf_, dgammaBuf_, rstdRowBuf_, cRowBuf_, gammaBuf_, rkBuf_, sumBuf_,
         sumHighBuf_;
