@@ -105,8 +105,7 @@ private:
     };
     // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
     struct Chunk {
-        uint32_t begin;
-        uint32_t count;
+        uint32_t begin, count;
         LocalTensor<T> dy, x, gamma;
     };
 

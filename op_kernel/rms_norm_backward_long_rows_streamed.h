@@ -104,7 +104,7 @@ private:
     // row == groupEnd_: no step left.
     struct Step {
         uint64_t row;
-        uint32_t pass;
+        uint32_t pass;  // 1 or 2 (0 once no step is left)
         uint32_t chunk;
     };
     __aicore__ inline Step Next(const Step &s) const
@@ -160,8 +160,8 @@ private:
         inQueGamma_.EnQue(gamma);
     }
 
-    // gamma of chunk `chunk` as fp32 (widened into scratch 2 for 16-bit data); streamed chunks are freed,
-    // and their slot refilled, by ReleaseGamma once the vector unit has read them.
+    // gamma of chunk `chunk` (widened later into scratch kWideGamma for 16-bit data); streamed chunks
+    // are freed, and their slot refilled, by ReleaseGamma once the vector unit has read them.
     __aicore__ inline LocalTensor<T> TakeGamma(uint32_t chunk)
     {
         return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[chunk * C_] : inQueGamma_.DeQue<T>();
@@ -174,8 +174,11 @@ private:
         }
     }
 
+    // 16-bit data: the fp32 scratch chunks dy, x and gamma are widened into.
+    static constexpr uint32_t kWideDy = 0, kWideX = 1, kWideGamma = 2;
+
     // The fp32 view of a chunk input: the input itself for fp32 (computed on in place), else widened
-    // into scratch `i`.
+    // into scratch chunk `i`.
     __aicore__ inline LocalTensor<float> AsFloat(uint32_t i, const LocalTensor<T> &src, uint32_t count)
     {
         if constexpr (kIsFloat<T>) {
@@ -197,18 +200,18 @@ private:
     }
 
     // Both passes start the same: xhat = x*rstd and g = dy*gamma; pass 1 first adds dy*xhat into dgamma.
-    __aicore__ inline void Prepare(const LocalTensor<T> &slot, uint32_t chunk, float rstd, bool addDgamma, bool firstRow,
-                                   LocalTensor<float> &g, LocalTensor<float> &xhat)
+    __aicore__ inline void Prepare(const LocalTensor<T> &slot, uint32_t chunk, float rstd, bool addDgamma,
+                                   bool firstRow, LocalTensor<float> &g, LocalTensor<float> &xhat)
     {
         const uint32_t n = Count(chunk);
-        g = AsFloat(0, slot, n);
-        xhat = AsFloat(1, slot[C_], n);
+        g = AsFloat(kWideDy, slot, n);
+        xhat = AsFloat(kWideX, slot[C_], n);
         Muls(xhat, xhat, rstd, n);
         if (addDgamma) {
             AddDgamma(g, xhat, chunk * C_, n, firstRow);
         }
         LocalTensor<T> gamma = TakeGamma(chunk);
-        Mul(g, g, AsFloat(2, gamma, n), n);
+        Mul(g, g, AsFloat(kWideGamma, gamma, n), n);
         ReleaseGamma(gamma);
     }
 

@@ -1,9 +1,9 @@
 // rstd of one row group, in batches that never reach past the group: RstdBatches for the scalar unit
 // (long rows), RstdTileBatches for the vector unit (small cols).
 //
-// RstdBatches: read by the scalar unit row by row, fetched kRstdBatchRows rows at a time
-// (never past the group) into two buffers in turn, one batch ahead (two buffers, not two halves of
-// one: the scalar unit reads one while MTE2 fills the other, and the pipe handshakes order buffers). A scalar read waits with
+// RstdBatches: read by the scalar unit row by row, fetched kRstdBatchRows rows at a time into two
+// buffers in turn, one batch ahead (two buffers, not two halves of one: the scalar unit reads one
+// while MTE2 fills the other, and the pipe handshakes order buffers). A scalar read waits with
 // MTE2_S for its copy; were that copy issued just before the read, the scalar unit (and every
 // instruction after it) would wait behind all row copies queued on MTE2 before it.
 //
@@ -76,7 +76,7 @@ private:
 
     TPipe *pipe_ = nullptr;
     GlobalTensor<float> rstd_;
-    TBuf<QuePosition::VECCALC> buf_[2];
+    TBuf<QuePosition::VECCALC> buf_[kDoubleBuffer];
     TEventID landed_ = 0;  // MTE2 -> S: a batch has landed
     RowGroup group_{0, 0};
     uint64_t useBegin_ = 0, useEnd_ = 0, fetchedEnd_ = 0;  // rows of the batch in use; end of those fetched
