@@ -12,10 +12,10 @@
 // Keeping part of the row in UB from pass 1 to pass 2 instead (fewer re-reads) measured slower: the
 // slots it holds are missing from the stream.
 // gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
-// accumulated in UB for its leading gamma_resident_cols (a multiple of C) and beyond them
+// accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
 // read-modified-written per row in the group's GM partial (rows of about 10^6 cols).
 //
-// UB budget (C = chunk_cols, s = sizeof(T), DR = gamma_resident_cols, SC = sum_cols); checked by the
+// UB budget (C = chunk_cols, s = sizeof(T), DR = dgamma_ub_cols, SC = sum_cols); checked by the
 // tiling (StreamedUb):
 //   buffer                          elements               bytes
 //   stream slots (dy | x)           stream_slots x 2C      stream_slots * 2*C*s
@@ -49,8 +49,8 @@ public:
         } else {
             pipe_->InitBuffer(gammaQue_, t_.gamma_slots, C_ * sizeof(T));
         }
-        if (t_.gamma_resident_cols > 0) {
-            pipe_->InitBuffer(dgammaBuf_, t_.gamma_resident_cols * sizeof(float));
+        if (t_.dgamma_ub_cols > 0) {
+            pipe_->InitBuffer(dgammaBuf_, t_.dgamma_ub_cols * sizeof(float));
         }
         if constexpr (!IsFloat()) {
             pipe_->InitBuffer(wideBuf_, 3 * C_ * sizeof(float));
@@ -60,7 +60,7 @@ public:
         pipe_->InitBuffer(totalBuf_, kBlockBytes);
         pipe_->InitBuffer(coefBuf_, kFloatsPerRepeat * sizeof(float));
         rstdBatches_.Init(pipe_, gm_.rstd);
-        if (t_.gamma_resident_cols < t_.cols) {
+        if (t_.dgamma_ub_cols < t_.cols) {
             pipe_->InitBuffer(partialInQue_, 2, C_ * sizeof(float));
             pipe_->InitBuffer(partialOutQue_, 2, C_ * sizeof(float));
         }
@@ -74,8 +74,8 @@ public:
         for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
             const RowGroup group = GroupRows(t_, g);
             partialGm_ = gm_.Partial(t_, g);
-            if (t_.gamma_resident_cols > 0) {
-                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
+            if (t_.dgamma_ub_cols > 0) {
+                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.dgamma_ub_cols);
             }
             rstdBatches_.Start(group);  // before the group's row copies
             groupBegin_ = group.begin;
@@ -94,9 +94,9 @@ public:
             for (Step step = first; step.row < group.end; step = Next(step)) {
                 Compute(step, group);
             }
-            if (t_.gamma_resident_cols > 0) {
+            if (t_.dgamma_ub_cols > 0) {
                 WaitFor<HardEvent::V_MTE3>(pipe_);
-                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
+                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.dgamma_ub_cols);
                 WaitFor<HardEvent::MTE3_V>(pipe_);
             }
         }
@@ -296,7 +296,7 @@ private:
     __aicore__ inline void AddDgamma(const LocalTensor<float> &dy, const LocalTensor<float> &xhat, uint32_t begin,
                                      uint32_t count, bool firstRow)
     {
-        if (begin < t_.gamma_resident_cols) {
+        if (begin < t_.dgamma_ub_cols) {
             MulAddDst(dgammaBuf_.Get<float>()[begin], dy, xhat, count);
             return;
         }
@@ -319,7 +319,7 @@ private:
     // A group without rows still owes zeros for the GM part of its partial.
     __aicore__ inline void ZeroStreamedPartial()
     {
-        for (uint32_t begin = t_.gamma_resident_cols; begin < t_.cols; begin += C_) {
+        for (uint32_t begin = t_.dgamma_ub_cols; begin < t_.cols; begin += C_) {
             const uint32_t n = t_.cols - begin < C_ ? t_.cols - begin : C_;
             LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
             Duplicate(out, 0.0f, n);

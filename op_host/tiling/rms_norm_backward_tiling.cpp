@@ -178,8 +178,6 @@ bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
             t.chunk_cols = choice.C;
             t.sum_cols = choice.SC;
             t.spare_slots = choice.spare;
-            t.resident_cols = uint32_t(cols);
-            t.gamma_resident_cols = uint32_t(cols);
             t.row_buffers = choice.rb;
             t.dx_over_dy = choice.dxQueue ? 0 : 1;
             return true;
@@ -267,12 +265,11 @@ void TileLongRowsStreamed(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t 
         }
     }
     t.chunk_cols = best.C;
-    t.resident_cols = 0;
     t.spare_slots = 0;
     t.stream_slots = best.Ns;
     t.gamma_slots = best.Ng;
     t.sum_cols = best.SC;
-    t.gamma_resident_cols = uint32_t(best.DR);
+    t.dgamma_ub_cols = uint32_t(best.DR);
 }
 
 }  // namespace
@@ -314,11 +311,6 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     t.row_stride = uint32_t(RoundUp(cols, kUbBlockBytes / s));
     t.inv_cols = float(1.0 / double(cols));
     t.tile_rows = 1;
-    t.chunk_cols = t.row_stride;
-    t.sum_cols = t.row_stride;
-    t.resident_cols = t.cols;
-    t.gamma_resident_cols = t.cols;
-    t.row_buffers = 1;
 
     out.min_bytes = rows * cols * 3 * s + rows * 4 + cols * s + cols * 4;
     const double extra = kGroupTrafficShare * double(out.min_bytes) + double(cols * s);

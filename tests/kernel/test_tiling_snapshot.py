@@ -4,10 +4,27 @@ import json
 
 import tiling_snapshot
 
+WHOLE_ROW_PATHS = ("rows_in_ub", "small_cols")
+
 
 def expected(old: dict) -> dict:
-    """The decision the snapshot's record means under today's names and fields."""
-    return old
+    """The decision the snapshot's record means under today's names and fields. Intended changes
+    since it was recorded, each field's meaning only, no decision:
+    - resident_cols (read by no kernel) is gone;
+    - gamma_resident_cols is dgamma_ub_cols, read by the streamed path alone (the long-rows path
+      holds gamma and dgamma whole): 0 on the other paths;
+    - chunk_cols, sum_cols and row_buffers belong to the long-rows paths: 0 on the paths that hold
+      whole rows (they were row_stride, row_stride and 1 there), row_buffers 0 on the streamed path."""
+    fields = dict(old["fields"])
+    del fields["resident_cols"]
+    streamed = old["path"] == "long_rows_streamed"
+    gamma_resident_cols = fields.pop("gamma_resident_cols")
+    fields["dgamma_ub_cols"] = gamma_resident_cols if streamed else 0
+    if old["path"] in WHOLE_ROW_PATHS:
+        fields.update(chunk_cols=0, sum_cols=0, row_buffers=0)
+    if streamed:
+        fields["row_buffers"] = 0
+    return {**old, "fields": fields}
 
 
 def recorded():

@@ -22,8 +22,7 @@ py::dict Fields(const RmsNormBackwardTilingData &t)
     d["groups"] = t.groups;
     d["tile_rows"] = t.tile_rows;
     d["chunk_cols"] = t.chunk_cols;
-    d["resident_cols"] = t.resident_cols;
-    d["gamma_resident_cols"] = t.gamma_resident_cols;
+    d["dgamma_ub_cols"] = t.dgamma_ub_cols;
     d["row_buffers"] = t.row_buffers;
     d["dx_over_dy"] = t.dx_over_dy;
     d["sum_cols"] = t.sum_cols;
