@@ -3,23 +3,19 @@
 #pragma once
 #include "kernel_operator.h"
 #include "rms_norm_backward_tiling_data.h"
+#include "rms_norm_backward_ub_layout.h"
 
 using namespace AscendC;
 
 namespace rms_norm_backward_impl {
 
-constexpr uint32_t kBlockBytes = 32;
-constexpr uint32_t kFloatsPerBlock = kBlockBytes / sizeof(float);
-constexpr uint32_t kFloatsPerRepeat = 64;
+using rms_norm_backward_layout::kBlockBytes;
+using rms_norm_backward_layout::kFloatsPerBlock;
+using rms_norm_backward_layout::kFloatsPerRepeat;
+using rms_norm_backward_layout::kRepeatBytes;
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 __aicore__ inline uint32_t RoundUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
-
-// Bytes of the ReduceSum work area for `count` fp32 elements: one value per repeat, whole blocks.
-__aicore__ inline uint32_t ReduceWorkBytes(uint32_t count)
-{
-    return RoundUp(CeilDiv(count, kFloatsPerRepeat), kFloatsPerBlock) * sizeof(float);
-}
 
 // dgamma is summed per row group: group g holds rows [rows*g/G, rows*(g+1)/G). The groups depend on
 // the shape only; core b takes groups b, b + blockNum, ... so every block dim gives the same partials.

@@ -10,17 +10,7 @@
 // pending (beyond that the vector unit waits for the oldest). Rows too long to keep whole take the
 // streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
-// UB budget (XR = cols rounded up to 32 bytes, or to C in the ring; C = chunk_cols, SC = sum_cols <= C,
-// s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
-//   buffer                     elements       bytes
-//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s
-//   spare ring slots (dy, x)   C each         spare_slots * 2 * C*s
-//   gamma (dtype), dgamma fp32 cols each      cols * (s + 4)
-//   a, b (fp32)                C each         8 * C
-//   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
-//   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
-//   rstd batches               see RstdBatches (rms_norm_backward_rstd.h)
-//   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
+// UB layout: LongRows in rms_norm_backward_ub_layout.h, which the tiling sums to pick the layout.
 #pragma once
 #include "rms_norm_backward_common.h"
 #include "rms_norm_backward_rstd.h"
@@ -41,32 +31,34 @@ public:
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
         const uint32_t C = t_.chunk_cols;
         ring_ = t_.row_buffers == 1;
+        dxOverDy_ = ring_ && t_.dx_over_dy != 0;
+        sumPerChunk_ = t_.sum_cols == 0;
+        const auto layout = rms_norm_backward_layout::LongRows(t_.cols, sizeof(T), C, t_.row_buffers, !dxOverDy_,
+                                                               t_.sum_cols, t_.spare_slots);
         if (ring_) {
-            slots_ = CeilDiv(t_.cols, C) + t_.spare_slots;
+            slots_ = uint32_t(layout.ringSlots);
             for (uint32_t i = 0; i < slots_; ++i) {
-                pipe_->InitBuffer(dy_.slot[i], C * sizeof(T));
-                pipe_->InitBuffer(x_.slot[i], C * sizeof(T));
+                pipe_->InitBuffer(dy_.slot[i], layout.chunkBytes);
+                pipe_->InitBuffer(x_.slot[i], layout.chunkBytes);
             }
             for (uint32_t i = 0; i < kRingLandings; ++i) {
                 landed_[i] = pipe_->AllocEventID<HardEvent::MTE2_V>();
             }
         } else {
-            pipe_->InitBuffer(dyRowQue_, t_.row_buffers, t_.cols * sizeof(T));
-            pipe_->InitBuffer(xRowQue_, t_.row_buffers, t_.cols * sizeof(T));
+            pipe_->InitBuffer(dyRowQue_, t_.row_buffers, layout.rowBytes);
+            pipe_->InitBuffer(xRowQue_, t_.row_buffers, layout.rowBytes);
         }
-        pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
-        pipe_->InitBuffer(dgammaBuf_, t_.cols * sizeof(float));
-        pipe_->InitBuffer(aBuf_, C * sizeof(float));
-        pipe_->InitBuffer(bBuf_, C * sizeof(float));
-        sumPerChunk_ = t_.sum_cols == 0;
-        pipe_->InitBuffer(sumBuf_, (sumPerChunk_ ? kMaxRowSlots : t_.sum_cols) * sizeof(float));
-        dxOverDy_ = ring_ && t_.dx_over_dy != 0;
+        pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
+        pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
+        pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
+        pipe_->InitBuffer(sumBuf_, layout.sumBytes);
         dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         if (!dxOverDy_) {
-            pipe_->InitBuffer(dxQue_, 2, C * sizeof(T));
+            pipe_->InitBuffer(dxQue_, 2, layout.chunkBytes);
         }
         rstd_.Init(pipe_, gm_.rstd);
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
     }
 

@@ -15,17 +15,7 @@
 // accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
 // read-modified-written per row in the group's GM partial (rows of about 10^6 cols).
 //
-// UB budget (C = chunk_cols, s = sizeof(T), DR = dgamma_ub_cols, SC = sum_cols); checked by the
-// tiling (StreamedUb):
-//   buffer                          elements               bytes
-//   stream slots (dy | x)           stream_slots x 2C      stream_slots * 2*C*s
-//   gamma                           cols, or gamma_slots x C   cols*s, or gamma_slots * C*s
-//   dgamma accumulator (fp32)       DR                     4 * DR
-//   16-bit: dy, x, gamma widened    3 x C                  12 * C
-//   row sum (fp32, lane-wise)       SC                     4 * SC
-//   ReduceSum work, total, k        SC/64 (blocks), 8, 64  ReduceWorkBytes(SC) + 32 + 256
-//   rstd batches                    2 x 64                 512 (RstdBatches, rms_norm_backward_rstd.h)
-//   dgamma partial in, out (DR < cols)  2 x C each         16 * C
+// UB layout: Streamed in rms_norm_backward_ub_layout.h, which the tiling sums to pick chunks and slots.
 #pragma once
 #include "rms_norm_backward_common.h"
 #include "rms_norm_backward_rstd.h"
@@ -43,26 +33,28 @@ public:
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
-        pipe_->InitBuffer(slotQue_, t_.stream_slots, 2 * C_ * sizeof(T));
+        const auto layout = rms_norm_backward_layout::Streamed(t_.cols, sizeof(T), C_, t_.stream_slots, t_.gamma_slots,
+                                                               t_.sum_cols, t_.dgamma_ub_cols);
+        pipe_->InitBuffer(slotQue_, t_.stream_slots, layout.slotBytes);
         if (t_.gamma_slots == 0) {
-            pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
+            pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
         } else {
-            pipe_->InitBuffer(gammaQue_, t_.gamma_slots, C_ * sizeof(T));
+            pipe_->InitBuffer(gammaQue_, t_.gamma_slots, layout.gammaBytes);
         }
-        if (t_.dgamma_ub_cols > 0) {
-            pipe_->InitBuffer(dgammaBuf_, t_.dgamma_ub_cols * sizeof(float));
+        if (layout.dgammaBytes > 0) {
+            pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
         }
         if constexpr (!IsFloat()) {
-            pipe_->InitBuffer(wideBuf_, 3 * C_ * sizeof(float));
+            pipe_->InitBuffer(wideBuf_, layout.wideBytes);
         }
-        pipe_->InitBuffer(sumBuf_, t_.sum_cols * sizeof(float));
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.sum_cols));
+        pipe_->InitBuffer(sumBuf_, layout.sumBytes);
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(totalBuf_, kBlockBytes);
-        pipe_->InitBuffer(coefBuf_, kFloatsPerRepeat * sizeof(float));
+        pipe_->InitBuffer(coefBuf_, kRepeatBytes);
         rstdBatches_.Init(pipe_, gm_.rstd);
-        if (t_.dgamma_ub_cols < t_.cols) {
-            pipe_->InitBuffer(partialInQue_, 2, C_ * sizeof(float));
-            pipe_->InitBuffer(partialOutQue_, 2, C_ * sizeof(float));
+        if (layout.partialBytes > 0) {
+            pipe_->InitBuffer(partialInQue_, 2, layout.partialBytes);
+            pipe_->InitBuffer(partialOutQue_, 2, layout.partialBytes);
         }
     }
 

@@ -2,14 +2,7 @@
 // and double buffered (the next tile's copy-in is issued before this tile's compute), computed row by
 // row in fp32, dx rounded and copied out per tile.
 //
-// UB budget (S = row_stride elements, R = tile_rows, s = sizeof(T)); checked by the tiling (RowsInUbUb):
-//   buffer              elements     bytes
-//   dy, x, dx queues    2 x R*S      6 * R*S*s
-//   rstd queue          2 x R        2 * R*4
-//   gamma (dtype)       S            S*s
-//   dgamma, g (fp32)    2 x S        8 * S
-//   gamma, dy, xhat     3 x S        12 * S        (16-bit only: fp32 rows use the queue rows)
-//   ReduceSum work+sum  S/64 + 8     ReduceWorkBytes(S) + 32
+// UB layout: RowsInUb in rms_norm_backward_ub_layout.h, which the tiling sums to pick tile_rows.
 #pragma once
 #include "rms_norm_backward_common.h"
 
@@ -24,20 +17,20 @@ public:
         t_ = tiling;
         pipe_ = pipe;
         gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
-        const uint32_t tileBytes = t_.tile_rows * t_.row_stride * sizeof(T);
-        pipe_->InitBuffer(dyQue_, 2, tileBytes);
-        pipe_->InitBuffer(xQue_, 2, tileBytes);
-        pipe_->InitBuffer(rstdQue_, 2, t_.tile_rows * sizeof(float));
-        pipe_->InitBuffer(dxQue_, 2, tileBytes);
-        pipe_->InitBuffer(gammaBuf_, t_.row_stride * sizeof(T));
-        pipe_->InitBuffer(dgammaBuf_, t_.row_stride * sizeof(float));
-        pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float));
+        const auto layout = rms_norm_backward_layout::RowsInUb(t_.tile_rows, t_.row_stride, sizeof(T));
+        pipe_->InitBuffer(dyQue_, 2, layout.tileBytes);
+        pipe_->InitBuffer(xQue_, 2, layout.tileBytes);
+        pipe_->InitBuffer(rstdQue_, 2, layout.rstdBytes);
+        pipe_->InitBuffer(dxQue_, 2, layout.tileBytes);
+        pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        pipe_->InitBuffer(dgammaBuf_, layout.rowF32Bytes);
+        pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);
         if constexpr (!IsFloat()) {
-            pipe_->InitBuffer(gammaF32Buf_, t_.row_stride * sizeof(float));
-            pipe_->InitBuffer(dyF32Buf_, t_.row_stride * sizeof(float));
-            pipe_->InitBuffer(xhatBuf_, t_.row_stride * sizeof(float));
+            pipe_->InitBuffer(gammaF32Buf_, layout.rowF32Bytes);
+            pipe_->InitBuffer(dyF32Buf_, layout.rowF32Bytes);
+            pipe_->InitBuffer(xhatBuf_, layout.rowF32Bytes);
         }
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.cols));
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(sumBuf_, kBlockBytes);
     }
 

@@ -20,6 +20,36 @@ enum class RmsNormBackwardTilingKey : uint32_t {
 };
 inline constexpr uint32_t kTilingKeyPathStep = 100;
 
+// The kernel paths, each a value of the tiling key's path part.
+enum class RmsNormBackwardPath : uint32_t {
+    kRowsInUb = 1,  // several whole rows per tile
+    kLongRows = 2,  // one row at a time, widened in chunks
+    kSmallCols = 3,  // many packed rows per instruction
+    kLongRowsStreamed = 4,  // one row at a time, too long for UB: streamed in chunks, read in pass 1 and again (from L2) in pass 2
+};
+
+// The tiling key that runs `path` on `dtype`: one of the enumerators above.
+constexpr RmsNormBackwardTilingKey MakeKey(RmsNormBackwardPath path, RmsNormBackwardDtype dtype)
+{
+    return static_cast<RmsNormBackwardTilingKey>(static_cast<uint32_t>(path) * kTilingKeyPathStep + static_cast<uint32_t>(dtype));
+}
+
+// The path a tiling key runs, and a path's name in messages and stats ("" for no path).
+constexpr RmsNormBackwardPath PathOf(RmsNormBackwardTilingKey key)
+{
+    return static_cast<RmsNormBackwardPath>(static_cast<uint32_t>(key) / kTilingKeyPathStep);
+}
+constexpr const char *PathName(RmsNormBackwardPath path)
+{
+    switch (path) {
+        case RmsNormBackwardPath::kRowsInUb: return "rows_in_ub";
+        case RmsNormBackwardPath::kLongRows: return "long_rows";
+        case RmsNormBackwardPath::kSmallCols: return "small_cols";
+        case RmsNormBackwardPath::kLongRowsStreamed: return "long_rows_streamed";
+    }
+    return "";
+}
+
 // Long rows kept whole in a ring of chunk slots (row_buffers = 1): at most this many slots per
 // tensor.
 inline constexpr uint32_t kMaxRowSlots = 16;

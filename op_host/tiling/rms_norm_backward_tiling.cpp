@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "../soc_table.h"
+#include "../../op_kernel/rms_norm_backward_ub_layout.h"
 
 namespace rmsnorm_backward {
 namespace {
@@ -27,7 +28,6 @@ constexpr double kGroupTrafficShare = 0.02;
 constexpr uint32_t kMaxGroups = 48;
 
 uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
-uint64_t Ub(uint64_t bytes) { return RoundUp(bytes, kUbBlockBytes); }  // a UB buffer's real size
 
 std::string ShapeText(const std::vector<int64_t> &s)
 {
@@ -108,45 +108,10 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
     return "";
 }
 
-// Small cols: R packed rows of S elements (the header's UB table). queues dy, x, dx: 2 x R*S*s each;
-// rstd: 2 batches of kSmallColsRstdBatchTiles * R rows, *4; fp32 work a, xhat, g, dgamma: R*S*4
-// each; rstd and c per row: one block per row where a row is one, two or more whole repeats (S = 64,
-// S >= 128), else spread over the row; gamma: a 64-lane pattern where S divides 64, one row where
-// rows are blocks, else R*S; -rstd/cols and the row sums (two halves): R*4 each.
-uint64_t SmallColsUb(uint32_t R, uint32_t S, uint32_t s)
-{
-    const uint64_t lanes = uint64_t(R) * S;
-    const bool rowBlocks = S == 64 || S >= 128;
-    const uint64_t perRow = rowBlocks ? 8 : S;
-    const uint64_t gamma = 64 % S == 0 ? 64 : (rowBlocks ? S : lanes);
-    const uint64_t rstdBatch = uint64_t(kSmallColsRstdBatchTiles) * R;
-    return 3 * 2 * Ub(lanes * s) + 2 * Ub(rstdBatch * 4) + 4 * Ub(lanes * 4) + 2 * Ub(R * perRow * 4) +
-           Ub(gamma * 4) + 3 * Ub(R * 4);
-}
+namespace layout = rms_norm_backward_layout;
 
-uint64_t ReduceWorkUb(uint32_t n) { return Ub(RoundUp((n + 63) / 64, 8) * 4) + kUbBlockBytes; }
-
-// Rows in UB: R whole rows per tile. queues dy, x, dx: 2 x R*S*s; rstd: 2 x R*4; gamma (dtype) S*s;
-// fp32 rows (see rows_f32); ReduceSum work and result.
-uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
-{
-    const uint32_t rows_f32 = s == 4 ? 2 : 5;  // dgamma, g; 16-bit adds gamma, dy and x widened
-    return 3 * 2 * Ub(uint64_t(R) * S * s) + 2 * Ub(R * 4) + Ub(uint64_t(S) * s) + rows_f32 * Ub(uint64_t(S) * 4) +
-           ReduceWorkUb(S);
-}
-
-// Long rows, the whole row in UB: dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded
-// up to C of each, plus spare slots of 2 x C*s), gamma (S*s) and dgamma (S*4) for S = cols rounded up to 32 bytes;
-// fp32 work chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols; SC = 0: one sum per
-// chunk, kMaxRowSlots*4); dx out 2 x C*s (none when dx_over_dy); two rstd batches; ReduceSum work
-// (over SC, or C).
-uint64_t LongRowsUb(uint64_t XR, uint64_t S, uint32_t C, uint32_t rb, uint32_t s, bool dxQueue, uint32_t SC,
-                    uint32_t spare)
-{
-    const uint64_t sum = SC == 0 ? Ub(kMaxRowSlots * 4) : Ub(SC * 4);
-    return 2 * rb * Ub(XR * s) + spare * 2 * Ub(C * s) + Ub(S * s) + Ub(S * 4) + 2 * Ub(C * 4) + sum +
-           (dxQueue ? 2 * Ub(C * s) : 0) + 2 * Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC == 0 ? C : SC);
-}
+uint64_t SmallColsUb(uint32_t R, uint32_t S, uint32_t s) { return layout::UbBytes(layout::SmallCols(R, S), s); }
+uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s) { return layout::UbBytes(layout::RowsInUb(R, S, s)); }
 
 // Picks the long-rows layout that holds the whole row; false when none fits (the streamed path's rows).
 bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
@@ -174,7 +139,7 @@ bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint6
     for (const auto &choice : kChoices) {
         const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
         if (choice.rb == 1 && (XR / choice.C + choice.spare > kMaxRowSlots || cols <= choice.C)) continue;
-        if (LongRowsUb(XR, S, choice.C, choice.rb, s, choice.dxQueue, choice.SC, choice.spare) <= ub) {
+        if (layout::UbBytes(layout::LongRows(cols, s, choice.C, choice.rb, choice.dxQueue, choice.SC, choice.spare)) <= ub) {
             t.chunk_cols = choice.C;
             t.sum_cols = choice.SC;
             t.spare_slots = choice.spare;
@@ -195,14 +160,9 @@ struct StreamedChoice {
 };
 constexpr uint32_t kStreamedSumLanes = 256;  // row-sum lanes at least (1 KiB); up to a chunk where UB is left
 
-// The kernel header's budget table, buffer by buffer.
 uint64_t StreamedUb(const StreamedChoice &c, uint32_t s, uint64_t cols)
 {
-    uint64_t ub = c.Ns * Ub(2ull * c.C * s) + (c.Ng == 0 ? Ub(cols * s) : c.Ng * Ub(uint64_t(c.C) * s)) +
-                  Ub(c.DR * 4) + (s == 4 ? 0 : Ub(3ull * c.C * 4)) + Ub(c.SC * 4) + ReduceWorkUb(c.SC) + Ub(64 * 4) +
-                  2 * Ub(kRstdBatchRows * 4);
-    if (c.DR < cols) ub += 2 * 2 * Ub(uint64_t(c.C) * 4);
-    return ub;
+    return layout::UbBytes(layout::Streamed(cols, s, c.C, c.Ns, c.Ng, c.SC, c.DR));
 }
 
 // Modelled cycles per row (PERFORMANCE.md): the core's HBM share (dy, x read, dx written) against
@@ -276,13 +236,7 @@ void TileLongRowsStreamed(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t 
 
 const char *TilingPathName(uint32_t tiling_key)
 {
-    switch (tiling_key / kTilingKeyPathStep) {
-        case 1: return "rows_in_ub";
-        case 2: return "long_rows";
-        case 3: return "small_cols";
-        case 4: return "long_rows_streamed";
-        default: return "unknown";
-    }
+    return PathName(PathOf(static_cast<RmsNormBackwardTilingKey>(tiling_key)));
 }
 
 bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
@@ -320,9 +274,9 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     t.partial_stride = uint32_t(RoundUp(cols, 8));
     t.reduce_chunk = kReduceChunk;
 
-    uint32_t path = 2;
+    RmsNormBackwardPath path = RmsNormBackwardPath::kLongRows;
     if (t.row_stride <= kSmallColsMaxStride && SmallColsUb(8, t.row_stride, s) <= ub) {
-        path = 3;
+        path = RmsNormBackwardPath::kSmallCols;
         uint32_t R = kMaxTileRows;
         while (R > 8 && SmallColsUb(R, t.row_stride, s) > ub) R -= 8;
         t.tile_rows = R;
@@ -330,17 +284,17 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
         uint32_t R = 0;
         while (R < kMaxTileRows && RowsInUbUb(R + 1, t.row_stride, s) <= ub) ++R;
         if (R >= 2) {
-            path = 1;
+            path = RmsNormBackwardPath::kRowsInUb;
             t.tile_rows = R;
         } else {
             if (!TileLongRows(t, cols, s, ub)) {  // too long to keep whole
-                path = 4;
+                path = RmsNormBackwardPath::kLongRowsStreamed;
                 TileLongRowsStreamed(t, cols, s, ub);
             }
         }
     }
     out.data = t;
-    out.tiling_key = path * kTilingKeyPathStep + uint32_t(dtype);
+    out.tiling_key = uint32_t(MakeKey(path, dtype));
     out.block_dim = std::min<uint32_t>(t.groups, soc.vector_cores);
     if (in.block_dim_cap != 0) out.block_dim = std::min(out.block_dim, in.block_dim_cap);
     out.user_workspace_bytes = t.groups > 1 ? uint64_t(t.groups) * t.partial_stride * 4 : 0;
