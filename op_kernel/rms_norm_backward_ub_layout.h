@@ -20,6 +20,9 @@ inline constexpr uint32_t kBlockBytes = 32;    // UB address and DataCopy granul
 inline constexpr uint32_t kRepeatBytes = 256;  // one vector repeat: 8 blocks
 inline constexpr uint32_t kFloatsPerBlock = kBlockBytes / sizeof(float);
 inline constexpr uint32_t kFloatsPerRepeat = kRepeatBytes / sizeof(float);
+// Event ids per hardware event (e.g. MTE2_V) of one TPipe (dav-c220's QUE_MAX_EVENT): a queued or
+// freed queue buffer holds one, so at most this many buffers of one queue position are in flight.
+inline constexpr uint32_t kEventIdsPerEvent = 8;
 
 RMS_NORM_BACKWARD_LAYOUT uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 RMS_NORM_BACKWARD_LAYOUT uint64_t RoundUp(uint64_t a, uint64_t b) { return CeilDiv(a, b) * b; }
