@@ -9,11 +9,12 @@
 
 using namespace rms_norm_backward_impl;
 
-// Path<T> runs the launch whose tiling key is `key` (op_def's MakeKey of the path and T's dtype).
-template <template <typename> class Path, typename T, RmsNormBackwardTilingKey key, uint64_t keyValue>
+// Path<T> runs the launch whose tiling key is `key`: MakeKey of the class's path and T's dtype.
+template <template <typename> class Path, typename T, uint64_t key>
 __aicore__ inline void RunPath(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
 {
-    static_assert(static_cast<uint64_t>(key) == keyValue, "the branch's number must be its tiling key's value");
+    static_assert(static_cast<uint64_t>(MakeKey(Path<T>::kPath, kDtypeOf<T>)) == key,
+                  "a branch's number must be the tiling key of the path and dtype it runs");
     Path<T> path;
     path.Init(args, tiling, pipe);
     path.Process();
@@ -26,36 +27,34 @@ extern "C" __global__ __aicore__ void rms_norm_backward(GM_ADDR dy, GM_ADDR x, G
     GET_TILING_DATA_WITH_STRUCT(RmsNormBackwardTilingData, tilingData, tiling);
     TPipe pipe;
     const KernelArgs args{dy, x, rstd, gamma, dx, dgamma, workspace};
-    using Key = RmsNormBackwardTilingKey;
     // One branch per key, the key as a number: CANN's kernel compiler finds a kernel's tiling keys by
     // reading TILING_KEY_IS(<number>) in the preprocessed entry (an enum or constexpr there is no key to
     // it) and builds one binary per key, in which the other branches fold away. RunPath checks each
-    // number against the generated enum.
+    // number against op_def's MakeKey.
     if (TILING_KEY_IS(100)) {
-        RunPath<RmsNormBackwardRowsInUb, float, Key::kRowsInUbFp32, 100>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardRowsInUb, float, 100>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(101)) {
-        RunPath<RmsNormBackwardRowsInUb, half, Key::kRowsInUbFp16, 101>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardRowsInUb, half, 101>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(102)) {
-        RunPath<RmsNormBackwardRowsInUb, bfloat16_t, Key::kRowsInUbBf16, 102>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardRowsInUb, bfloat16_t, 102>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(200)) {
-        RunPath<RmsNormBackwardLongRows, float, Key::kLongRowsFp32, 200>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardLongRows, float, 200>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(201)) {
-        RunPath<RmsNormBackwardLongRows, half, Key::kLongRowsFp16, 201>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardLongRows, half, 201>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(202)) {
-        RunPath<RmsNormBackwardLongRows, bfloat16_t, Key::kLongRowsBf16, 202>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardLongRows, bfloat16_t, 202>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(300)) {
-        RunPath<RmsNormBackwardSmallCols, float, Key::kSmallColsFp32, 300>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardSmallCols, float, 300>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(301)) {
-        RunPath<RmsNormBackwardSmallCols, half, Key::kSmallColsFp16, 301>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardSmallCols, half, 301>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(302)) {
-        RunPath<RmsNormBackwardSmallCols, bfloat16_t, Key::kSmallColsBf16, 302>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardSmallCols, bfloat16_t, 302>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(400)) {
-        RunPath<RmsNormBackwardLongRowsStreamed, float, Key::kLongRowsStreamedFp32, 400>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardLongRowsStreamed, float, 400>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(401)) {
-        RunPath<RmsNormBackwardLongRowsStreamed, half, Key::kLongRowsStreamedFp16, 401>(args, tilingData, &pipe);
+        RunPath<RmsNormBackwardLongRowsStreamed, half, 401>(args, tilingData, &pipe);
     } else if (TILING_KEY_IS(402)) {
-        RunPath<RmsNormBackwardLongRowsStreamed, bfloat16_t, Key::kLongRowsStreamedBf16, 402>(args, tilingData,
-                                                                                            &pipe);
+        RunPath<RmsNormBackwardLongRowsStreamed, bfloat16_t, 402>(args, tilingData, &pipe);
     }
     if (tilingData.groups > 1) {
         pipe.Reset();

@@ -3,19 +3,39 @@
 #pragma once
 #include "kernel_operator.h"
 #include "rms_norm_backward_tiling_data.h"
+#include "rms_norm_backward_ub_layout.h"
 
 using namespace AscendC;
 
 namespace rms_norm_backward_impl {
 
-constexpr uint32_t kBlockBytes = 32;
-constexpr uint32_t kFloatsPerBlock = kBlockBytes / sizeof(float);
-constexpr uint32_t kFloatsPerRepeat = 64;
-constexpr uint8_t kBlocksPerRepeat = kFloatsPerRepeat / kFloatsPerBlock;
+using rms_norm_backward_layout::kBlockBytes;
+using rms_norm_backward_layout::kFloatsPerBlock;
+using rms_norm_backward_layout::kFloatsPerRepeat;
+using rms_norm_backward_layout::kRepeatBytes;
+constexpr uint8_t kBlocksPerRepeat = kRepeatBytes / kBlockBytes;
 
 // 16-bit data is widened to fp32; fp32 data is computed on where it lands.
 template <typename T>
 constexpr bool kIsFloat = sizeof(T) == sizeof(float);
+
+// The dtype code of T, as the tiling key spells it.
+template <typename T>
+struct DtypeOf;
+template <>
+struct DtypeOf<float> {
+    static constexpr RmsNormBackwardDtype value = RmsNormBackwardDtype::kFloat32;
+};
+template <>
+struct DtypeOf<half> {
+    static constexpr RmsNormBackwardDtype value = RmsNormBackwardDtype::kFloat16;
+};
+template <>
+struct DtypeOf<bfloat16_t> {
+    static constexpr RmsNormBackwardDtype value = RmsNormBackwardDtype::kBfloat16;
+};
+template <typename T>
+constexpr RmsNormBackwardDtype kDtypeOf = DtypeOf<T>::value;
 
 // Buffers of a queue that streams tiles or chunks: one is filled while the other is computed on.
 constexpr int32_t kDoubleBuffer = 2;
@@ -34,12 +54,6 @@ __aicore__ inline BinaryRepeatParams Src1OneBlock()
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 __aicore__ inline uint32_t RoundUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
-
-// Bytes of the ReduceSum work area for `count` fp32 elements: one value per repeat, whole blocks.
-__aicore__ inline uint32_t ReduceWorkBytes(uint32_t count)
-{
-    return RoundUp(CeilDiv(count, kFloatsPerRepeat), kFloatsPerBlock) * sizeof(float);
-}
 
 // dgamma is summed per row group: group i holds rows [rows*i/G, rows*(i+1)/G). The groups depend on
 // the shape only; core b takes groups b, b + blockNum, ... so every block dim gives the same partials.

@@ -10,17 +10,7 @@
 // pending (beyond that the vector unit waits for the oldest). Rows too long to keep whole take the
 // streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
-// UB budget (XR = cols rounded up to 32 bytes, or to C in the ring; C = chunk_cols, SC = sum_cols <= C,
-// s = sizeof(T), rb = row buffers); checked by the tiling (LongRowsUb):
-//   buffer                     elements       bytes
-//   dy, x rows (or slots)      rb x XR each   2 * rb * XR*s
-//   spare ring slots (dy, x)   C each         spare_slots * 2 * C*s
-//   gamma (dtype), dgamma fp32 cols each      cols * (s + 4)
-//   a, b (fp32)                C each         8 * C
-//   row sum (fp32, lane-wise)  SC             4 * SC           (SC = 0: per chunk, kMaxRowSlots * 4)
-//   dx queue                   2 x C          2 * C*s          (none when dx_over_dy)
-//   rstd batches               see RstdBatches (rms_norm_backward_rstd.h)
-//   ReduceSum work + sum       SC/64 + 8      ReduceWorkBytes(SC or C) + 32
+// UB layout: LongRows in rms_norm_backward_ub_layout.h, which the tiling sums to pick the store.
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
@@ -31,8 +21,8 @@ namespace rms_norm_backward_impl {
 constexpr uint32_t kRingLandings = 7;
 
 // Where a row's dy and x wait in UB, fixed per launch by the tiling (row_buffers, dx_over_dy); each
-// layout runs as its own instantiation of the row loop.
-enum class LongRowsLayout : uint32_t {
+// store runs as its own instantiation of the row loop.
+enum class LongRowsStore : uint32_t {
     kRowBuffers,    // 2 or 3 whole-row queue buffers: the next rows are queued early
     kRing,          // rings of chunk slots, dx through a queue of its own
     kRingDxOverDy,  // rings of chunk slots, dx written over dy's slot (UB too tight for a dx queue)
@@ -41,48 +31,53 @@ enum class LongRowsLayout : uint32_t {
 template <typename T>
 class RmsNormBackwardLongRows : RmsNormBackwardPathBase {
 public:
+    static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kLongRows;
+
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
         const uint32_t C = t_.chunk_cols;
-        layout_ = t_.row_buffers != 1 ? LongRowsLayout::kRowBuffers
-                                      : (t_.dx_over_dy != 0 ? LongRowsLayout::kRingDxOverDy : LongRowsLayout::kRing);
-        if (layout_ != LongRowsLayout::kRowBuffers) {
-            slots_ = CeilDiv(t_.cols, C) + t_.spare_slots;
+        store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
+                                      : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
+        sumPerChunk_ = t_.sum_cols == 0;
+        const auto layout = rms_norm_backward_layout::LongRows(t_.cols, sizeof(T), C, t_.row_buffers,
+                                                               store_ != LongRowsStore::kRingDxOverDy, t_.sum_cols,
+                                                               t_.spare_slots);
+        if (store_ != LongRowsStore::kRowBuffers) {
+            slots_ = uint32_t(layout.ringSlots);
             for (uint32_t i = 0; i < slots_; ++i) {
-                pipe_->InitBuffer(dy_.slot[i], C * sizeof(T));
-                pipe_->InitBuffer(x_.slot[i], C * sizeof(T));
+                pipe_->InitBuffer(dy_.slot[i], layout.chunkBytes);
+                pipe_->InitBuffer(x_.slot[i], layout.chunkBytes);
             }
             for (uint32_t i = 0; i < kRingLandings; ++i) {
                 landed_[i] = pipe_->AllocEventID<HardEvent::MTE2_V>();
             }
         } else {
-            pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, t_.cols * sizeof(T));
-            pipe_->InitBuffer(inQueXRow_, t_.row_buffers, t_.cols * sizeof(T));
+            pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
+            pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
         }
-        pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
-        pipe_->InitBuffer(dgammaBuf_, t_.cols * sizeof(float));
-        pipe_->InitBuffer(aBuf_, C * sizeof(float));
-        pipe_->InitBuffer(bBuf_, C * sizeof(float));
-        sumPerChunk_ = t_.sum_cols == 0;
-        pipe_->InitBuffer(sumBuf_, (sumPerChunk_ ? kMaxRowSlots : t_.sum_cols) * sizeof(float));
+        pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
+        pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
+        pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
+        pipe_->InitBuffer(sumBuf_, layout.sumBytes);
         dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
-        if (layout_ != LongRowsLayout::kRingDxOverDy) {
-            pipe_->InitBuffer(outQueDx_, kDoubleBuffer, C * sizeof(T));
+        if (store_ != LongRowsStore::kRingDxOverDy) {
+            pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
         }
         rstd_.Init(pipe_, gm_.rstd);
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(sumPerChunk_ ? C : t_.sum_cols));
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
     }
 
     __aicore__ inline void Process()
     {
-        if (layout_ == LongRowsLayout::kRowBuffers) {
-            RunGroups<LongRowsLayout::kRowBuffers>();
-        } else if (layout_ == LongRowsLayout::kRing) {
-            RunGroups<LongRowsLayout::kRing>();
+        if (store_ == LongRowsStore::kRowBuffers) {
+            RunGroups<LongRowsStore::kRowBuffers>();
+        } else if (store_ == LongRowsStore::kRing) {
+            RunGroups<LongRowsStore::kRing>();
         } else {
-            RunGroups<LongRowsLayout::kRingDxOverDy>();
+            RunGroups<LongRowsStore::kRingDxOverDy>();
         }
     }
 
@@ -109,7 +104,7 @@ private:
         LocalTensor<T> dy, x, gamma;
     };
 
-    template <LongRowsLayout layout>
+    template <LongRowsStore store>
     __aicore__ inline void RunGroups()
     {
         // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
@@ -123,33 +118,33 @@ private:
             dy_.fill = {group.begin, group.end, 0};
             x_.fill = dy_.fill;
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
-            const uint32_t ahead = layout == LongRowsLayout::kRowBuffers ? t_.row_buffers - 1 : 1;
+            const uint32_t ahead = store == LongRowsStore::kRowBuffers ? t_.row_buffers - 1 : 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
-                CopyInRow<layout>(row);
+                CopyInRow<store>(row);
             }
             for (uint64_t row = group.begin; row < group.end; ++row) {
-                if (layout == LongRowsLayout::kRowBuffers && row + ahead < group.end) {
-                    CopyInRow<layout>(row + ahead);
+                if (store == LongRowsStore::kRowBuffers && row + ahead < group.end) {
+                    CopyInRow<store>(row + ahead);
                 }
-                ComputeRow<layout>(row, row + 1 == group.end);
+                ComputeRow<store>(row, row + 1 == group.end);
             }
             if (group.begin == group.end) {  // (the last row's pass 1 wrote it; a group without rows owes zeros)
                 CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
             }
             WaitDgammaLeft();
         }
-        for (uint32_t i = 0; layout != LongRowsLayout::kRowBuffers && i < kRingLandings; ++i) {
+        for (uint32_t i = 0; store != LongRowsStore::kRowBuffers && i < kRingLandings; ++i) {
             pipe_->ReleaseEventID<HardEvent::MTE2_V>(landed_[i]);
         }
     }
 
-    template <LongRowsLayout layout>
+    template <LongRowsStore store>
     __aicore__ inline void CopyInRow(uint64_t row)
     {
-        if constexpr (layout != LongRowsLayout::kRowBuffers) {
+        if constexpr (store != LongRowsStore::kRowBuffers) {
             for (uint32_t i = 0; i < slots_; ++i) {
                 Refill(x_, gm_.x, true);
-                Refill(dy_, gm_.dy, layout == LongRowsLayout::kRing);
+                Refill(dy_, gm_.dy, store == LongRowsStore::kRing);
             }
         } else {
             LocalTensor<T> dyRow = inQueDyRow_.AllocTensor<T>();
@@ -199,14 +194,14 @@ private:
         ++landingsWaited_;
     }
 
-    template <LongRowsLayout layout>
+    template <LongRowsStore store>
     __aicore__ inline Chunk LoadChunk(const RowView &rowView, uint32_t chunk, bool firstPass)
     {
         Chunk c;
         c.begin = chunk * t_.chunk_cols;
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
         c.gamma = gammaBuf_.Get<T>()[c.begin];
-        if constexpr (layout != LongRowsLayout::kRowBuffers) {
+        if constexpr (store != LongRowsStore::kRowBuffers) {
             if (firstPass) {  // the ring's next chunk: wait until it has landed
                 while (landingsWaited_ <= taken_) {
                     WaitLanding();
@@ -240,34 +235,34 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
     // further sum_cols of a chunk).
-    template <LongRowsLayout layout>
+    template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
     {
         RowView rowView;
-        if constexpr (layout == LongRowsLayout::kRowBuffers) {
+        if constexpr (store == LongRowsStore::kRowBuffers) {
             rowView.dy = inQueDyRow_.DeQue<T>();
             rowView.x = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
-        Pass1<layout>(rowView, rstd);
+        Pass1<store>(rowView, rstd);
         if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
         }
         const float xScale = XScale(rstd);
-        Pass2<layout>(rowView, row, rstd, xScale);
-        if constexpr (layout == LongRowsLayout::kRowBuffers) {
+        Pass2<store>(rowView, row, rstd, xScale);
+        if constexpr (store == LongRowsStore::kRowBuffers) {
             inQueDyRow_.FreeTensor(rowView.dy);
             inQueXRow_.FreeTensor(rowView.x);
         }
     }
 
     // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x).
-    template <LongRowsLayout layout>
+    template <LongRowsStore store>
     __aicore__ inline void Pass1(const RowView &rowView, float rstd)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         for (uint32_t chunk = 0; chunk < CeilDiv(t_.cols, t_.chunk_cols); ++chunk) {
-            const Chunk c = LoadChunk<layout>(rowView, chunk, true);
+            const Chunk c = LoadChunk<store>(rowView, chunk, true);
             const LocalTensor<float> dyX = a;
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
@@ -308,34 +303,34 @@ private:
 
     // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype; in the ring each slot pass 2 is
     // done with takes the next chunk.
-    template <LongRowsLayout layout>
+    template <LongRowsStore store>
     __aicore__ inline void Pass2(const RowView &rowView, uint64_t row, float rstd, float xScale)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
-            const Chunk c = LoadChunk<layout>(rowView, chunk, false);
+            const Chunk c = LoadChunk<store>(rowView, chunk, false);
             const LocalTensor<float> g = a;
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
-            if constexpr (layout != LongRowsLayout::kRowBuffers) {
+            if constexpr (store != LongRowsStore::kRowBuffers) {
                 Refill(x_, gm_.x, true);
             }
             const uint64_t offset = row * t_.cols + c.begin;
-            if constexpr (layout == LongRowsLayout::kRingDxOverDy) {
+            if constexpr (store == LongRowsStore::kRingDxOverDy) {
                 ScaleToDx(c.dy, g, rstd, c.count);
                 CopyOutOverDy(offset, c.dy, c.count, chunk);
             } else {
                 const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
                 ScaleToDx(dx, g, rstd, c.count);
                 outQueDx_.EnQue(dx);
-                if constexpr (layout == LongRowsLayout::kRing) {
+                if constexpr (store == LongRowsStore::kRing) {
                     Refill(dy_, gm_.dy, true);
                 }
                 CopyOut(offset, c.count);
             }
         }
-        if constexpr (layout == LongRowsLayout::kRingDxOverDy) {
+        if constexpr (store == LongRowsStore::kRingDxOverDy) {
             RefillAfterDx();
         }
     }
@@ -391,7 +386,7 @@ private:
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
-    LongRowsLayout layout_ = LongRowsLayout::kRowBuffers;
+    LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     TEventID dxLeft_ = 0;       // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
     Ring dy_, x_;               // the rings: one slot per chunk of the row, plus spare slots

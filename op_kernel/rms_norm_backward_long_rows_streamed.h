@@ -12,20 +12,10 @@
 // Keeping part of the row in UB from pass 1 to pass 2 instead (fewer re-reads) measured slower: the
 // slots it holds are missing from the stream.
 // gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
-// accumulated in UB for its leading gamma_resident_cols (a multiple of C) and beyond them
+// accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
 // read-modified-written per row in the group's GM partial (rows of about 10^6 cols).
 //
-// UB budget (C = chunk_cols, s = sizeof(T), DR = gamma_resident_cols, SC = sum_cols); checked by the
-// tiling (StreamedUb):
-//   buffer                          elements               bytes
-//   stream slots (dy | x)           stream_slots x 2C      stream_slots * 2*C*s
-//   gamma                           cols, or gamma_slots x C   cols*s, or gamma_slots * C*s
-//   dgamma accumulator (fp32)       DR                     4 * DR
-//   16-bit: dy, x, gamma widened    3 x C                  12 * C
-//   row sum (fp32, lane-wise)       SC                     4 * SC
-//   ReduceSum work, total, coef     SC/64 (blocks), 8, 64  ReduceWorkBytes(SC) + 32 + 256
-//   rstd batches                    2 x 64                 512 (RstdBatches, rms_norm_backward_rstd.h)
-//   dgamma partial in, out (DR < cols)  2 x C each         16 * C
+// UB layout: Streamed in rms_norm_backward_ub_layout.h, which the tiling sums to pick chunks and slots.
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
@@ -35,31 +25,35 @@ namespace rms_norm_backward_impl {
 template <typename T>
 class RmsNormBackwardLongRowsStreamed : RmsNormBackwardPathBase {
 public:
+    static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kLongRowsStreamed;
+
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
-        pipe_->InitBuffer(inQueSlot_, t_.stream_slots, 2 * C_ * sizeof(T));
+        const auto layout = rms_norm_backward_layout::Streamed(t_.cols, sizeof(T), C_, t_.stream_slots, t_.gamma_slots,
+                                                               t_.sum_cols, t_.dgamma_ub_cols);
+        pipe_->InitBuffer(inQueSlot_, t_.stream_slots, layout.slotBytes);
         if (t_.gamma_slots == 0) {
-            pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
+            pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
         } else {
-            pipe_->InitBuffer(inQueGamma_, t_.gamma_slots, C_ * sizeof(T));
+            pipe_->InitBuffer(inQueGamma_, t_.gamma_slots, layout.gammaBytes);
         }
-        if (t_.gamma_resident_cols > 0) {
-            pipe_->InitBuffer(dgammaBuf_, t_.gamma_resident_cols * sizeof(float));
+        if (layout.dgammaBytes > 0) {
+            pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
         }
         if constexpr (!kIsFloat<T>) {
-            pipe_->InitBuffer(wideBuf_, 3 * C_ * sizeof(float));
+            pipe_->InitBuffer(wideBuf_, layout.wideBytes);
         }
-        pipe_->InitBuffer(sumBuf_, t_.sum_cols * sizeof(float));
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.sum_cols));
+        pipe_->InitBuffer(sumBuf_, layout.sumBytes);
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(totalBuf_, kBlockBytes);
-        pipe_->InitBuffer(coefBuf_, kFloatsPerRepeat * sizeof(float));
+        pipe_->InitBuffer(coefBuf_, kRepeatBytes);
         rstdBatches_.Init(pipe_, gm_.rstd);
-        if (t_.gamma_resident_cols < t_.cols) {
-            pipe_->InitBuffer(inQuePartial_, kDoubleBuffer, C_ * sizeof(float));
-            pipe_->InitBuffer(outQuePartial_, kDoubleBuffer, C_ * sizeof(float));
+        if (layout.partialBytes > 0) {
+            pipe_->InitBuffer(inQuePartial_, kDoubleBuffer, layout.partialBytes);
+            pipe_->InitBuffer(outQuePartial_, kDoubleBuffer, layout.partialBytes);
         }
     }
 
@@ -71,8 +65,8 @@ public:
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
-            if (t_.gamma_resident_cols > 0) {
-                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
+            if (t_.dgamma_ub_cols > 0) {
+                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.dgamma_ub_cols);
             }
             rstdBatches_.Start(group);  // before the group's row copies
             groupBegin_ = group.begin;
@@ -91,8 +85,8 @@ public:
             for (Step step = first; step.row < group.end; step = Next(step)) {
                 Compute(step, group);
             }
-            if (t_.gamma_resident_cols > 0) {
-                CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
+            if (t_.dgamma_ub_cols > 0) {
+                CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.dgamma_ub_cols);
                 WaitDgammaLeft();
             }
         }
@@ -293,7 +287,7 @@ private:
     __aicore__ inline void AddDgamma(const LocalTensor<float> &dy, const LocalTensor<float> &xhat, uint32_t begin,
                                      uint32_t count, bool firstRow)
     {
-        if (begin < t_.gamma_resident_cols) {
+        if (begin < t_.dgamma_ub_cols) {
             MulAddDst(dgammaBuf_.Get<float>()[begin], dy, xhat, count);
             return;
         }
@@ -316,7 +310,7 @@ private:
     // A group without rows still owes zeros for the GM part of its partial.
     __aicore__ inline void ZeroStreamedPartial()
     {
-        for (uint32_t begin = t_.gamma_resident_cols; begin < t_.cols; begin += C_) {
+        for (uint32_t begin = t_.dgamma_ub_cols; begin < t_.cols; begin += C_) {
             const uint32_t n = t_.cols - begin < C_ ? t_.cols - begin : C_;
             LocalTensor<float> out = outQuePartial_.AllocTensor<float>();
             Duplicate(out, 0.0f, n);

@@ -2,14 +2,7 @@
 // and double buffered (the next tile's copy-in is issued before this tile's compute), computed row by
 // row in fp32, dx rounded and copied out per tile.
 //
-// UB budget (S = row_stride elements, R = tile_rows, s = sizeof(T)); checked by the tiling (RowsInUbUb):
-//   buffer              elements     bytes
-//   dy, x, dx queues    2 x R*S      6 * R*S*s
-//   rstd queue          2 x R        2 * R*4
-//   gamma (dtype)       S            S*s
-//   dgamma, g (fp32)    2 x S        8 * S
-//   gamma, dy, xhat     3 x S        12 * S        (16-bit only: fp32 rows use the queue rows)
-//   ReduceSum work+sum  S/64 + 8     ReduceWorkBytes(S) + 32
+// UB layout: RowsInUb in rms_norm_backward_ub_layout.h, which the tiling sums to pick tile_rows.
 #pragma once
 #include "rms_norm_backward_path_base.h"
 
@@ -18,23 +11,25 @@ namespace rms_norm_backward_impl {
 template <typename T>
 class RmsNormBackwardRowsInUb : RmsNormBackwardPathBase {
 public:
+    static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kRowsInUb;
+
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
-        const uint32_t tileBytes = t_.tile_rows * t_.row_stride * sizeof(T);
-        pipe_->InitBuffer(inQueDy_, kDoubleBuffer, tileBytes);
-        pipe_->InitBuffer(inQueX_, kDoubleBuffer, tileBytes);
-        pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, t_.tile_rows * sizeof(float));
-        pipe_->InitBuffer(outQueDx_, kDoubleBuffer, tileBytes);
-        pipe_->InitBuffer(gammaBuf_, t_.row_stride * sizeof(T));
-        pipe_->InitBuffer(dgammaBuf_, t_.row_stride * sizeof(float));
-        pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float));
+        const auto layout = rms_norm_backward_layout::RowsInUb(t_.tile_rows, t_.row_stride, sizeof(T));
+        pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.tileBytes);
+        pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.tileBytes);
+        pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, layout.rstdBytes);
+        pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.tileBytes);
+        pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        pipe_->InitBuffer(dgammaBuf_, layout.rowF32Bytes);
+        pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);
         if constexpr (!kIsFloat<T>) {
-            pipe_->InitBuffer(gammaF32Buf_, t_.row_stride * sizeof(float));
-            pipe_->InitBuffer(dyF32Buf_, t_.row_stride * sizeof(float));
-            pipe_->InitBuffer(xhatBuf_, t_.row_stride * sizeof(float));
+            pipe_->InitBuffer(gammaF32Buf_, layout.rowF32Bytes);
+            pipe_->InitBuffer(dyF32Buf_, layout.rowF32Bytes);
+            pipe_->InitBuffer(xhatBuf_, layout.rowF32Bytes);
         }
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.cols));
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(sumBuf_, kBlockBytes);
     }
 

@@ -12,10 +12,8 @@
 // tile's own copies, so one copy set-up serves many tiles. The queue holds two batches: the one the
 // computed tile reads and the next.
 //
-// UB budget:
-//   buffer                          elements            bytes
-//   rstd batches (RstdBatches)      2 x 64              512
-//   rstd batches (RstdTileBatches)  2 x batchRows       8 * batchRows
+// UB layout: two buffers of kRstdBatchRows (RstdBatches) or batchRows (RstdTileBatches) fp32 each,
+// counted in the paths' layouts in rms_norm_backward_ub_layout.h.
 #pragma once
 #include "rms_norm_backward_common.h"
 

@@ -20,16 +20,7 @@
 // dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
 // at the end of each group.
 //
-// UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T),
-// K = kSmallColsRstdBatchTiles; per-row scalar as a block (S = 64, 128 or > 128): B = 8, spread: B = S;
-// gamma pattern: P = 64 (S divides 64), S (S = 128 or > 128), else R*S); checked by the tiling (SmallColsUb):
-//   buffer                                      elements     bytes
-//   dy, x, dx queues                            2 x R*S each 6 * R*S*s
-//   rstd queue (batches of K tiles' rows)       2 x K*R      8 * K*R
-//   a (dy widened, g*xhat, dx), xhat, g, dgamma R*S each     16 * R*S
-//   rstd and c per row                          R*B each     8 * R*B
-//   gamma                                       P            4 * P
-//   -rstd/cols, row sums (two halves)           R each       12 * R
+// UB layout: SmallCols in rms_norm_backward_ub_layout.h, which the tiling sums to pick tile_rows.
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
@@ -39,27 +30,28 @@ namespace rms_norm_backward_impl {
 template <typename T>
 class RmsNormBackwardSmallCols : RmsNormBackwardPathBase {
 public:
+    static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kSmallCols;
+
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
-        const uint32_t S = t_.row_stride, R = t_.tile_rows, lanes = R * S;
-        scalarAsBlock_ = S >= 2 * kFloatsPerRepeat || S == kFloatsPerRepeat;
-        gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (scalarAsBlock_ ? S : lanes);
-        pipe_->InitBuffer(inQueDy_, kDoubleBuffer, lanes * sizeof(T));
-        pipe_->InitBuffer(inQueX_, kDoubleBuffer, lanes * sizeof(T));
-        rstd_.Init(pipe_, gm_.rstd, kSmallColsRstdBatchTiles * t_.tile_rows);
-        pipe_->InitBuffer(outQueDx_, kDoubleBuffer, lanes * sizeof(T));
-        pipe_->InitBuffer(aBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(xhatBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(gBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(dgammaBuf_, lanes * sizeof(float));
-        const uint32_t perRow = scalarAsBlock_ ? kFloatsPerBlock : S;
-        pipe_->InitBuffer(rstdRowBuf_, R * perRow * sizeof(float));
-        pipe_->InitBuffer(cRowBuf_, R * perRow * sizeof(float));
-        pipe_->InitBuffer(gammaBuf_, gammaLanes_ * sizeof(float));
-        pipe_->InitBuffer(rkBuf_, R * sizeof(float));
-        pipe_->InitBuffer(sumBuf_, R * sizeof(float));
-        pipe_->InitBuffer(sumHighBuf_, R * sizeof(float));
+        const auto layout = rms_norm_backward_layout::SmallCols(t_.tile_rows, t_.row_stride);
+        scalarAsBlock_ = layout.rowBlocks;
+        gammaLanes_ = uint32_t(layout.gammaLanes);
+        pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.lanes * sizeof(T));
+        pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.lanes * sizeof(T));
+        rstd_.Init(pipe_, gm_.rstd, uint32_t(layout.rstdBatchRows));
+        pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.lanes * sizeof(T));
+        pipe_->InitBuffer(aBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(xhatBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(gBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(dgammaBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(rstdRowBuf_, layout.rows * layout.perRowLanes * sizeof(float));
+        pipe_->InitBuffer(cRowBuf_, layout.rows * layout.perRowLanes * sizeof(float));
+        pipe_->InitBuffer(gammaBuf_, layout.gammaLanes * sizeof(float));
+        pipe_->InitBuffer(rkBuf_, layout.rows * sizeof(float));
+        pipe_->InitBuffer(sumBuf_, layout.rows * sizeof(float));
+        pipe_->InitBuffer(sumHighBuf_, layout.rows * sizeof(float));
     }
 
     __aicore__ inline void Process()

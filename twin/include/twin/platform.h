@@ -1,5 +1,7 @@
-// The SoC facts every other part reads: tiling (block dim ceiling, UB budget), the CPU twin (UB size,
-// core count) and the performance model (clock, bandwidths; Python reads them through the extension).
+// The hardware table of the platform the twin emulates: UB size and core count for the twin's
+// cores, clock and bandwidths for the performance model (Python reads them through the extension).
+// The operator's tiling does not read this table: it asks the platform, through the twin's
+// PlatformAscendC (tiling/platform/platform_ascendc.h) here and CANN's on a real install.
 // Sources: CANN platform configuration files and the Ascend C API documentation, as summarised in
 // docs/design.md section 3. Figures marked "model" are assumptions of the performance model, not
 // measurements.
@@ -7,11 +9,11 @@
 #include <cstdint>
 #include <cstring>
 
-namespace rmsnorm_backward {
+namespace twin {
 
 struct SocInfo {
     const char *name;            // the SoC version string CANN reports, e.g. "Ascend910B2"
-    const char *short_name;      // the op_def / AddConfig name, e.g. "ascend910b"
+    const char *short_name;      // the SoC family, the op_def / AddConfig name, e.g. "ascend910b"
     uint32_t vector_cores;       // AI vector cores: the block dim ceiling
     uint32_t ub_bytes;           // Unified Buffer per vector core
     uint32_t ub_reserved_bytes;  // kept free by the toolchain (8 KiB + 256 B)
@@ -51,4 +53,4 @@ inline const SocInfo *FindSoc(const char *name)
     return nullptr;
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace twin
