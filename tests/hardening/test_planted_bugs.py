@@ -60,8 +60,8 @@ class Bug(NamedTuple):
 
 BUGS = {
     "UB buffer one block too small": Bug(
-        ROWS_IN_UB, "pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float));",
-        "pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float) - 32);", (8, 1000), "float32",
+        ROWS_IN_UB, "pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);",
+        "pipe_->InitBuffer(gBuf_, layout.rowF32Bytes - 32);", (8, 1000), "float32",
         r"core \d+: Mul: the dst operand's footprint .* must stay inside its buffer"),
     "DataCopy of an odd length": Bug(
         COMMON, "DataCopyPad(dst, src, DataCopyExtParams(1, count * sizeof(T), 0, 0, 0), "
