@@ -1,24 +1,18 @@
 // Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
 // fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
-// into spare row buffers when two or three rows fit, else into rings of chunk slots (one for dy, one
-// for x), each slot refilled as soon as pass 2 is done with it (dy's: once the dx written over it has
-// left) and taken by the next row's pass 1 as soon as it has landed. The ring's slots are plain
-// buffers ordered by flags, not queue buffers: a queued or freed queue buffer holds one of the TPipe's
-// 8 event ids of its event, and a ring holds up to kMaxRowSlots. A chunk's x lands before its dy, so
-// one MTE2_V flag per dy chunk tells pass 1 both have landed; at most kRingLandings such flags are
-// pending (beyond that the vector unit waits for the oldest). Rows too long to keep whole take the
-// streamed path instead (rms_norm_backward_long_rows_streamed.h).
+// into spare row buffers when two or three rows fit, else into rings of chunk slots
+// (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
+// once the dx written over it has left). Rows too long to keep whole take the streamed path instead
+// (rms_norm_backward_long_rows_streamed.h).
 //
 // UB layout: LongRows in rms_norm_backward_ub_layout.h, which the tiling sums to pick the store.
 #pragma once
+#include "rms_norm_backward_long_rows_ring.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
-
-// MTE2_V event ids the ring holds for its landings: the TPipe's 8 less one for WaitFor<MTE2_V>.
-constexpr uint32_t kRingLandings = 7;
 
 // Where a row's dy and x wait in UB, fixed per launch by the tiling (row_buffers, dx_over_dy); each
 // store runs as its own instantiation of the row loop.
@@ -44,14 +38,7 @@ public:
                                                                store_ != LongRowsStore::kRingDxOverDy, t_.sum_cols,
                                                                t_.spare_slots);
         if (store_ != LongRowsStore::kRowBuffers) {
-            slots_ = uint32_t(layout.ringSlots);
-            for (uint32_t i = 0; i < slots_; ++i) {
-                pipe_->InitBuffer(dy_.slot[i], layout.chunkBytes);
-                pipe_->InitBuffer(x_.slot[i], layout.chunkBytes);
-            }
-            for (uint32_t i = 0; i < kRingLandings; ++i) {
-                landed_[i] = pipe_->AllocEventID<HardEvent::MTE2_V>();
-            }
+            rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C);
         } else {
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
@@ -82,18 +69,6 @@ public:
     }
 
 private:
-    // A ring's next chunk to receive.
-    struct FillCursor {
-        uint64_t row, end;  // the next row to receive, and the group's end
-        uint32_t begin;     // the next chunk's first col
-    };
-    // A ring of chunk slots: the i-th chunk it receives lands in slot i % slots_ (slots are freed in
-    // the order they were filled).
-    struct Ring {
-        TBuf<QuePosition::VECCALC> slot[kMaxRowSlots];
-        FillCursor fill;
-        uint64_t received = 0;
-    };
     // The row in whole-row buffers (empty in the ring layouts).
     struct RowView {
         LocalTensor<T> dy, x;
@@ -115,8 +90,9 @@ private:
             partialGm_ = gm_.Partial(t_, groupIdx);
             Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
             rstd_.Start(group);  // before the group's row copies
-            dy_.fill = {group.begin, group.end, 0};
-            x_.fill = dy_.fill;
+            if constexpr (store != LongRowsStore::kRowBuffers) {
+                rings_.Start(group.begin, group.end);
+            }
             // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
             const uint32_t ahead = store == LongRowsStore::kRowBuffers ? t_.row_buffers - 1 : 1;
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
@@ -133,8 +109,8 @@ private:
             }
             WaitDgammaLeft();
         }
-        for (uint32_t i = 0; store != LongRowsStore::kRowBuffers && i < kRingLandings; ++i) {
-            pipe_->ReleaseEventID<HardEvent::MTE2_V>(landed_[i]);
+        if constexpr (store != LongRowsStore::kRowBuffers) {
+            rings_.Release();
         }
     }
 
@@ -142,9 +118,9 @@ private:
     __aicore__ inline void CopyInRow(uint64_t row)
     {
         if constexpr (store != LongRowsStore::kRowBuffers) {
-            for (uint32_t i = 0; i < slots_; ++i) {
-                Refill(x_, gm_.x, true);
-                Refill(dy_, gm_.dy, store == LongRowsStore::kRing);
+            for (uint32_t i = 0; i < rings_.Slots(); ++i) {
+                rings_.RefillX();
+                rings_.RefillDy(store == LongRowsStore::kRing);
             }
         } else {
             LocalTensor<T> dyRow = inQueDyRow_.AllocTensor<T>();
@@ -156,44 +132,6 @@ private:
         }
     }
 
-    // The next chunk of dy (or x) the ring has not yet received, rows of the group in order, lands in
-    // the ring's next slot, once the vector unit is done with it (afterVector; dy's slot after dx left
-    // waits in RefillAfterDx instead). dy and x have rings of their own: x's slot is free once pass 2
-    // has read it, dy's only once the dx written over it has left. x's chunk always lands first, so
-    // dy's landing flag covers both.
-    __aicore__ inline void Refill(Ring &ring, const GlobalTensor<T> &src, bool afterVector)
-    {
-        FillCursor &fill = ring.fill;
-        if (fill.row >= fill.end) {
-            return;
-        }
-        const bool isDy = &ring == &dy_;
-        if (isDy && landingsSet_ - landingsWaited_ == kRingLandings) {
-            WaitLanding();
-        }
-        if (afterVector) {
-            WaitFor<HardEvent::V_MTE2>(pipe_);
-        }
-        const uint32_t n = t_.cols - fill.begin < t_.chunk_cols ? t_.cols - fill.begin : t_.chunk_cols;
-        CopyInPad(ring.slot[ring.received % slots_].template Get<T>(), src[fill.row * t_.cols + fill.begin], n);
-        ++ring.received;
-        if (isDy) {
-            SetFlag<HardEvent::MTE2_V>(landed_[landingsSet_ % kRingLandings]);
-            ++landingsSet_;
-        }
-        fill.begin += t_.chunk_cols;
-        if (fill.begin >= t_.cols) {
-            fill.begin = 0;
-            ++fill.row;
-        }
-    }
-    // The vector unit waits for the oldest pending landing.
-    __aicore__ inline void WaitLanding()
-    {
-        WaitFlag<HardEvent::MTE2_V>(landed_[landingsWaited_ % kRingLandings]);
-        ++landingsWaited_;
-    }
-
     template <LongRowsStore store>
     __aicore__ inline Chunk LoadChunk(const RowView &rowView, uint32_t chunk, bool firstPass)
     {
@@ -202,15 +140,11 @@ private:
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
         c.gamma = gammaBuf_.Get<T>()[c.begin];
         if constexpr (store != LongRowsStore::kRowBuffers) {
-            if (firstPass) {  // the ring's next chunk: wait until it has landed
-                while (landingsWaited_ <= taken_) {
-                    WaitLanding();
-                }
-                slotOf_[chunk] = uint32_t(taken_ % slots_);
-                ++taken_;
+            if (firstPass) {
+                rings_.Take(chunk);
             }
-            c.dy = dy_.slot[slotOf_[chunk]].template Get<T>();
-            c.x = x_.slot[slotOf_[chunk]].template Get<T>();
+            c.dy = rings_.Dy(chunk);
+            c.x = rings_.X(chunk);
         } else {
             c.dy = rowView.dy[c.begin];
             c.x = rowView.x[c.begin];
@@ -314,7 +248,7 @@ private:
             Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             if constexpr (store != LongRowsStore::kRowBuffers) {
-                Refill(x_, gm_.x, true);
+                rings_.RefillX();
             }
             const uint64_t offset = row * t_.cols + c.begin;
             if constexpr (store == LongRowsStore::kRingDxOverDy) {
@@ -325,7 +259,7 @@ private:
                 ScaleToDx(dx, g, rstd, c.count);
                 outQueDx_.EnQue(dx);
                 if constexpr (store == LongRowsStore::kRing) {
-                    Refill(dy_, gm_.dy, true);
+                    rings_.RefillDy(true);
                 }
                 CopyOut(offset, c.count);
             }
@@ -363,7 +297,7 @@ private:
     __aicore__ inline void RefillAfterDx()
     {
         WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        Refill(dy_, gm_.dy, false);
+        rings_.RefillDy(false);
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values, uint32_t count)
@@ -389,12 +323,7 @@ private:
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     TEventID dxLeft_ = 0;       // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
-    Ring dy_, x_;               // the rings: one slot per chunk of the row, plus spare slots
-    uint32_t slots_ = 0;        // slots per ring
-    uint32_t slotOf_[kMaxRowSlots] = {};   // the current row's chunks: their slots, in order
-    TEventID landed_[kRingLandings] = {};  // MTE2 -> V: dy's chunk (and x's before it) has landed
-    uint64_t landingsSet_ = 0, landingsWaited_ = 0;  // dy chunks received, and waited for by the vector unit
-    uint64_t taken_ = 0;                             // dy chunks taken by pass 1
+    LongRowsRings<T> rings_;    // the ring store's slots and landing flags
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
