@@ -10,6 +10,8 @@ using namespace AscendC;
 namespace rms_norm_backward_impl {
 
 using rms_norm_backward_layout::kBlockBytes;
+using rms_norm_backward_layout::kDoubleBuffer;
+using rms_norm_backward_layout::kEventIdsPerEvent;
 using rms_norm_backward_layout::kFloatsPerBlock;
 using rms_norm_backward_layout::kFloatsPerRepeat;
 using rms_norm_backward_layout::kRepeatBytes;
@@ -36,9 +38,6 @@ struct DtypeOf<bfloat16_t> {
 };
 template <typename T>
 constexpr RmsNormBackwardDtype kDtypeOf = DtypeOf<T>::value;
-
-// Buffers of a queue that streams tiles or chunks: one is filled while the other is computed on.
-constexpr int32_t kDoubleBuffer = 2;
 
 // Repeat parameters, strides in blocks. Contiguous operands advance one repeat per repeat; an operand
 // read again by every repeat (one 64-lane pattern) has repeat stride 0; one block read by every block

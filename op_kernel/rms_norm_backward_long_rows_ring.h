@@ -11,7 +11,7 @@
 namespace rms_norm_backward_impl {
 
 // MTE2_V event ids the ring holds for its landings: the TPipe's 8 less one for WaitFor<MTE2_V>.
-constexpr uint32_t kRingLandings = 7;
+constexpr uint32_t kRingLandings = kEventIdsPerEvent - 1;
 
 template <typename T>
 class LongRowsRings {

@@ -214,11 +214,11 @@ private:
     __aicore__ inline void Pass1(uint64_t row, uint32_t chunk, const RowGroup &group)
     {
         if (chunk == 0) {
-            rstd_[row & 1] = rstdBatches_.Get(row);
+            rstd_[row % kRowsInFlight] = rstdBatches_.Get(row);
         }
         LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         LocalTensor<float> g, xhat;
-        Prepare(slot, chunk, rstd_[row & 1], true, row == group.begin, g, xhat);
+        Prepare(slot, chunk, rstd_[row % kRowsInFlight], true, row == group.begin, g, xhat);
         AddRowSum(g, xhat, Count(chunk), chunk == 0);
         inQueSlot_.FreeTensor(slot);
         CopyIn(false);
@@ -230,7 +230,7 @@ private:
     // Pass 2 of the chunk: dx = rstd*(g + coef*xhat), rounded to the dtype, leaves from the slot's dy.
     __aicore__ inline void Pass2(uint64_t row, uint32_t chunk)
     {
-        const float rstd = rstd_[row & 1];
+        const float rstd = rstd_[row % kRowsInFlight];
         LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         const uint32_t n = Count(chunk);
         LocalTensor<float> g, xhat;
@@ -328,13 +328,16 @@ private:
         CopyOutPad(gm_.dx[offset], dx, count);
     }
 
+    // Rows whose rstd is in use at once: one row's pass 1 overlaps the row before's pass 2.
+    static constexpr uint32_t kRowsInFlight = 2;
+
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     uint32_t C_ = 0, chunks_ = 0;
     RstdBatches rstdBatches_;
     uint64_t groupBegin_ = 0, groupEnd_ = 0;
     Step slotFill_{}, gammaFill_{};  // the step each queue loads next
-    float rstd_[2] = {};             // per row parity: two rows are in flight
+    float rstd_[kRowsInFlight] = {};  // by row parity
     TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
     TQue<QuePosition::VECIN, 1> inQuePartial_;
     TQue<QuePosition::VECOUT, 1> outQuePartial_;

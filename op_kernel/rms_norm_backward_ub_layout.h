@@ -23,6 +23,8 @@ inline constexpr uint32_t kFloatsPerRepeat = kRepeatBytes / sizeof(float);
 // Event ids per hardware event (e.g. MTE2_V) of one TPipe (dav-c220's QUE_MAX_EVENT): a queued or
 // freed queue buffer holds one, so at most this many buffers of one queue position are in flight.
 inline constexpr uint32_t kEventIdsPerEvent = 8;
+// Buffers of a queue that streams tiles or chunks: one is filled while the other is computed on.
+inline constexpr int32_t kDoubleBuffer = 2;
 
 RMS_NORM_BACKWARD_LAYOUT uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 RMS_NORM_BACKWARD_LAYOUT uint64_t RoundUp(uint64_t a, uint64_t b) { return CeilDiv(a, b) * b; }
@@ -52,7 +54,7 @@ RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_
 }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
 {
-    return 3 * 2 * Blocks(l.tileBytes) + 2 * Blocks(l.rstdBytes) + Blocks(l.gammaBytes) +
+    return 3 * kDoubleBuffer * Blocks(l.tileBytes) + kDoubleBuffer * Blocks(l.rstdBytes) + Blocks(l.gammaBytes) +
            l.rowsF32 * Blocks(l.rowF32Bytes) + Blocks(l.workBytes) + kBlockBytes;
 }
 
@@ -77,7 +79,7 @@ RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S)
 // each), rstd and c per row, gamma, and -rstd/cols with the row sums' two halves (R each).
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 {
-    return 3 * 2 * Blocks(l.lanes * s) + 2 * Blocks(l.rstdBatchRows * sizeof(float)) +
+    return 3 * kDoubleBuffer * Blocks(l.lanes * s) + kDoubleBuffer * Blocks(l.rstdBatchRows * sizeof(float)) +
            4 * Blocks(l.lanes * sizeof(float)) + 2 * Blocks(l.rows * l.perRowLanes * sizeof(float)) +
            Blocks(l.gammaLanes * sizeof(float)) + 3 * Blocks(l.rows * sizeof(float));
 }
@@ -107,10 +109,12 @@ RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint
 }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
 {
-    const uint64_t rows = l.ringSlots != 0 ? 2 * l.ringSlots * Blocks(l.chunkBytes) : 2 * l.rowBuffers * Blocks(l.rowBytes);
+    // dy and x: a ring or row buffers each
+    const uint64_t rows = l.ringSlots != 0 ? 2 * l.ringSlots * Blocks(l.chunkBytes)
+                                           : 2 * l.rowBuffers * Blocks(l.rowBytes);
     return rows + Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) + 2 * Blocks(l.chunkF32Bytes) + Blocks(l.sumBytes) +
-           (l.dxQueue ? 2 * Blocks(l.chunkBytes) : 0) + 2 * Blocks(kRstdBatchRows * sizeof(float)) +
-           Blocks(l.workBytes) + kBlockBytes;
+           (l.dxQueue ? kDoubleBuffer * Blocks(l.chunkBytes) : 0) +
+           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + Blocks(l.workBytes) + kBlockBytes;
 }
 
 // Long rows streamed: C-col chunks of dy | x through `streamSlots` slots; gamma whole
@@ -140,7 +144,7 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
 {
     return l.streamSlots * Blocks(l.slotBytes) + l.gammaBuffers * Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) +
            Blocks(l.wideBytes) + Blocks(l.sumBytes) + Blocks(l.workBytes) + kBlockBytes + kRepeatBytes +
-           2 * Blocks(kRstdBatchRows * sizeof(float)) + 2 * 2 * Blocks(l.partialBytes);
+           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + 2 * kDoubleBuffer * Blocks(l.partialBytes);
 }
 
 }  // namespace rms_norm_backward_layout
