@@ -124,7 +124,8 @@ BUGS = {
         "            const RowGroup group = GroupRows(t_, groupIdx);\n"
         "            if (groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, t_.cols);\n            }\n", (300, 1000), "float32", GOLDEN, block_dim=2),
     "pass 2 scales by the other row's rstd": Bug(
-        STREAMED, "        const float rstd = rstd_[row & 1];", "        const float rstd = rstd_[(row + 1) & 1];",
+        STREAMED, "        const float rstd = rstd_[row % kRowsInFlight];",
+        "        const float rstd = rstd_[(row + 1) % kRowsInFlight];",
         (3, 12289), "float32", GOLDEN),
 }
 
