@@ -9,6 +9,13 @@
 
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
+// CANN's operator log (the OP_LOGE ops-nn's TilingFuncs use); stderr where the install lacks it.
+#if __has_include("op_common/log/log.h")
+#include "op_common/log/log.h"
+#define RMS_NORM_BACKWARD_LOG_ERROR(node, text) OP_LOGE(node, "%s", text)
+#else
+#define RMS_NORM_BACKWARD_LOG_ERROR(node, text) std::fprintf(stderr, "RmsNormBackward (%s): %s\n", node, text)
+#endif
 
 #include "op_proto/rms_norm_backward_proto.h"
 #include "rms_norm_backward_dtypes.h"
@@ -46,15 +53,20 @@ std::string DtypeName(const gert::CompileTimeTensorDesc *desc)
 #undef RMSNB_NAME_OF_REJECTED
 }
 
-// The soc_table row for the running SoC family; core count and UB come from the platform itself.
+// The SoC family's name, for messages (the facts themselves come from the platform).
 const char *SocName(platform_ascendc::SocVersion version)
 {
-    return version == platform_ascendc::SocVersion::ASCEND910_93 ? "Ascend910_93" : "Ascend910B2";
+    switch (version) {
+        case platform_ascendc::SocVersion::ASCEND910B: return "ascend910b";
+        case platform_ascendc::SocVersion::ASCEND910_93: return "ascend910_93";
+        default: return "an unsupported SoC";
+    }
 }
 
 ge::graphStatus Fail(gert::TilingContext *context, const std::string &why)
 {
-    std::fprintf(stderr, "RmsNormBackward (%s): %s\n", context->GetNodeName(), why.c_str());
+    const char *node = context->GetNodeName();
+    RMS_NORM_BACKWARD_LOG_ERROR(node == nullptr ? "RmsNormBackward" : node, why.c_str());
     return ge::GRAPH_FAILED;
 }
 
@@ -64,11 +76,13 @@ namespace optiling {
 
 ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
 {
-    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
-    uint64_t ubBytes = 0;
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubBytes);
-
+    if (context->GetPlatformInfo() == nullptr) {
+        return Fail(context, "CANN provided no platform information (GetPlatformInfo returned null).");
+    }
+    const auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     rmsnorm_backward::TilingInput in;
+    in.platform = rmsnorm_backward::PlatformFactsOf(platform, platform_ascendc::CoreMemType::UB,
+                                                    SocName(platform.GetSocVersion()));
     in.dy_shape = Dims(context->GetInputShape(kDy));
     in.x_shape = Dims(context->GetInputShape(kX));
     in.rstd_shape = Dims(context->GetInputShape(kRstd));
@@ -77,10 +91,6 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
     in.x_dtype = DtypeName(context->GetInputDesc(kX));
     in.rstd_dtype = DtypeName(context->GetInputDesc(kRstd));
     in.gamma_dtype = DtypeName(context->GetInputDesc(kGamma));
-    in.soc = SocName(platform.GetSocVersion());
-    in.platform_cores = platform.GetCoreNumAiv();
-    in.platform_ub_bytes = ubBytes;
-    in.platform_sys_workspace_bytes = platform.GetLibApiWorkSpaceSize();
 
     rmsnorm_backward::TilingResult out;
     std::string error;
@@ -95,8 +105,13 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
         return Fail(context, error);
     }
     gert::TilingData *raw = context->GetRawTilingData();
-    if (raw == nullptr || raw->GetCapacity() < sizeof(out.data)) {
-        return Fail(context, "the tiling data buffer CANN provides is smaller than RmsNormBackwardTilingData.");
+    if (raw == nullptr) {
+        return Fail(context, "CANN provided no tiling data buffer (GetRawTilingData returned null).");
+    }
+    if (raw->GetCapacity() < sizeof(out.data)) {
+        return Fail(context, "the tiling data buffer CANN provides holds " + std::to_string(raw->GetCapacity()) +
+                                 " bytes, fewer than the " + std::to_string(sizeof(out.data)) +
+                                 " of RmsNormBackwardTilingData.");
     }
     size_t *workspaces = context->GetWorkspaceSizes(1);
     if (workspaces == nullptr) {

@@ -3,31 +3,30 @@
 // run `rmsnorm-backward gen` (`gen --check` fails while this file differs).
 // The tiling data of RmsNormBackward in CANN's TilingData form (BEGIN_TILING_DATA_DEF), from the same
 // field list as the plain struct in op_kernel/rms_norm_backward_tiling_data.h: same order, same types, no
-// padding between fields (80 bytes as a C++ struct). Host code may fill either; the kernel
+// padding between fields (72 bytes as a C++ struct). Host code may fill either; the kernel
 // reads the plain struct.
 #pragma once
 #include "register/tilingdata_base.h"
 
 namespace optiling {
 BEGIN_TILING_DATA_DEF(RmsNormBackwardTilingData)
-    TILING_DATA_FIELD_DEF(uint64_t, rows);                 // prod(x.shape) / cols
-    TILING_DATA_FIELD_DEF(uint32_t, cols);                 // prod(gamma.shape): the normalised row
-    TILING_DATA_FIELD_DEF(uint32_t, dtype);                // RmsNormBackwardDtype of dy, x, gamma, dx
-    TILING_DATA_FIELD_DEF(uint32_t, row_stride);           // UB elements between rows of one tile (cols rounded up to 32 bytes of the dtype)
-    TILING_DATA_FIELD_DEF(uint32_t, groups);               // dgamma row groups G: chosen from the shape only, never from the block dim
-    TILING_DATA_FIELD_DEF(uint32_t, tile_rows);            // rows per tile (rows-in-UB, small cols); 1 for long rows
-    TILING_DATA_FIELD_DEF(uint32_t, chunk_cols);           // long rows: fp32 work chunk; rows-in-UB / small cols: row_stride
-    TILING_DATA_FIELD_DEF(uint32_t, resident_cols);        // long rows: leading cols of dy and x kept in UB (== cols: the whole row)
-    TILING_DATA_FIELD_DEF(uint32_t, gamma_resident_cols);  // long rows: leading cols of gamma and the dgamma accumulator kept in UB
-    TILING_DATA_FIELD_DEF(uint32_t, row_buffers);          // long rows kept whole: 2 or 3 row buffers; 1 = a ring of chunk slots
-    TILING_DATA_FIELD_DEF(uint32_t, dx_over_dy);           // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue)
-    TILING_DATA_FIELD_DEF(uint32_t, sum_cols);             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); 0 = one sum per chunk
-    TILING_DATA_FIELD_DEF(uint32_t, spare_slots);          // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any
-    TILING_DATA_FIELD_DEF(uint32_t, stream_slots);         // long rows streamed: slots for the chunks not retained (read in pass 1 and again in pass 2)
-    TILING_DATA_FIELD_DEF(uint32_t, gamma_slots);          // long rows streamed: gamma chunk slots; 0 = gamma whole in UB
-    TILING_DATA_FIELD_DEF(uint32_t, partial_stride);       // fp32 elements between group partials of dgamma in the workspace
-    TILING_DATA_FIELD_DEF(uint32_t, reduce_chunk);         // fp32 elements per step of the final dgamma reduction
-    TILING_DATA_FIELD_DEF(float, inv_cols);                // 1 / cols, for the row mean
+    TILING_DATA_FIELD_DEF(uint64_t, rows);            // prod(x.shape) / cols
+    TILING_DATA_FIELD_DEF(uint32_t, cols);            // prod(gamma.shape): the normalised row
+    TILING_DATA_FIELD_DEF(uint32_t, dtype);           // RmsNormBackwardDtype of dy, x, gamma, dx
+    TILING_DATA_FIELD_DEF(uint32_t, row_stride);      // UB elements between rows of one tile (cols rounded up to 32 bytes of the dtype)
+    TILING_DATA_FIELD_DEF(uint32_t, groups);          // dgamma row groups G: chosen from the shape only, never from the block dim
+    TILING_DATA_FIELD_DEF(uint32_t, tile_rows);       // rows per tile (rows in UB, small cols); 1 on the long-rows paths, which take one row at a time
+    TILING_DATA_FIELD_DEF(uint32_t, chunk_cols);      // long rows, long rows streamed: cols per chunk (fp32 work chunk, ring slot, stream slot); 0 on the paths that hold whole rows
+    TILING_DATA_FIELD_DEF(uint32_t, dgamma_ub_cols);  // long rows streamed: leading cols of dgamma accumulated in UB (cols, or a multiple of chunk_cols; the rest goes through the group's GM partial row by row); 0 on the other paths
+    TILING_DATA_FIELD_DEF(uint32_t, row_buffers);     // long rows: 2 or 3 row buffers; 1 = a ring of chunk slots; 0 on the other paths
+    TILING_DATA_FIELD_DEF(uint32_t, dx_over_dy);      // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue); 0 otherwise
+    TILING_DATA_FIELD_DEF(uint32_t, sum_cols);        // long rows, long rows streamed: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); long rows 0 = one sum per chunk; 0 on the paths that hold whole rows
+    TILING_DATA_FIELD_DEF(uint32_t, spare_slots);     // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any; 0 otherwise
+    TILING_DATA_FIELD_DEF(uint32_t, stream_slots);    // long rows streamed: dy | x chunk slots; every chunk is read in pass 1 and again in pass 2; 0 on the other paths
+    TILING_DATA_FIELD_DEF(uint32_t, gamma_slots);     // long rows streamed: gamma chunk slots, 0 = gamma whole in UB; 0 on the other paths
+    TILING_DATA_FIELD_DEF(uint32_t, partial_stride);  // fp32 elements between group partials of dgamma in the workspace
+    TILING_DATA_FIELD_DEF(uint32_t, reduce_chunk);    // fp32 elements per step of the final dgamma reduction
+    TILING_DATA_FIELD_DEF(float, inv_cols);           // 1 / cols, for the row mean
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(RmsNormBackward, RmsNormBackwardTilingData)

@@ -9,14 +9,14 @@
 
 using namespace rms_norm_backward_impl;
 
-#define RMS_NORM_BACKWARD_KEY(name) static_cast<uint32_t>(RmsNormBackwardTilingKey::name)
-
-template <class Path>
-__aicore__ inline void RunPath(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
-                               GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+// Path<T> runs the launch whose tiling key is `key`: MakeKey of the class's path and T's dtype.
+template <template <typename> class Path, typename T, uint64_t key>
+__aicore__ inline void RunPath(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
 {
-    Path path;
-    path.Init(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
+    static_assert(static_cast<uint64_t>(MakeKey(Path<T>::kPath, kDtypeOf<T>)) == key,
+                  "a branch's number must be the tiling key of the path and dtype it runs");
+    Path<T> path;
+    path.Init(args, tiling, pipe);
     path.Process();
 }
 
@@ -26,31 +26,35 @@ extern "C" __global__ __aicore__ void rms_norm_backward(GM_ADDR dy, GM_ADDR x, G
 {
     GET_TILING_DATA_WITH_STRUCT(RmsNormBackwardTilingData, tilingData, tiling);
     TPipe pipe;
-    if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kRowsInUbFp32))) {
-        RunPath<RmsNormBackwardRowsInUb<float>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kRowsInUbFp16))) {
-        RunPath<RmsNormBackwardRowsInUb<half>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kRowsInUbBf16))) {
-        RunPath<RmsNormBackwardRowsInUb<bfloat16_t>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsFp32))) {
-        RunPath<RmsNormBackwardLongRows<float>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsFp16))) {
-        RunPath<RmsNormBackwardLongRows<half>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsBf16))) {
-        RunPath<RmsNormBackwardLongRows<bfloat16_t>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kSmallColsFp32))) {
-        RunPath<RmsNormBackwardSmallCols<float>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kSmallColsFp16))) {
-        RunPath<RmsNormBackwardSmallCols<half>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kSmallColsBf16))) {
-        RunPath<RmsNormBackwardSmallCols<bfloat16_t>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsStreamedFp32))) {
-        RunPath<RmsNormBackwardLongRowsStreamed<float>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsStreamedFp16))) {
-        RunPath<RmsNormBackwardLongRowsStreamed<half>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData, &pipe);
-    } else if (TILING_KEY_IS(RMS_NORM_BACKWARD_KEY(kLongRowsStreamedBf16))) {
-        RunPath<RmsNormBackwardLongRowsStreamed<bfloat16_t>>(dy, x, rstd, gamma, dx, dgamma, workspace, tilingData,
-                                                             &pipe);
+    const KernelArgs args{dy, x, rstd, gamma, dx, dgamma, workspace};
+    // One branch per key, the key as a number: CANN's kernel compiler finds a kernel's tiling keys by
+    // reading TILING_KEY_IS(<number>) in the preprocessed entry (an enum or constexpr there is no key to
+    // it) and builds one binary per key, in which the other branches fold away. RunPath checks each
+    // number against op_def's MakeKey.
+    if (TILING_KEY_IS(100)) {
+        RunPath<RmsNormBackwardRowsInUb, float, 100>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(101)) {
+        RunPath<RmsNormBackwardRowsInUb, half, 101>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(102)) {
+        RunPath<RmsNormBackwardRowsInUb, bfloat16_t, 102>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(200)) {
+        RunPath<RmsNormBackwardLongRows, float, 200>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(201)) {
+        RunPath<RmsNormBackwardLongRows, half, 201>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(202)) {
+        RunPath<RmsNormBackwardLongRows, bfloat16_t, 202>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(300)) {
+        RunPath<RmsNormBackwardSmallCols, float, 300>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(301)) {
+        RunPath<RmsNormBackwardSmallCols, half, 301>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(302)) {
+        RunPath<RmsNormBackwardSmallCols, bfloat16_t, 302>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(400)) {
+        RunPath<RmsNormBackwardLongRowsStreamed, float, 400>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(401)) {
+        RunPath<RmsNormBackwardLongRowsStreamed, half, 401>(args, tilingData, &pipe);
+    } else if (TILING_KEY_IS(402)) {
+        RunPath<RmsNormBackwardLongRowsStreamed, bfloat16_t, 402>(args, tilingData, &pipe);
     }
     if (tilingData.groups > 1) {
         pipe.Reset();

@@ -3,33 +3,66 @@
 #pragma once
 #include "kernel_operator.h"
 #include "rms_norm_backward_tiling_data.h"
+#include "rms_norm_backward_ub_layout.h"
 
 using namespace AscendC;
 
 namespace rms_norm_backward_impl {
 
-constexpr uint32_t kBlockBytes = 32;
-constexpr uint32_t kFloatsPerBlock = kBlockBytes / sizeof(float);
-constexpr uint32_t kFloatsPerRepeat = 64;
+using rms_norm_backward_layout::kBlockBytes;
+using rms_norm_backward_layout::kDoubleBuffer;
+using rms_norm_backward_layout::kEventIdsPerEvent;
+using rms_norm_backward_layout::kFloatsPerBlock;
+using rms_norm_backward_layout::kFloatsPerRepeat;
+using rms_norm_backward_layout::kRepeatBytes;
+constexpr uint8_t kBlocksPerRepeat = kRepeatBytes / kBlockBytes;
+
+// 16-bit data is widened to fp32; fp32 data is computed on where it lands.
+template <typename T>
+constexpr bool kIsFloat = sizeof(T) == sizeof(float);
+
+// The dtype code of T, as the tiling key spells it.
+template <typename T>
+struct DtypeOf;
+template <>
+struct DtypeOf<float> {
+    static constexpr RmsNormBackwardDtype value = RmsNormBackwardDtype::kFloat32;
+};
+template <>
+struct DtypeOf<half> {
+    static constexpr RmsNormBackwardDtype value = RmsNormBackwardDtype::kFloat16;
+};
+template <>
+struct DtypeOf<bfloat16_t> {
+    static constexpr RmsNormBackwardDtype value = RmsNormBackwardDtype::kBfloat16;
+};
+template <typename T>
+constexpr RmsNormBackwardDtype kDtypeOf = DtypeOf<T>::value;
+
+// Repeat parameters, strides in blocks. Contiguous operands advance one repeat per repeat; an operand
+// read again by every repeat (one 64-lane pattern) has repeat stride 0; one block read by every block
+// of every repeat (a per-row scalar as a block) has block and repeat stride 0.
+__aicore__ inline BinaryRepeatParams Src1RepeatedPerRepeat()
+{
+    return BinaryRepeatParams(1, 1, 1, kBlocksPerRepeat, kBlocksPerRepeat, 0);
+}
+__aicore__ inline BinaryRepeatParams Src1OneBlock()
+{
+    return BinaryRepeatParams(1, 1, 0, kBlocksPerRepeat, kBlocksPerRepeat, 0);
+}
 
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 __aicore__ inline uint32_t RoundUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
 
-// Bytes of the ReduceSum work area for `count` fp32 elements: one value per repeat, whole blocks.
-__aicore__ inline uint32_t ReduceWorkBytes(uint32_t count)
-{
-    return RoundUp(CeilDiv(count, kFloatsPerRepeat), kFloatsPerBlock) * sizeof(float);
-}
-
-// dgamma is summed per row group: group g holds rows [rows*g/G, rows*(g+1)/G). The groups depend on
+// dgamma is summed per row group: group i holds rows [rows*i/G, rows*(i+1)/G). The groups depend on
 // the shape only; core b takes groups b, b + blockNum, ... so every block dim gives the same partials.
 struct RowGroup {
     uint64_t begin;
     uint64_t end;
 };
-__aicore__ inline RowGroup GroupRows(const RmsNormBackwardTilingData &t, uint32_t g)
+__aicore__ inline RowGroup GroupRows(const RmsNormBackwardTilingData &t, uint32_t groupIdx)
 {
-    return {t.rows * g / t.groups, t.rows * (g + 1) / t.groups};
+    return {t.rows * groupIdx / t.groups, t.rows * (groupIdx + 1) / t.groups};
 }
 
 __aicore__ inline uint32_t TileRows(const RowGroup &group, uint64_t row, uint32_t tileRows)
@@ -37,6 +70,17 @@ __aicore__ inline uint32_t TileRows(const RowGroup &group, uint64_t row, uint32_
     const uint64_t left = group.end - row;
     return left < tileRows ? uint32_t(left) : tileRows;
 }
+
+// The kernel's arguments, as the entry receives them (one declaration each: GM_ADDR is a macro).
+struct KernelArgs {
+    GM_ADDR dy;
+    GM_ADDR x;
+    GM_ADDR rstd;
+    GM_ADDR gamma;
+    GM_ADDR dx;
+    GM_ADDR dgamma;
+    GM_ADDR workspace;
+};
 
 // The operator's tensors in GM, as every path sees them.
 template <typename T>
@@ -46,24 +90,23 @@ struct OperatorGm {
     GM_ADDR dgamma = nullptr;
     GM_ADDR workspace = nullptr;
 
-    __aicore__ inline void Init(GM_ADDR dyAddr, GM_ADDR xAddr, GM_ADDR rstdAddr, GM_ADDR gammaAddr, GM_ADDR dxAddr,
-                                GM_ADDR dgammaAddr, GM_ADDR workspaceAddr, const RmsNormBackwardTilingData &t)
+    __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &t)
     {
-        dy.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dyAddr), t.rows * t.cols);
-        x.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(xAddr), t.rows * t.cols);
-        dx.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dxAddr), t.rows * t.cols);
-        rstd.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(rstdAddr), t.rows);
-        gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(gammaAddr), t.cols);
-        dgamma = dgammaAddr;
-        workspace = workspaceAddr;
+        dy.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.dy), t.rows * t.cols);
+        x.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.x), t.rows * t.cols);
+        dx.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.dx), t.rows * t.cols);
+        rstd.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(args.rstd), t.rows);
+        gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.gamma), t.cols);
+        dgamma = args.dgamma;
+        workspace = args.workspace;
     }
 
-    // Group g's fp32 partial of dgamma: straight into dgamma when there is one group (no reduction).
-    __aicore__ inline GlobalTensor<float> Partial(const RmsNormBackwardTilingData &t, uint32_t g) const
+    // A group's fp32 partial of dgamma: straight into dgamma when there is one group (no reduction).
+    __aicore__ inline GlobalTensor<float> Partial(const RmsNormBackwardTilingData &t, uint32_t groupIdx) const
     {
         __gm__ float *base = t.groups == 1 ? reinterpret_cast<__gm__ float *>(dgamma)
                                            : reinterpret_cast<__gm__ float *>(GetUserWorkspace(workspace)) +
-                                                 uint64_t(g) * t.partial_stride;
+                                                 uint64_t(groupIdx) * t.partial_stride;
         GlobalTensor<float> partial;
         partial.SetGlobalBuffer(base, t.cols);
         return partial;

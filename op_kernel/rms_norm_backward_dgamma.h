@@ -25,8 +25,8 @@ public:
         dgammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dgamma), t_.cols);
         partialsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(GetUserWorkspace(workspace)),
                                     uint64_t(t_.groups) * t_.partial_stride);
-        pipe->InitBuffer(partialQue_, 2, t_.reduce_chunk * sizeof(float));
-        pipe->InitBuffer(sumQue_, 2, t_.reduce_chunk * sizeof(float));
+        pipe->InitBuffer(inQuePartial_, kDoubleBuffer, t_.reduce_chunk * sizeof(float));
+        pipe->InitBuffer(outQueDgamma_, kDoubleBuffer, t_.reduce_chunk * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -45,40 +45,40 @@ private:
     // n cols of every group's partial, partial_stride apart in GM, each landing block-aligned in UB.
     __aicore__ inline void CopyIn(uint64_t col, uint32_t n)
     {
-        LocalTensor<float> partial = partialQue_.AllocTensor<float>();
+        LocalTensor<float> partial = inQuePartial_.AllocTensor<float>();
         const uint32_t gap = (t_.partial_stride - n) * sizeof(float);
         DataCopyPad(partial, partialsGm_[col], DataCopyExtParams(t_.groups, n * sizeof(float), gap, 0, 0),
                     DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
-        partialQue_.EnQue(partial);
+        inQuePartial_.EnQue(partial);
     }
 
     // Folds the upper groups onto the lower ones until two are left, then adds those into the sum.
     __aicore__ inline void Compute(uint32_t n)
     {
-        LocalTensor<float> partial = partialQue_.DeQue<float>();
-        LocalTensor<float> dgamma = sumQue_.AllocTensor<float>();
+        LocalTensor<float> partial = inQuePartial_.DeQue<float>();
+        LocalTensor<float> dgamma = outQueDgamma_.AllocTensor<float>();
         const uint32_t rowFloats = RoundUp(n, kFloatsPerBlock);
         uint32_t rows = t_.groups;
         for (; rows > 2; rows -= rows / 2) {
             Add(partial, partial, partial[(rows - rows / 2) * rowFloats], rows / 2 * rowFloats);
         }
         Add(dgamma, partial, partial[rowFloats], n);
-        partialQue_.FreeTensor(partial);
-        sumQue_.EnQue(dgamma);
+        inQuePartial_.FreeTensor(partial);
+        outQueDgamma_.EnQue(dgamma);
     }
 
     __aicore__ inline void CopyOut(uint32_t col, uint32_t n)
     {
-        LocalTensor<float> dgamma = sumQue_.DeQue<float>();
+        LocalTensor<float> dgamma = outQueDgamma_.DeQue<float>();
         CopyOutPad(dgammaGm_[col], dgamma, n);
-        sumQue_.FreeTensor(dgamma);
+        outQueDgamma_.FreeTensor(dgamma);
     }
 
     RmsNormBackwardTilingData t_;
     uint32_t begin_ = 0, end_ = 0;
     GlobalTensor<float> dgammaGm_, partialsGm_;
-    TQue<QuePosition::VECIN, 1> partialQue_;
-    TQue<QuePosition::VECOUT, 1> sumQue_;
+    TQue<QuePosition::VECIN, 1> inQuePartial_;
+    TQue<QuePosition::VECOUT, 1> outQueDgamma_;
 };
 
 }  // namespace rms_norm_backward_impl

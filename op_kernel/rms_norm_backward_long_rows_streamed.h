@@ -1,68 +1,59 @@
 // Long rows streamed: rows too long to keep whole in UB beside gamma and the fp32 dgamma accumulator.
 // One row at a time in C-col chunks, two passes, like CANN's own kernel: pass 1 reads dy and x from
 // HBM, adds dy*xhat into dgamma and sums g*xhat (g = dy*gamma); pass 2 reads them again (from L2)
-// and writes dx = rstd*(g + k*xhat), k = -mean(g*xhat), over the slot's dy.
+// and writes dx = rstd*(g + coef*xhat), coef = -mean(g*xhat), over the slot's dy.
 // What keeps HBM busy (measured on the twin's timeline):
 // - pass 2 of a row runs chunk by chunk interleaved with pass 1 of the next row, so dx leaves while
 //   the next row streams in and MTE3's writes cover MTE2's copy set-ups and L2 re-reads;
-// - k stays on the vector unit (ReduceSum, Brcb, a stride-0 operand): the scalar unit never waits
+// - coef stays on the vector unit (ReduceSum, Brcb, a stride-0 operand): the scalar unit never waits
 //   for the row sum and keeps issuing copies;
 // - every step takes the next slot of one queue in order, and each freed slot is refilled at once
 //   with the step stream_slots ahead, so MTE2 runs as far ahead as the slots allow.
 // Keeping part of the row in UB from pass 1 to pass 2 instead (fewer re-reads) measured slower: the
 // slots it holds are missing from the stream.
 // gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
-// accumulated in UB for its leading gamma_resident_cols (a multiple of C) and beyond them
+// accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
 // read-modified-written per row in the group's GM partial (rows of about 10^6 cols).
 //
-// UB budget (C = chunk_cols, s = sizeof(T), DR = gamma_resident_cols, SC = sum_cols); checked by the
-// tiling (StreamedUb):
-//   buffer                          elements               bytes
-//   stream slots (dy | x)           stream_slots x 2C      stream_slots * 2*C*s
-//   gamma                           cols, or gamma_slots x C   cols*s, or gamma_slots * C*s
-//   dgamma accumulator (fp32)       DR                     4 * DR
-//   16-bit: dy, x, gamma widened    3 x C                  12 * C
-//   row sum (fp32, lane-wise)       SC                     4 * SC
-//   ReduceSum work, total, k        SC/64 (blocks), 8, 64  ReduceWorkBytes(SC) + 32 + 256
-//   rstd batches                    2 x 64                 512 (RstdBatches, rms_norm_backward_rstd.h)
-//   dgamma partial in, out (DR < cols)  2 x C each         16 * C
+// UB layout: Streamed in rms_norm_backward_ub_layout.h, which the tiling sums to pick chunks and slots.
 #pragma once
-#include "rms_norm_backward_common.h"
+#include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
 
 template <typename T>
-class RmsNormBackwardLongRowsStreamed {
+class RmsNormBackwardLongRowsStreamed : RmsNormBackwardPathBase {
 public:
-    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
-                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kLongRowsStreamed;
+
+    __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
+        InitBase(args, tiling, pipe, gm_);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
-        pipe_->InitBuffer(slotQue_, t_.stream_slots, 2 * C_ * sizeof(T));
+        const auto layout = rms_norm_backward_layout::Streamed(t_.cols, sizeof(T), C_, t_.stream_slots, t_.gamma_slots,
+                                                               t_.sum_cols, t_.dgamma_ub_cols);
+        pipe_->InitBuffer(inQueSlot_, t_.stream_slots, layout.slotBytes);
         if (t_.gamma_slots == 0) {
-            pipe_->InitBuffer(gammaBuf_, t_.cols * sizeof(T));
+            pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
         } else {
-            pipe_->InitBuffer(gammaQue_, t_.gamma_slots, C_ * sizeof(T));
+            pipe_->InitBuffer(inQueGamma_, t_.gamma_slots, layout.gammaBytes);
         }
-        if (t_.gamma_resident_cols > 0) {
-            pipe_->InitBuffer(dgammaBuf_, t_.gamma_resident_cols * sizeof(float));
+        if (layout.dgammaBytes > 0) {
+            pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
         }
-        if constexpr (!IsFloat()) {
-            pipe_->InitBuffer(wideBuf_, 3 * C_ * sizeof(float));
+        if constexpr (!kIsFloat<T>) {
+            pipe_->InitBuffer(wideBuf_, layout.wideBytes);
         }
-        pipe_->InitBuffer(sumBuf_, t_.sum_cols * sizeof(float));
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.sum_cols));
+        pipe_->InitBuffer(sumBuf_, layout.sumBytes);
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(totalBuf_, kBlockBytes);
-        pipe_->InitBuffer(coefBuf_, kFloatsPerRepeat * sizeof(float));
+        pipe_->InitBuffer(coefBuf_, kRepeatBytes);
         rstdBatches_.Init(pipe_, gm_.rstd);
-        if (t_.gamma_resident_cols < t_.cols) {
-            pipe_->InitBuffer(partialInQue_, 2, C_ * sizeof(float));
-            pipe_->InitBuffer(partialOutQue_, 2, C_ * sizeof(float));
+        if (layout.partialBytes > 0) {
+            pipe_->InitBuffer(inQuePartial_, kDoubleBuffer, layout.partialBytes);
+            pipe_->InitBuffer(outQuePartial_, kDoubleBuffer, layout.partialBytes);
         }
     }
 
@@ -71,11 +62,11 @@ public:
         if (t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
         }
-        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
-            const RowGroup group = GroupRows(t_, g);
-            partialGm_ = gm_.Partial(t_, g);
-            if (t_.gamma_resident_cols > 0) {
-                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.gamma_resident_cols);
+        for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
+            const RowGroup group = GroupRows(t_, groupIdx);
+            partialGm_ = gm_.Partial(t_, groupIdx);
+            if (t_.dgamma_ub_cols > 0) {
+                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.dgamma_ub_cols);
             }
             rstdBatches_.Start(group);  // before the group's row copies
             groupBegin_ = group.begin;
@@ -83,7 +74,7 @@ public:
             const Step first{group.begin, 1, 0};
             slotFill_ = gammaFill_ = first;
             for (uint32_t i = 0; i < t_.stream_slots; ++i) {
-                CopyIn(g != GetBlockIdx());  // the core's earlier group wrote dx from these slots
+                CopyIn(groupIdx != FirstGroup());  // the core's earlier group wrote dx from these slots
             }
             for (uint32_t i = 0; i < t_.gamma_slots; ++i) {
                 CopyInGamma();
@@ -94,24 +85,21 @@ public:
             for (Step step = first; step.row < group.end; step = Next(step)) {
                 Compute(step, group);
             }
-            if (t_.gamma_resident_cols > 0) {
-                WaitFor<HardEvent::V_MTE3>(pipe_);
-                CopyOutPad(partialGm_, dgammaBuf_.Get<float>(), t_.gamma_resident_cols);
-                WaitFor<HardEvent::MTE3_V>(pipe_);
+            if (t_.dgamma_ub_cols > 0) {
+                CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.dgamma_ub_cols);
+                WaitDgammaLeft();
             }
         }
     }
 
 private:
-    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-
-    // One step: chunk k of `row` in pass 1 or 2. A group runs pass 1 of its first row, then pass 2 of
-    // each row chunk by chunk interleaved with pass 1 of the next: P2(r, k), P1(r+1, k), P2(r, k+1), ...
+    // One step: chunk `chunk` of `row` in pass 1 or 2. A group runs pass 1 of its first row, then pass 2 of
+    // each row chunk by chunk interleaved with pass 1 of the next: P2(r, c), P1(r+1, c), P2(r, c+1), ...
     // row == groupEnd_: no step left.
     struct Step {
         uint64_t row;
-        uint32_t pass;
-        uint32_t k;
+        uint32_t pass;  // 1 or 2 (0 once no step is left)
+        uint32_t chunk;
     };
     __aicore__ inline Step Next(const Step &s) const
     {
@@ -119,20 +107,20 @@ private:
             return s;
         }
         if (s.pass == 1) {
-            if (s.k + 1 == chunks_) {
+            if (s.chunk + 1 == chunks_) {
                 return Step{s.row, 2, 0};
             }
-            return s.row == groupBegin_ ? Step{s.row, 1, s.k + 1} : Step{s.row - 1, 2, s.k + 1};
+            return s.row == groupBegin_ ? Step{s.row, 1, s.chunk + 1} : Step{s.row - 1, 2, s.chunk + 1};
         }
         if (s.row + 1 < groupEnd_) {
-            return Step{s.row + 1, 1, s.k};
+            return Step{s.row + 1, 1, s.chunk};
         }
-        return s.k + 1 < chunks_ ? Step{s.row, 2, s.k + 1} : Step{groupEnd_, 0, 0};
+        return s.chunk + 1 < chunks_ ? Step{s.row, 2, s.chunk + 1} : Step{groupEnd_, 0, 0};
     }
 
-    __aicore__ inline uint32_t Count(uint32_t k) const
+    __aicore__ inline uint32_t Count(uint32_t chunk) const
     {
-        const uint32_t begin = k * C_;
+        const uint32_t begin = chunk * C_;
         return t_.cols - begin < C_ ? t_.cols - begin : C_;
     }
 
@@ -145,14 +133,14 @@ private:
             return;
         }
         slotFill_ = Next(s);
-        LocalTensor<T> slot = slotQue_.AllocTensor<T>();
+        LocalTensor<T> slot = inQueSlot_.AllocTensor<T>();
         if (afterCopyOut) {
             WaitFor<HardEvent::MTE3_MTE2>(pipe_);
         }
-        const uint64_t at = s.row * t_.cols + uint64_t(s.k) * C_;
-        CopyInPad(slot, gm_.dy[at], Count(s.k));
-        CopyInPad(slot[C_], gm_.x[at], Count(s.k));
-        slotQue_.EnQue(slot);
+        const uint64_t at = s.row * t_.cols + uint64_t(s.chunk) * C_;
+        CopyInPad(slot, gm_.dy[at], Count(s.chunk));
+        CopyInPad(slot[C_], gm_.x[at], Count(s.chunk));
+        inQueSlot_.EnQue(slot);
     }
     __aicore__ inline void CopyInGamma()
     {
@@ -161,30 +149,33 @@ private:
             return;
         }
         gammaFill_ = Next(s);
-        LocalTensor<T> gamma = gammaQue_.AllocTensor<T>();
-        CopyInPad(gamma, gm_.gamma[uint64_t(s.k) * C_], Count(s.k));
-        gammaQue_.EnQue(gamma);
+        LocalTensor<T> gamma = inQueGamma_.AllocTensor<T>();
+        CopyInPad(gamma, gm_.gamma[uint64_t(s.chunk) * C_], Count(s.chunk));
+        inQueGamma_.EnQue(gamma);
     }
 
-    // gamma of chunk k as fp32 (widened into scratch 2 for 16-bit data); streamed chunks are freed,
-    // and their slot refilled, by ReleaseGamma once the vector unit has read them.
-    __aicore__ inline LocalTensor<T> TakeGamma(uint32_t k)
+    // gamma of chunk `chunk` (widened later into scratch kWideGamma for 16-bit data); streamed chunks
+    // are freed, and their slot refilled, by ReleaseGamma once the vector unit has read them.
+    __aicore__ inline LocalTensor<T> TakeGamma(uint32_t chunk)
     {
-        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[k * C_] : gammaQue_.DeQue<T>();
+        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[chunk * C_] : inQueGamma_.DeQue<T>();
     }
     __aicore__ inline void ReleaseGamma(LocalTensor<T> &gamma)
     {
         if (t_.gamma_slots != 0) {
-            gammaQue_.FreeTensor(gamma);
+            inQueGamma_.FreeTensor(gamma);
             CopyInGamma();
         }
     }
 
+    // 16-bit data: the fp32 scratch chunks dy, x and gamma are widened into.
+    static constexpr uint32_t kWideDy = 0, kWideX = 1, kWideGamma = 2;
+
     // The fp32 view of a chunk input: the input itself for fp32 (computed on in place), else widened
-    // into scratch `i`.
+    // into scratch chunk `i`.
     __aicore__ inline LocalTensor<float> AsFloat(uint32_t i, const LocalTensor<T> &src, uint32_t count)
     {
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             return src;
         } else {
             const LocalTensor<float> wide = wideBuf_.Get<float>()[i * C_];
@@ -196,61 +187,61 @@ private:
     __aicore__ inline void Compute(const Step &step, const RowGroup &group)
     {
         if (step.pass == 1) {
-            Pass1(step.row, step.k, group);
+            Pass1(step.row, step.chunk, group);
         } else {
-            Pass2(step.row, step.k);
+            Pass2(step.row, step.chunk);
         }
     }
 
     // Both passes start the same: xhat = x*rstd and g = dy*gamma; pass 1 first adds dy*xhat into dgamma.
-    __aicore__ inline void Prepare(const LocalTensor<T> &slot, uint32_t k, float rstd, bool addDgamma, bool firstRow,
-                                   LocalTensor<float> &g, LocalTensor<float> &xhat)
+    __aicore__ inline void Prepare(const LocalTensor<T> &slot, uint32_t chunk, float rstd, bool addDgamma,
+                                   bool firstRow, LocalTensor<float> &g, LocalTensor<float> &xhat)
     {
-        const uint32_t n = Count(k);
-        g = AsFloat(0, slot, n);
-        xhat = AsFloat(1, slot[C_], n);
+        const uint32_t n = Count(chunk);
+        g = AsFloat(kWideDy, slot, n);
+        xhat = AsFloat(kWideX, slot[C_], n);
         Muls(xhat, xhat, rstd, n);
         if (addDgamma) {
-            AddDgamma(g, xhat, k * C_, n, firstRow);
+            AddDgamma(g, xhat, chunk * C_, n, firstRow);
         }
-        LocalTensor<T> gamma = TakeGamma(k);
-        Mul(g, g, AsFloat(2, gamma, n), n);
+        LocalTensor<T> gamma = TakeGamma(chunk);
+        Mul(g, g, AsFloat(kWideGamma, gamma, n), n);
         ReleaseGamma(gamma);
     }
 
-    // Pass 1 of chunk k: dgamma += dy*xhat, sum += g*xhat (lane-wise); after the row's last chunk,
-    // the row's k. The slot is free again at once.
-    __aicore__ inline void Pass1(uint64_t row, uint32_t k, const RowGroup &group)
+    // Pass 1 of the chunk: dgamma += dy*xhat, sum += g*xhat (lane-wise); after the row's last chunk,
+    // the row's coef. The slot is free again at once.
+    __aicore__ inline void Pass1(uint64_t row, uint32_t chunk, const RowGroup &group)
     {
-        if (k == 0) {
-            rstd_[row & 1] = rstdBatches_.Get(row);
+        if (chunk == 0) {
+            rstd_[row % kRowsInFlight] = rstdBatches_.Get(row);
         }
-        LocalTensor<T> slot = slotQue_.DeQue<T>();
+        LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         LocalTensor<float> g, xhat;
-        Prepare(slot, k, rstd_[row & 1], true, row == group.begin, g, xhat);
-        AddRowSum(g, xhat, Count(k), k == 0);
-        slotQue_.FreeTensor(slot);
+        Prepare(slot, chunk, rstd_[row % kRowsInFlight], true, row == group.begin, g, xhat);
+        AddRowSum(g, xhat, Count(chunk), chunk == 0);
+        inQueSlot_.FreeTensor(slot);
         CopyIn(false);
-        if (k + 1 == chunks_) {
+        if (chunk + 1 == chunks_) {
             RowScale();
         }
     }
 
-    // Pass 2 of chunk k: dx = rstd*(g + k*xhat), rounded to the dtype, leaves from the slot's dy.
-    __aicore__ inline void Pass2(uint64_t row, uint32_t k)
+    // Pass 2 of the chunk: dx = rstd*(g + coef*xhat), rounded to the dtype, leaves from the slot's dy.
+    __aicore__ inline void Pass2(uint64_t row, uint32_t chunk)
     {
-        const float rstd = rstd_[row & 1];
-        LocalTensor<T> slot = slotQue_.DeQue<T>();
-        const uint32_t n = Count(k);
+        const float rstd = rstd_[row % kRowsInFlight];
+        LocalTensor<T> slot = inQueSlot_.DeQue<T>();
+        const uint32_t n = Count(chunk);
         LocalTensor<float> g, xhat;
-        Prepare(slot, k, rstd, false, false, g, xhat);
+        Prepare(slot, chunk, rstd, false, false, g, xhat);
         AddScaled(g, xhat, n);
         Muls(g, g, rstd, n);
-        if constexpr (!IsFloat()) {
+        if constexpr (!kIsFloat<T>) {
             Narrow(slot, g, n);
         }
-        CopyOut(row * t_.cols + k * C_, slot, n);
-        slotQue_.FreeTensor(slot);
+        CopyOut(row * t_.cols + chunk * C_, slot, n);
+        inQueSlot_.FreeTensor(slot);
         CopyIn(true);
     }
 
@@ -269,64 +260,64 @@ private:
         }
     }
 
-    // k = -sum(g*xhat)/cols into the first block of coefBuf_, without the scalar unit. The row's
-    // pass 2 follows its pass 1 in the vector unit's program order, so one k is live at a time.
+    // coef = -sum(g*xhat)/cols into the first block of coefBuf_, without the scalar unit. The row's
+    // pass 2 follows its pass 1 in the vector unit's program order, so one coef is live at a time.
     __aicore__ inline void RowScale()
     {
         const LocalTensor<float> total = totalBuf_.Get<float>();
         const uint32_t lanes = t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols;
         ReduceSum(total, sumBuf_.Get<float>(), workBuf_.Get<float>(), lanes);
         Muls(total, total, -t_.inv_cols, 1);
-        Brcb(coefBuf_.Get<float>(), total, 1, BrcbRepeatParams(1, 8));
+        Brcb(coefBuf_.Get<float>(), total, 1, BrcbRepeatParams(1, kBlocksPerRepeat));
     }
 
-    // g += k*xhat, k read by every repeat (src1 strides 0). The lanes past `count` up to the next
+    // g += coef*xhat, coef read by every repeat (src1 strides 0). The lanes past `count` up to the next
     // repeat lie inside the slot or scratch and never reach GM.
     __aicore__ inline void AddScaled(const LocalTensor<float> &g, const LocalTensor<float> &xhat, uint32_t count)
     {
         MulAddDst(g, xhat, coefBuf_.Get<float>(), uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),
-                  BinaryRepeatParams(1, 1, 0, 8, 8, 0));
+                  Src1OneBlock());
     }
 
     // dgamma += dy*xhat: in UB for the resident cols; beyond them in the group's GM partial, which
-    // the group's first row writes and later rows read back. The read of chunk k needs the previous
-    // row's write of it to have landed (MTE3 -> MTE2): the step P2(row - 1, k) between the two waits
+    // the group's first row writes and later rows read back. The read of a chunk needs the previous
+    // row's write of it to have landed (MTE3 -> MTE2): the step P2(row - 1, chunk) between the two waits
     // for MTE3 before it refills its slot (CopyIn), and stream_slots < chunks keeps that refill from
     // running out before the group's last row, so no flag of its own is needed here.
     __aicore__ inline void AddDgamma(const LocalTensor<float> &dy, const LocalTensor<float> &xhat, uint32_t begin,
                                      uint32_t count, bool firstRow)
     {
-        if (begin < t_.gamma_resident_cols) {
+        if (begin < t_.dgamma_ub_cols) {
             MulAddDst(dgammaBuf_.Get<float>()[begin], dy, xhat, count);
             return;
         }
-        LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+        LocalTensor<float> out = outQuePartial_.AllocTensor<float>();
         Mul(out, dy, xhat, count);
         if (!firstRow) {
-            LocalTensor<float> in = partialInQue_.AllocTensor<float>();
+            LocalTensor<float> in = inQuePartial_.AllocTensor<float>();
             CopyInPad(in, partialGm_[begin], count);
-            partialInQue_.EnQue(in);
-            in = partialInQue_.DeQue<float>();
+            inQuePartial_.EnQue(in);
+            in = inQuePartial_.DeQue<float>();
             Add(out, out, in, count);
-            partialInQue_.FreeTensor(in);
+            inQuePartial_.FreeTensor(in);
         }
-        partialOutQue_.EnQue(out);
-        out = partialOutQue_.DeQue<float>();
+        outQuePartial_.EnQue(out);
+        out = outQuePartial_.DeQue<float>();
         CopyOutPad(partialGm_[begin], out, count);
-        partialOutQue_.FreeTensor(out);
+        outQuePartial_.FreeTensor(out);
     }
 
     // A group without rows still owes zeros for the GM part of its partial.
     __aicore__ inline void ZeroStreamedPartial()
     {
-        for (uint32_t begin = t_.gamma_resident_cols; begin < t_.cols; begin += C_) {
+        for (uint32_t begin = t_.dgamma_ub_cols; begin < t_.cols; begin += C_) {
             const uint32_t n = t_.cols - begin < C_ ? t_.cols - begin : C_;
-            LocalTensor<float> out = partialOutQue_.AllocTensor<float>();
+            LocalTensor<float> out = outQuePartial_.AllocTensor<float>();
             Duplicate(out, 0.0f, n);
-            partialOutQue_.EnQue(out);
-            out = partialOutQue_.DeQue<float>();
+            outQuePartial_.EnQue(out);
+            out = outQuePartial_.DeQue<float>();
             CopyOutPad(partialGm_[begin], out, n);
-            partialOutQue_.FreeTensor(out);
+            outQuePartial_.FreeTensor(out);
         }
     }
 
@@ -337,18 +328,19 @@ private:
         CopyOutPad(gm_.dx[offset], dx, count);
     }
 
-    RmsNormBackwardTilingData t_;
-    TPipe *pipe_ = nullptr;
+    // Rows whose rstd is in use at once: one row's pass 1 overlaps the row before's pass 2.
+    static constexpr uint32_t kRowsInFlight = 2;
+
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     uint32_t C_ = 0, chunks_ = 0;
     RstdBatches rstdBatches_;
     uint64_t groupBegin_ = 0, groupEnd_ = 0;
     Step slotFill_{}, gammaFill_{};  // the step each queue loads next
-    float rstd_[2] = {};             // per row parity: two rows are in flight
-    TQue<QuePosition::VECIN, kMaxRowSlots> slotQue_, gammaQue_;
-    TQue<QuePosition::VECIN, 1> partialInQue_;
-    TQue<QuePosition::VECOUT, 1> partialOutQue_;
+    float rstd_[kRowsInFlight] = {};  // by row parity
+    TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
+    TQue<QuePosition::VECIN, 1> inQuePartial_;
+    TQue<QuePosition::VECOUT, 1> outQuePartial_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
 

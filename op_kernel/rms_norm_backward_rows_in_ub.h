@@ -2,50 +2,42 @@
 // and double buffered (the next tile's copy-in is issued before this tile's compute), computed row by
 // row in fp32, dx rounded and copied out per tile.
 //
-// UB budget (S = row_stride elements, R = tile_rows, s = sizeof(T)); checked by the tiling (RowsInUbUb):
-//   buffer              elements     bytes
-//   dy, x, dx queues    2 x R*S      6 * R*S*s
-//   rstd queue          2 x R        2 * R*4
-//   gamma (dtype)       S            S*s
-//   dgamma, g (fp32)    2 x S        8 * S
-//   gamma, dy, xhat     3 x S        12 * S        (16-bit only: fp32 rows use the queue rows)
-//   ReduceSum work+sum  S/64 + 8     ReduceWorkBytes(S) + 32
+// UB layout: RowsInUb in rms_norm_backward_ub_layout.h, which the tiling sums to pick tile_rows.
 #pragma once
-#include "rms_norm_backward_common.h"
+#include "rms_norm_backward_path_base.h"
 
 namespace rms_norm_backward_impl {
 
 template <typename T>
-class RmsNormBackwardRowsInUb {
+class RmsNormBackwardRowsInUb : RmsNormBackwardPathBase {
 public:
-    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
-                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kRowsInUb;
+
+    __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
-        const uint32_t tileBytes = t_.tile_rows * t_.row_stride * sizeof(T);
-        pipe_->InitBuffer(dyQue_, 2, tileBytes);
-        pipe_->InitBuffer(xQue_, 2, tileBytes);
-        pipe_->InitBuffer(rstdQue_, 2, t_.tile_rows * sizeof(float));
-        pipe_->InitBuffer(dxQue_, 2, tileBytes);
-        pipe_->InitBuffer(gammaBuf_, t_.row_stride * sizeof(T));
-        pipe_->InitBuffer(dgammaBuf_, t_.row_stride * sizeof(float));
-        pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float));
-        if constexpr (!IsFloat()) {
-            pipe_->InitBuffer(gammaF32Buf_, t_.row_stride * sizeof(float));
-            pipe_->InitBuffer(dyF32Buf_, t_.row_stride * sizeof(float));
-            pipe_->InitBuffer(xhatBuf_, t_.row_stride * sizeof(float));
+        InitBase(args, tiling, pipe, gm_);
+        const auto layout = rms_norm_backward_layout::RowsInUb(t_.tile_rows, t_.row_stride, sizeof(T));
+        pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.tileBytes);
+        pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.tileBytes);
+        pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, layout.rstdBytes);
+        pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.tileBytes);
+        pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        pipe_->InitBuffer(dgammaBuf_, layout.rowF32Bytes);
+        pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);
+        if constexpr (!kIsFloat<T>) {
+            pipe_->InitBuffer(gammaF32Buf_, layout.rowF32Bytes);
+            pipe_->InitBuffer(dyF32Buf_, layout.rowF32Bytes);
+            pipe_->InitBuffer(xhatBuf_, layout.rowF32Bytes);
         }
-        pipe_->InitBuffer(workBuf_, ReduceWorkBytes(t_.cols));
+        pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(sumBuf_, kBlockBytes);
     }
 
     __aicore__ inline void Process()
     {
         LoadGamma();
-        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
-            const RowGroup group = GroupRows(t_, g);
+        for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
+            const RowGroup group = GroupRows(t_, groupIdx);
             Duplicate(dgamma_, 0.0f, t_.cols);
             // Tiles start at the group's first row, so the partial sums are the same on any core.
             if (group.begin < group.end) {
@@ -61,15 +53,12 @@ public:
                 Compute(n);
                 CopyOut(row, n);
             }
-            WaitFor<HardEvent::V_MTE3>(pipe_);
-            CopyOutPad(gm_.Partial(t_, g), dgamma_, t_.cols);
-            WaitFor<HardEvent::MTE3_V>(pipe_);
+            CopyOutDgamma(gm_.Partial(t_, groupIdx), dgamma_, t_.cols);
+            WaitDgammaLeft();
         }
     }
 
 private:
-    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-
     __aicore__ inline void LoadGamma()
     {
         LocalTensor<T> gammaT = gammaBuf_.Get<T>();
@@ -77,7 +66,7 @@ private:
         WaitFor<HardEvent::MTE2_V>(pipe_);
         dgamma_ = dgammaBuf_.Get<float>();
         g_ = gBuf_.Get<float>();
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             gamma_ = gammaT;
         } else {
             gamma_ = gammaF32Buf_.Get<float>();
@@ -87,29 +76,29 @@ private:
 
     __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
     {
-        LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
-        LocalTensor<T> xT = xQue_.AllocTensor<T>();
-        LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
+        LocalTensor<T> dyT = inQueDy_.AllocTensor<T>();
+        LocalTensor<T> xT = inQueX_.AllocTensor<T>();
+        LocalTensor<float> rstd = inQueRstd_.AllocTensor<float>();
         CopyInRows(dyT, gm_.dy[row * t_.cols], n, t_.cols);
         CopyInRows(xT, gm_.x[row * t_.cols], n, t_.cols);
         CopyInPad(rstd, gm_.rstd[row], n);
-        dyQue_.EnQue(dyT);
-        xQue_.EnQue(xT);
-        rstdQue_.EnQue(rstd);
+        inQueDy_.EnQue(dyT);
+        inQueX_.EnQue(xT);
+        inQueRstd_.EnQue(rstd);
     }
 
     // Per row: xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)).
     __aicore__ inline void Compute(uint32_t n)
     {
-        LocalTensor<T> dyT = dyQue_.DeQue<T>();
-        LocalTensor<T> xT = xQue_.DeQue<T>();
-        LocalTensor<float> rstd = rstdQue_.DeQue<float>();
-        LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
+        LocalTensor<T> dyT = inQueDy_.DeQue<T>();
+        LocalTensor<T> xT = inQueX_.DeQue<T>();
+        LocalTensor<float> rstd = inQueRstd_.DeQue<float>();
+        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
         const uint32_t cols = t_.cols;
         for (uint32_t r = 0; r < n; ++r) {
             const float rstdRow = rstd.GetValue(r);
             LocalTensor<float> dy, xhat;
-            if constexpr (IsFloat()) {
+            if constexpr (kIsFloat<T>) {
                 dy = dyT[r * t_.row_stride];
                 xhat = xT[r * t_.row_stride];
             } else {
@@ -126,17 +115,17 @@ private:
             const float mean = RowSum(dy) * t_.inv_cols;
             Muls(xhat, xhat, mean, cols);
             Sub(g_, g_, xhat, cols);
-            if constexpr (IsFloat()) {
+            if constexpr (kIsFloat<T>) {
                 Muls(dxT[r * t_.row_stride], g_, rstdRow, cols);
             } else {
                 Muls(g_, g_, rstdRow, cols);
                 Narrow(dxT[r * t_.row_stride], g_, cols);
             }
         }
-        dxQue_.EnQue(dxT);
-        dyQue_.FreeTensor(dyT);
-        xQue_.FreeTensor(xT);
-        rstdQue_.FreeTensor(rstd);
+        outQueDx_.EnQue(dxT);
+        inQueDy_.FreeTensor(dyT);
+        inQueX_.FreeTensor(xT);
+        inQueRstd_.FreeTensor(rstd);
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values)
@@ -151,16 +140,14 @@ private:
 
     __aicore__ inline void CopyOut(uint64_t row, uint32_t n)
     {
-        LocalTensor<T> dxT = dxQue_.DeQue<T>();
+        LocalTensor<T> dxT = outQueDx_.DeQue<T>();
         CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);
-        dxQue_.FreeTensor(dxT);
+        outQueDx_.FreeTensor(dxT);
     }
 
-    RmsNormBackwardTilingData t_;
-    TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
-    TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile is queued early
-    TQue<QuePosition::VECOUT, 1> dxQue_;
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_, inQueRstd_;  // the next tile is queued early
+    TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, gBuf_, gammaF32Buf_, dyF32Buf_, xhatBuf_, workBuf_, sumBuf_;
     LocalTensor<float> gamma_, dgamma_, g_;
 };

@@ -20,58 +20,48 @@
 // dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
 // at the end of each group.
 //
-// UB budget (S = row_stride, R = tile_rows, a multiple of 8 up to 248, s = sizeof(T),
-// K = kSmallColsRstdBatchTiles; per-row scalar as a block (S = 64, 128 or > 128): B = 8, spread: B = S;
-// gamma pattern: P = 64 (S divides 64), S (S = 128 or > 128), else R*S); checked by the tiling (SmallColsUb):
-//   buffer                                      elements     bytes
-//   dy, x, dx queues                            2 x R*S each 6 * R*S*s
-//   rstd queue (batches of K tiles' rows)       2 x K*R      8 * K*R
-//   a (dy widened, g*xhat, dx), xhat, g, dgamma R*S each     16 * R*S
-//   rstd and c per row                          R*B each     8 * R*B
-//   gamma                                       P            4 * P
-//   -rstd/cols, row sums (two halves)           R each       12 * R
+// UB layout: SmallCols in rms_norm_backward_ub_layout.h, which the tiling sums to pick tile_rows.
 #pragma once
-#include "rms_norm_backward_common.h"
+#include "rms_norm_backward_path_base.h"
+#include "rms_norm_backward_rstd.h"
 
 namespace rms_norm_backward_impl {
 
 template <typename T>
-class RmsNormBackwardSmallCols {
+class RmsNormBackwardSmallCols : RmsNormBackwardPathBase {
 public:
-    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
-                                GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
+    static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kSmallCols;
+
+    __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_);
-        const uint32_t S = t_.row_stride, R = t_.tile_rows, lanes = R * S;
-        rowBlocks_ = S >= 2 * kFloatsPerRepeat || S == kFloatsPerRepeat;
-        gammaLanes_ = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks_ ? S : lanes);
-        pipe_->InitBuffer(dyQue_, 2, lanes * sizeof(T));
-        pipe_->InitBuffer(xQue_, 2, lanes * sizeof(T));
-        pipe_->InitBuffer(rstdQue_, 2, RstdBatchRows() * sizeof(float));
-        pipe_->InitBuffer(dxQue_, 2, lanes * sizeof(T));
-        pipe_->InitBuffer(aBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(xhatBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(gBuf_, lanes * sizeof(float));
-        pipe_->InitBuffer(dgammaBuf_, lanes * sizeof(float));
-        const uint32_t perRow = rowBlocks_ ? kFloatsPerBlock : S;
-        pipe_->InitBuffer(rstdRowBuf_, R * perRow * sizeof(float));
-        pipe_->InitBuffer(cRowBuf_, R * perRow * sizeof(float));
-        pipe_->InitBuffer(gammaBuf_, gammaLanes_ * sizeof(float));
-        pipe_->InitBuffer(rkBuf_, R * sizeof(float));
-        pipe_->InitBuffer(sumBuf_, R * sizeof(float));
-        pipe_->InitBuffer(sumHighBuf_, R * sizeof(float));
+        InitBase(args, tiling, pipe, gm_);
+        const auto layout = rms_norm_backward_layout::SmallCols(t_.tile_rows, t_.row_stride);
+        scalarAsBlock_ = layout.rowBlocks;
+        gammaLanes_ = uint32_t(layout.gammaLanes);
+        pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.lanes * sizeof(T));
+        pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.lanes * sizeof(T));
+        rstd_.Init(pipe_, gm_.rstd, uint32_t(layout.rstdBatchRows));
+        pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.lanes * sizeof(T));
+        pipe_->InitBuffer(aBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(xhatBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(gBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(dgammaBuf_, layout.lanes * sizeof(float));
+        pipe_->InitBuffer(rstdRowBuf_, layout.rows * layout.perRowLanes * sizeof(float));
+        pipe_->InitBuffer(cRowBuf_, layout.rows * layout.perRowLanes * sizeof(float));
+        pipe_->InitBuffer(gammaBuf_, layout.gammaLanes * sizeof(float));
+        pipe_->InitBuffer(rkBuf_, layout.rows * sizeof(float));
+        pipe_->InitBuffer(sumBuf_, layout.rows * sizeof(float));
+        pipe_->InitBuffer(sumHighBuf_, layout.rows * sizeof(float));
     }
 
     __aicore__ inline void Process()
     {
         const LocalTensor<float> dgamma = dgammaBuf_.Get<float>();
         bool gammaLoaded = false;
-        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {
-            const RowGroup group = GroupRows(t_, g);
+        for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
+            const RowGroup group = GroupRows(t_, groupIdx);
             Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
-            batchLoadEnd_ = group.begin;
+            rstd_.Start(group);
             if (!gammaLoaded) {  // first: its widening overlaps the first tile's copies
                 LoadGamma();
                 gammaLoaded = true;
@@ -79,7 +69,7 @@ public:
             uint64_t row = group.begin;
             uint32_t n = NextTile(group.end - row);
             if (n > 0) {
-                CopyIn(row, n, group.end);
+                CopyIn(row, n);
             }
             // Tile k's dx leaves after tile k+2's inputs are queued: the inputs, placed first, get HBM
             // first (the vector unit never waits behind a copy-out), and the copy-out fills the HBM
@@ -90,7 +80,7 @@ public:
                 const uint64_t next = row + n;
                 const uint32_t nextN = NextTile(group.end - next);
                 if (nextN > 0) {
-                    CopyIn(next, nextN, group.end);
+                    CopyIn(next, nextN);
                 }
                 if (outN > 0) {
                     CopyOut(outRow, outN);
@@ -104,10 +94,7 @@ public:
             if (outN > 0) {
                 CopyOut(outRow, outN);
             }
-            if (batchHeld_) {
-                rstdQue_.FreeTensor(rstdBatch_);
-                batchHeld_ = false;
-            }
+            rstd_.Finish();
             // Fold the tile's rows pairwise, the upper rows onto the lower ones, in log2(R) steps:
             // a fixed order, so the same sum on every core and every run.
             for (uint32_t rows = t_.tile_rows; rows > 1;) {
@@ -115,15 +102,12 @@ public:
                 Add(dgamma, dgamma, dgamma[(rows - half) * t_.row_stride], half * t_.row_stride);
                 rows -= half;
             }
-            WaitFor<HardEvent::V_MTE3>(pipe_);
-            CopyOutPad(gm_.Partial(t_, g), dgamma, t_.cols);
-            WaitFor<HardEvent::MTE3_V>(pipe_);
+            CopyOutDgamma(gm_.Partial(t_, groupIdx), dgamma, t_.cols);
+            WaitDgammaLeft();
         }
     }
 
 private:
-    static constexpr bool IsFloat() { return sizeof(T) == sizeof(float); }
-
     // Rows of the next tile when `left` rows of the group remain: whole tiles while more than two are
     // left, then halves (multiples of 8) down to 2R/3. Smaller last tiles leave less work behind the
     // last copy-in, but below about R/2 rows the vector unit's fixed cost per tile exceeds what the
@@ -154,7 +138,7 @@ private:
     __aicore__ inline void LoadGamma()
     {
         const LocalTensor<float> gamma = gammaBuf_.Get<float>();
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             CopyInPacked(gamma, gm_.gamma, 1);
             WaitFor<HardEvent::MTE2_V>(pipe_);
         } else {
@@ -170,49 +154,25 @@ private:
     }
 
     // dy and x of the tile, and rstd of the next kSmallColsRstdBatchTiles tiles' rows when the tile
-    // starts past the last batch (one copy set-up for many tiles).
-    __aicore__ inline void CopyIn(uint64_t row, uint32_t n, uint64_t groupEnd)
+    // reaches past the last batch (one copy set-up for many tiles).
+    __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
     {
-        LocalTensor<T> dyT = dyQue_.AllocTensor<T>();
-        LocalTensor<T> xT = xQue_.AllocTensor<T>();
+        LocalTensor<T> dyT = inQueDy_.AllocTensor<T>();
+        LocalTensor<T> xT = inQueX_.AllocTensor<T>();
         CopyInPacked(dyT, gm_.dy[row * t_.cols], n);
         CopyInPacked(xT, gm_.x[row * t_.cols], n);
-        dyQue_.EnQue(dyT);
-        xQue_.EnQue(xT);
-        if (row + n > batchLoadEnd_) {
-            const uint64_t end = row + RstdBatchRows() < groupEnd ? row + RstdBatchRows() : groupEnd;
-            LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
-            CopyInPad(rstd, gm_.rstd[row], uint32_t(end - row));
-            rstdQue_.EnQue(rstd);
-            batchStarts_[batchLoads_++ % 2] = row;
-            batchLoadEnd_ = end;
-        }
+        inQueDy_.EnQue(dyT);
+        inQueX_.EnQue(xT);
+        rstd_.CopyInFor(row, n);
     }
 
-    // rstd of the tile at `row`: a slice of the batch that holds it (taken from the queue at its first tile).
-    __aicore__ inline LocalTensor<float> RstdOf(uint64_t row)
-    {
-        if (batchUses_ < batchLoads_ && batchStarts_[batchUses_ % 2] == row) {
-            if (batchHeld_) {
-                rstdQue_.FreeTensor(rstdBatch_);
-            }
-            rstdBatch_ = rstdQue_.DeQue<float>();
-            batchStart_ = row;
-            batchHeld_ = true;
-            batchUses_++;
-        }
-        return rstdBatch_[uint32_t(row - batchStart_)];
-    }
-
-    __aicore__ inline uint32_t RstdBatchRows() const { return kSmallColsRstdBatchTiles * t_.tile_rows; }
-
-    // values[r] for the rows of a tile, laid out for MulRows: one block per row (rowBlocks_), else
+    // values[r] for the rows of a tile, laid out for MulRows: one block per row (scalarAsBlock_), else
     // spread over the S lanes of the row (S/8 Brcb calls, one block column each).
     __aicore__ inline void PerRow(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t n)
     {
         const uint8_t repeats = uint8_t(CeilDiv(n, kFloatsPerBlock));
-        if (rowBlocks_) {
-            Brcb(dst, values, repeats, BrcbRepeatParams{1, kFloatsPerBlock});
+        if (scalarAsBlock_) {
+            Brcb(dst, values, repeats, BrcbRepeatParams{1, kBlocksPerRepeat});
             return;
         }
         const uint32_t blocksPerRow = t_.row_stride / kFloatsPerBlock;
@@ -227,7 +187,7 @@ private:
     __aicore__ inline void MulRows(const LocalTensor<float> &dst, const LocalTensor<float> &src,
                                    const LocalTensor<float> &perRow, uint32_t n)
     {
-        if (!rowBlocks_) {
+        if (!scalarAsBlock_) {
             if constexpr (accumulate) {
                 MulAddDst(dst, src, perRow, int32_t(n * t_.row_stride));
             } else {
@@ -235,8 +195,8 @@ private:
             }
             return;
         }
-        const uint8_t rowBlocks = uint8_t(t_.row_stride / kFloatsPerBlock);
-        const BinaryRepeatParams params(1, 1, 0, rowBlocks, rowBlocks, 1);  // block stride 0: one block per row
+        const uint8_t blocksPerRow = uint8_t(t_.row_stride / kFloatsPerBlock);
+        const BinaryRepeatParams params(1, 1, 0, blocksPerRow, blocksPerRow, 1);  // block stride 0: one block per row
         for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
             const uint64_t mask = ChunkLanes(h);
             if constexpr (accumulate) {
@@ -255,10 +215,10 @@ private:
         if (gammaLanes_ == t_.tile_rows * t_.row_stride) {
             Mul(g, dy, gamma, int32_t(lanes));
         } else if (gammaLanes_ == kFloatsPerRepeat) {
-            Mul(g, dy, gamma, kFloatsPerRepeat, CeilDiv(lanes, kFloatsPerRepeat), BinaryRepeatParams(1, 1, 1, 8, 8, 0));
+            Mul(g, dy, gamma, kFloatsPerRepeat, CeilDiv(lanes, kFloatsPerRepeat), Src1RepeatedPerRepeat());
         } else {  // one instruction per 64-lane column chunk of the rows
-            const uint8_t rowBlocks = uint8_t(t_.row_stride / kFloatsPerBlock);
-            const BinaryRepeatParams params(1, 1, 1, rowBlocks, rowBlocks, 0);
+            const uint8_t blocksPerRow = uint8_t(t_.row_stride / kFloatsPerBlock);
+            const BinaryRepeatParams params(1, 1, 1, blocksPerRow, blocksPerRow, 0);
             for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
                 Mul(g[h], dy[h], gamma[h], ChunkLanes(h), n, params);
             }
@@ -277,9 +237,9 @@ private:
     __aicore__ inline void RowSums(const LocalTensor<float> &sums, const LocalTensor<float> &values, uint32_t n)
     {
         const uint32_t S = t_.row_stride;
-        const int32_t rowBlocks = int32_t(S / kFloatsPerBlock);
+        const int32_t blocksPerRow = int32_t(S / kFloatsPerBlock);
         if (S > 2 * kFloatsPerRepeat) {
-            const BinaryRepeatParams params(1, 1, 1, uint8_t(rowBlocks), uint8_t(rowBlocks), uint8_t(rowBlocks));
+            const BinaryRepeatParams params(1, 1, 1, uint8_t(blocksPerRow), uint8_t(blocksPerRow), uint8_t(blocksPerRow));
             for (uint32_t chunks = CeilDiv(S, kFloatsPerRepeat); chunks > 1;) {
                 const uint32_t half = chunks / 2;
                 for (uint32_t j = 0; j < half; ++j) {
@@ -288,14 +248,14 @@ private:
                 }
                 chunks -= half;
             }
-            WholeReduceSum(sums, values, int32_t(kFloatsPerRepeat), int32_t(n), 1, 1, rowBlocks);
+            WholeReduceSum(sums, values, int32_t(kFloatsPerRepeat), int32_t(n), 1, 1, blocksPerRow);
             return;
         }
         const int32_t low = int32_t(S < kFloatsPerRepeat ? S : kFloatsPerRepeat);
-        WholeReduceSum(sums, values, low, int32_t(n), 1, 1, rowBlocks);
+        WholeReduceSum(sums, values, low, int32_t(n), 1, 1, blocksPerRow);
         if (S > kFloatsPerRepeat) {
             const LocalTensor<float> high = sumHighBuf_.Get<float>();
-            WholeReduceSum(high, values[kFloatsPerRepeat], int32_t(S - kFloatsPerRepeat), int32_t(n), 1, 1, rowBlocks);
+            WholeReduceSum(high, values[kFloatsPerRepeat], int32_t(S - kFloatsPerRepeat), int32_t(n), 1, 1, blocksPerRow);
             Add(sums, sums, high, n);
         }
     }
@@ -303,43 +263,43 @@ private:
     // xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, c = -rstd*mean(g*xhat), dx = g*rstd + xhat*c.
     __aicore__ inline void Compute(uint64_t row, uint32_t n)
     {
-        LocalTensor<T> dyT = dyQue_.DeQue<T>();
-        LocalTensor<T> xT = xQue_.DeQue<T>();
+        LocalTensor<T> dyT = inQueDy_.DeQue<T>();
+        LocalTensor<T> xT = inQueX_.DeQue<T>();
         const uint32_t lanes = n * t_.row_stride;
         const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
         const LocalTensor<float> dgamma = dgammaBuf_.Get<float>(), sums = sumBuf_.Get<float>();
         const LocalTensor<float> rk = rkBuf_.Get<float>(), rstdRow = rstdRowBuf_.Get<float>();
         const LocalTensor<float> cRow = cRowBuf_.Get<float>();
         LocalTensor<float> dy, x;
-        if constexpr (IsFloat()) {
+        if constexpr (kIsFloat<T>) {
             dy = dyT;
             x = xT;
         } else {  // widened at once, so the input slots take the next tile's copy early
             Widen(a, dyT, lanes);
             Widen(xhat, xT, lanes);
-            dyQue_.FreeTensor(dyT);
-            xQue_.FreeTensor(xT);
+            inQueDy_.FreeTensor(dyT);
+            inQueX_.FreeTensor(xT);
             dy = a;
             x = xhat;
         }
-        const LocalTensor<float> rstd = RstdOf(row);
+        const LocalTensor<float> rstd = rstd_.Of(row);
         Muls(rk, rstd, -t_.inv_cols, n);
         PerRow(rstdRow, rstd, n);
         MulRows<false>(xhat, x, rstdRow, n);
-        if constexpr (IsFloat()) {
-            xQue_.FreeTensor(xT);
+        if constexpr (kIsFloat<T>) {
+            inQueX_.FreeTensor(xT);
         }
         MulAddDst(dgamma, dy, xhat, int32_t(lanes));
         MulGamma(g, dy, n);
-        if constexpr (IsFloat()) {
-            dyQue_.FreeTensor(dyT);
+        if constexpr (kIsFloat<T>) {
+            inQueDy_.FreeTensor(dyT);
         }
         Mul(a, g, xhat, int32_t(lanes));
         RowSums(sums, a, n);
         Mul(sums, sums, rk, int32_t(n));
         PerRow(cRow, sums, n);
-        LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
-        if constexpr (IsFloat()) {
+        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
+        if constexpr (kIsFloat<T>) {
             MulRows<false>(dxT, xhat, cRow, n);
             MulRows<true>(dxT, g, rstdRow, n);
         } else {
@@ -347,28 +307,22 @@ private:
             MulRows<true>(a, g, rstdRow, n);
             Narrow(dxT, a, lanes);
         }
-        dxQue_.EnQue(dxT);
+        outQueDx_.EnQue(dxT);
     }
 
     __aicore__ inline void CopyOut(uint64_t row, uint32_t n)
     {
-        LocalTensor<T> dxT = dxQue_.DeQue<T>();
+        LocalTensor<T> dxT = outQueDx_.DeQue<T>();
         CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);
-        dxQue_.FreeTensor(dxT);
+        outQueDx_.FreeTensor(dxT);
     }
 
-    RmsNormBackwardTilingData t_;
-    TPipe *pipe_ = nullptr;
     OperatorGm<T> gm_;
-    bool rowBlocks_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
+    bool scalarAsBlock_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
     uint32_t gammaLanes_ = 0;
-    TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;  // depth 2: the next tile (rstd batch) is queued early
-    LocalTensor<float> rstdBatch_;                       // the batch the computed tile's rstd is in
-    uint64_t batchStart_ = 0, batchLoadEnd_ = 0;
-    uint64_t batchStarts_[2] = {0, 0};                   // first rows of the batches in the queue
-    uint32_t batchLoads_ = 0, batchUses_ = 0;
-    bool batchHeld_ = false;
-    TQue<QuePosition::VECOUT, 1> dxQue_;
+    RstdTileBatches rstd_;
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_;  // the next tile is queued early
+    TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> aBuf_, xhatBuf_, gBuf_, dgammaBuf_, rstdRowBuf_, cRowBuf_, gammaBuf_, rkBuf_, sumBuf_,
         sumHighBuf_;
 };

@@ -16,9 +16,39 @@ enum class RmsNormBackwardTilingKey : uint32_t {
     kRowsInUbFp32 = 100, kRowsInUbFp16 = 101, kRowsInUbBf16 = 102,  // several whole rows per tile
     kLongRowsFp32 = 200, kLongRowsFp16 = 201, kLongRowsBf16 = 202,  // one row at a time, widened in chunks
     kSmallColsFp32 = 300, kSmallColsFp16 = 301, kSmallColsBf16 = 302,  // many packed rows per instruction
-    kLongRowsStreamedFp32 = 400, kLongRowsStreamedFp16 = 401, kLongRowsStreamedBf16 = 402,  // one row at a time, too long for UB: partly retained, the rest read again
+    kLongRowsStreamedFp32 = 400, kLongRowsStreamedFp16 = 401, kLongRowsStreamedBf16 = 402,  // one row at a time, too long for UB: streamed in chunks, read in pass 1 and again (from L2) in pass 2
 };
 inline constexpr uint32_t kTilingKeyPathStep = 100;
+
+// The kernel paths, each a value of the tiling key's path part.
+enum class RmsNormBackwardPath : uint32_t {
+    kRowsInUb = 1,  // several whole rows per tile
+    kLongRows = 2,  // one row at a time, widened in chunks
+    kSmallCols = 3,  // many packed rows per instruction
+    kLongRowsStreamed = 4,  // one row at a time, too long for UB: streamed in chunks, read in pass 1 and again (from L2) in pass 2
+};
+
+// The tiling key that runs `path` on `dtype`: one of the enumerators above.
+constexpr RmsNormBackwardTilingKey MakeKey(RmsNormBackwardPath path, RmsNormBackwardDtype dtype)
+{
+    return static_cast<RmsNormBackwardTilingKey>(static_cast<uint32_t>(path) * kTilingKeyPathStep + static_cast<uint32_t>(dtype));
+}
+
+// The path a tiling key runs, and a path's name in messages and stats ("" for no path).
+constexpr RmsNormBackwardPath PathOf(RmsNormBackwardTilingKey key)
+{
+    return static_cast<RmsNormBackwardPath>(static_cast<uint32_t>(key) / kTilingKeyPathStep);
+}
+constexpr const char *PathName(RmsNormBackwardPath path)
+{
+    switch (path) {
+        case RmsNormBackwardPath::kRowsInUb: return "rows_in_ub";
+        case RmsNormBackwardPath::kLongRows: return "long_rows";
+        case RmsNormBackwardPath::kSmallCols: return "small_cols";
+        case RmsNormBackwardPath::kLongRowsStreamed: return "long_rows_streamed";
+    }
+    return "";
+}
 
 // Long rows kept whole in a ring of chunk slots (row_buffers = 1): at most this many slots per
 // tensor.
@@ -35,23 +65,22 @@ inline constexpr uint32_t kRstdBatchRows = 64;
 inline constexpr uint32_t kSmallColsRstdBatchTiles = 4;
 
 struct RmsNormBackwardTilingData {
-    uint64_t rows;                 // prod(x.shape) / cols
-    uint32_t cols;                 // prod(gamma.shape): the normalised row
-    uint32_t dtype;                // RmsNormBackwardDtype of dy, x, gamma, dx
-    uint32_t row_stride;           // UB elements between rows of one tile (cols rounded up to 32 bytes of the dtype)
-    uint32_t groups;               // dgamma row groups G: chosen from the shape only, never from the block dim
-    uint32_t tile_rows;            // rows per tile (rows-in-UB, small cols); 1 for long rows
-    uint32_t chunk_cols;           // long rows: fp32 work chunk; rows-in-UB / small cols: row_stride
-    uint32_t resident_cols;        // long rows: leading cols of dy and x kept in UB (== cols: the whole row)
-    uint32_t gamma_resident_cols;  // long rows: leading cols of gamma and the dgamma accumulator kept in UB
-    uint32_t row_buffers;          // long rows kept whole: 2 or 3 row buffers; 1 = a ring of chunk slots
-    uint32_t dx_over_dy;           // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue)
-    uint32_t sum_cols;             // long rows: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); 0 = one sum per chunk
-    uint32_t spare_slots;          // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any
-    uint32_t stream_slots;         // long rows streamed: slots for the chunks not retained (read in pass 1 and again in pass 2)
-    uint32_t gamma_slots;          // long rows streamed: gamma chunk slots; 0 = gamma whole in UB
-    uint32_t partial_stride;       // fp32 elements between group partials of dgamma in the workspace
-    uint32_t reduce_chunk;         // fp32 elements per step of the final dgamma reduction
-    float inv_cols;                // 1 / cols, for the row mean
+    uint64_t rows;            // prod(x.shape) / cols
+    uint32_t cols;            // prod(gamma.shape): the normalised row
+    uint32_t dtype;           // RmsNormBackwardDtype of dy, x, gamma, dx
+    uint32_t row_stride;      // UB elements between rows of one tile (cols rounded up to 32 bytes of the dtype)
+    uint32_t groups;          // dgamma row groups G: chosen from the shape only, never from the block dim
+    uint32_t tile_rows;       // rows per tile (rows in UB, small cols); 1 on the long-rows paths, which take one row at a time
+    uint32_t chunk_cols;      // long rows, long rows streamed: cols per chunk (fp32 work chunk, ring slot, stream slot); 0 on the paths that hold whole rows
+    uint32_t dgamma_ub_cols;  // long rows streamed: leading cols of dgamma accumulated in UB (cols, or a multiple of chunk_cols; the rest goes through the group's GM partial row by row); 0 on the other paths
+    uint32_t row_buffers;     // long rows: 2 or 3 row buffers; 1 = a ring of chunk slots; 0 on the other paths
+    uint32_t dx_over_dy;      // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue); 0 otherwise
+    uint32_t sum_cols;        // long rows, long rows streamed: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); long rows 0 = one sum per chunk; 0 on the paths that hold whole rows
+    uint32_t spare_slots;     // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any; 0 otherwise
+    uint32_t stream_slots;    // long rows streamed: dy | x chunk slots; every chunk is read in pass 1 and again in pass 2; 0 on the other paths
+    uint32_t gamma_slots;     // long rows streamed: gamma chunk slots, 0 = gamma whole in UB; 0 on the other paths
+    uint32_t partial_stride;  // fp32 elements between group partials of dgamma in the workspace
+    uint32_t reduce_chunk;    // fp32 elements per step of the final dgamma reduction
+    float inv_cols;           // 1 / cols, for the row mean
 };
-static_assert(sizeof(RmsNormBackwardTilingData) == 80, "RmsNormBackwardTilingData must have op_def's layout: 80 bytes, no padding between fields");
+static_assert(sizeof(RmsNormBackwardTilingData) == 72, "RmsNormBackwardTilingData must have op_def's layout: 72 bytes, no padding between fields");

@@ -1,380 +1,110 @@
-// Validation and tiling of RmsNormBackward (see rms_norm_backward_tiling.h). The UB budgets below are
-// the buffers the kernel classes allocate, buffer by buffer (their headers carry the same table).
+// The tiling of RmsNormBackward (rms_norm_backward_tiling.h): validates the inputs, sets the fields
+// every path shares, asks the path tilers (path_tilers.h) in order, and derives the key, block dim
+// and workspace from what they chose.
 #include "rms_norm_backward_tiling.h"
 
 #include <algorithm>
-#include <sstream>
 
-#include "../rms_norm_backward_dtypes.h"
-#include "../soc_table.h"
+#include "../../op_kernel/rms_norm_backward_ub_layout.h"
+#include "input_rules.h"
+#include "path_tilers.h"
 
 namespace rmsnorm_backward {
 namespace {
 
-constexpr int64_t kMaxRank = 8;
-// Small-cols path: rows of at most this many UB elements where 8 rows fit in UB (on 192 KiB up to 816
-// 16-bit or 576 fp32 cols). Packed rows beat row by row there: 16384 x 256 fp16 models 19.8 us against
-// 52.8 (row by row each instruction's issue cost dominates). The cap keeps a row's repeat stride (S/8
-// blocks) within the 8-bit field.
-constexpr uint32_t kSmallColsMaxStride = 1024;
-constexpr uint32_t kMaxTileRows = 248;         // multiple of 8 below the 255-repeat limit (one repeat per row)
-constexpr uint32_t kReduceChunk = 4096;        // fp32 elements per step of the dgamma reduction
+namespace layout = rms_norm_backward_layout;
+
+// Best first; the last one takes every shape.
+const PathTiler *const kPathOrder[] = {&SmallColsTiler(), &RowsInUbTiler(), &LongRowsTiler(), &LongRowsStreamedTiler()};
+
+// Kept free of the platform's UB by the toolchain (8 KiB + 256 B on A2/A3).
+constexpr uint64_t kUbReservedBytes = 8192 + 256;
+constexpr uint32_t kReduceChunk = 4096;  // fp32 elements per step of the dgamma reduction
 // dgamma row groups: each group beyond one costs about cols * (4 + 4 + sizeof(T)) GM bytes (its fp32
 // partial written, read back by the reduction, and gamma read again). Allow that overhead up to 2 % of
 // the minimum traffic, so reading dy and x once keeps the whole launch within 1.02 x the minimum, and
 // never more groups than the largest core count of the supported SoCs. The count depends on the shape
 // only: the same input gives the same partials, hence the same dgamma bits, for every block dim.
 constexpr double kGroupTrafficShare = 0.02;
-constexpr uint32_t kMaxGroups = 48;
+constexpr uint64_t kMaxGroups = 48;
 
-uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
-uint64_t Ub(uint64_t bytes) { return RoundUp(bytes, kUbBlockBytes); }  // a UB buffer's real size
-
-std::string ShapeText(const std::vector<int64_t> &s)
+// Each input read once, each output written once.
+uint64_t MinBytes(const TilingShape &shape)
 {
-    std::ostringstream out;
-    out << "[";
-    for (size_t i = 0; i < s.size(); ++i) {
-        out << (i ? ", " : "") << s[i];
-    }
-    out << "]";
-    return out.str();
+    const uint64_t s = shape.elem_bytes;
+    return shape.rows * shape.cols * 3 * s + shape.rows * sizeof(float) + shape.cols * s + shape.cols * sizeof(float);
 }
 
-bool DtypeCode(const std::string &name, RmsNormBackwardDtype &code, uint32_t &size)
+uint32_t Groups(const TilingShape &shape, uint64_t minBytes)
 {
-    const RmsNormBackwardDtypeInfo *row = FindRmsNormBackwardDtype(name);
-    if (row == nullptr) return false;
-    code = row->code;
-    size = row->size;
-    return true;
+    const uint64_t s = shape.elem_bytes;
+    const double extra = kGroupTrafficShare * double(minBytes) + double(shape.cols * s);
+    const uint64_t groups = uint64_t(extra / double(shape.cols * (2 * sizeof(float) + s)));
+    return uint32_t(std::max<uint64_t>(1, std::min<uint64_t>({groups, shape.rows, kMaxGroups})));
 }
 
-std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
+// The fields every path reads.
+RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups)
 {
-    const auto &xs = in.x_shape, &gs = in.gamma_shape, &rs = in.rstd_shape;
-    if (xs.empty() || int64_t(xs.size()) > kMaxRank) {
-        return "x must have rank 1 to 8 (got rank " + std::to_string(xs.size()) + ").";
-    }
-    if (gs.empty() || int64_t(gs.size()) > kMaxRank) {
-        return "gamma must have rank 1 to 8 (got rank " + std::to_string(gs.size()) + ").";
-    }
-    for (int64_t d : xs) {
-        if (d < 0) return "x must have no negative dims (got " + ShapeText(xs) + ").";
-    }
-    if (in.dy_shape != xs) {
-        return "dy must have the shape of x (dy " + ShapeText(in.dy_shape) + ", x " + ShapeText(xs) + ").";
-    }
-    if (gs.size() >= xs.size()) {
-        return "gamma must have fewer dims than x, being its trailing dims (gamma " + ShapeText(gs) + ", x " +
-               ShapeText(xs) + ").";
-    }
-    const size_t k = gs.size(), lead = xs.size() - k;
-    if (!std::equal(gs.begin(), gs.end(), xs.begin() + lead)) {
-        return "gamma must equal the trailing " + std::to_string(k) + " dims of x (gamma " + ShapeText(gs) +
-               ", x " + ShapeText(xs) + ").";
-    }
-    std::vector<int64_t> rstd_a(xs.begin(), xs.begin() + lead), rstd_b = rstd_a;
-    rstd_a.insert(rstd_a.end(), k, 1);
-    if (rs != rstd_a && rs != rstd_b) {
-        return "rstd must hold one value per row of x, shaped " + ShapeText(rstd_a) + " or " + ShapeText(rstd_b) +
-               " (got " + ShapeText(rs) + ").";
-    }
-    RmsNormBackwardDtype code;
-    uint32_t size;
-    if (!DtypeCode(in.x_dtype, code, size)) {
-        return "x must be float16, float32 or bfloat16 (got " + in.x_dtype + ").";
-    }
-    if (in.dy_dtype != in.x_dtype) return "dy must have the dtype of x (dy " + in.dy_dtype + ", x " + in.x_dtype + ").";
-    if (in.gamma_dtype != in.x_dtype) {
-        return "gamma must have the dtype of x (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
-    }
-    if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
-    if (FindSoc(in.soc.c_str()) == nullptr) {
-        std::string names;
-        for (const SocInfo &s : kSocTable) names += std::string(names.empty() ? "" : ", ") + s.name;
-        return "soc must be one of " + names + " (got " + in.soc + ").";
-    }
-    cols = 1;
-    for (int64_t d : gs) cols *= uint64_t(d);
-    if (cols == 0 || cols > (1u << 30)) {
-        return "gamma must have 1 to 2^30 elements (got " + std::to_string(cols) + ").";
-    }
-    rows = 1;
-    for (size_t i = 0; i < lead; ++i) {
-        if (xs[i] != 0 && rows > (uint64_t(1) << 40) / uint64_t(xs[i])) {
-            return "x must have at most 2^40 rows (got shape " + ShapeText(xs) + ").";
-        }
-        rows *= uint64_t(xs[i]);
-    }
-    return "";
+    RmsNormBackwardTilingData t{};
+    t.rows = shape.rows;
+    t.cols = uint32_t(shape.cols);
+    t.dtype = uint32_t(shape.dtype);
+    t.row_stride = uint32_t(shape.row_stride);
+    t.inv_cols = float(1.0 / double(shape.cols));
+    t.groups = groups;
+    t.partial_stride = uint32_t(layout::RoundUp(shape.cols, layout::kFloatsPerBlock));
+    t.reduce_chunk = kReduceChunk;
+    return t;
 }
 
-// Small cols: R packed rows of S elements (the header's UB table). queues dy, x, dx: 2 x R*S*s each;
-// rstd: 2 batches of kSmallColsRstdBatchTiles * R rows, *4; fp32 work a, xhat, g, dgamma: R*S*4
-// each; rstd and c per row: one block per row where a row is one, two or more whole repeats (S = 64,
-// S >= 128), else spread over the row; gamma: a 64-lane pattern where S divides 64, one row where
-// rows are blocks, else R*S; -rstd/cols and the row sums (two halves): R*4 each.
-uint64_t SmallColsUb(uint32_t R, uint32_t S, uint32_t s)
+const PathTiler &FirstCapable(const TilingShape &shape)
 {
-    const uint64_t lanes = uint64_t(R) * S;
-    const bool rowBlocks = S == 64 || S >= 128;
-    const uint64_t perRow = rowBlocks ? 8 : S;
-    const uint64_t gamma = 64 % S == 0 ? 64 : (rowBlocks ? S : lanes);
-    const uint64_t rstdBatch = uint64_t(kSmallColsRstdBatchTiles) * R;
-    return 3 * 2 * Ub(lanes * s) + 2 * Ub(rstdBatch * 4) + 4 * Ub(lanes * 4) + 2 * Ub(R * perRow * 4) +
-           Ub(gamma * 4) + 3 * Ub(R * 4);
-}
-
-uint64_t ReduceWorkUb(uint32_t n) { return Ub(RoundUp((n + 63) / 64, 8) * 4) + kUbBlockBytes; }
-
-// Rows in UB: R whole rows per tile. queues dy, x, dx: 2 x R*S*s; rstd: 2 x R*4; gamma (dtype) S*s;
-// fp32 rows (see rows_f32); ReduceSum work and result.
-uint64_t RowsInUbUb(uint32_t R, uint32_t S, uint32_t s)
-{
-    const uint32_t rows_f32 = s == 4 ? 2 : 5;  // dgamma, g; 16-bit adds gamma, dy and x widened
-    return 3 * 2 * Ub(uint64_t(R) * S * s) + 2 * Ub(R * 4) + Ub(uint64_t(S) * s) + rows_f32 * Ub(uint64_t(S) * 4) +
-           ReduceWorkUb(S);
-}
-
-// Long rows, the whole row in UB: dy, x (row_buffers x XR*s each; the ring's slots hold XR = cols rounded
-// up to C of each, plus spare slots of 2 x C*s), gamma (S*s) and dgamma (S*4) for S = cols rounded up to 32 bytes;
-// fp32 work chunks a, b (2 x C*4); the row-sum accumulator (SC*4, SC = sum_cols; SC = 0: one sum per
-// chunk, kMaxRowSlots*4); dx out 2 x C*s (none when dx_over_dy); two rstd batches; ReduceSum work
-// (over SC, or C).
-uint64_t LongRowsUb(uint64_t XR, uint64_t S, uint32_t C, uint32_t rb, uint32_t s, bool dxQueue, uint32_t SC,
-                    uint32_t spare)
-{
-    const uint64_t sum = SC == 0 ? Ub(kMaxRowSlots * 4) : Ub(SC * 4);
-    return 2 * rb * Ub(XR * s) + spare * 2 * Ub(C * s) + Ub(S * s) + Ub(S * 4) + 2 * Ub(C * 4) + sum +
-           (dxQueue ? 2 * Ub(C * s) : 0) + 2 * Ub(kRstdBatchRows * 4) + ReduceWorkUb(SC == 0 ? C : SC);
-}
-
-// Picks the long-rows layout that holds the whole row; false when none fits (the streamed path's rows).
-bool TileLongRows(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
-{
-    const uint32_t elems32 = kUbBlockBytes / s;
-    // The whole row resident: in rings of chunk slots (the next row streams into the slots pass 2
-    // frees) or in three or two row buffers (the next rows stream in during both passes). The ring
-    // with dx written over dy's slot and two spare slots comes first: the vector unit never waits for
-    // dx to leave (only dy's slot refill does), and the spare slots keep HBM streaming from pass 1 to
-    // pass 2. It needs at least two chunks per row (one chunk would only hold whole rows, the row
-    // buffers do that better). Each vector instruction costs an issue overhead besides its repeats, so
-    // long chunks come first, then smaller chunks, smaller spare and smaller row-sum accumulators:
-    // SC lanes instead of C cost one instruction per further SC cols of a chunk, and SC = 0 (one Mul
-    // and one ReduceSum per chunk) needs no lane-wise accumulator at all.
-    // The row buffers are the buffers of two VECIN queues: each queued or freed one holds an event id
-    // (kEventIdsPerEvent per TPipe). The ring's slots are plain buffers ordered by flags.
-    static_assert(2 * kMaxRowBuffers <= kEventIdsPerEvent, "row buffers of dy and x must fit the event ids");
-    const uint64_t S = RoundUp(cols, elems32);
-    constexpr struct { uint32_t rb, C; bool dxQueue; uint32_t SC, spare; } kChoices[] = {
-        {1, 4096, false, 4096, 2}, {kMaxRowBuffers, 4096, true, 4096, 0}, {2, 4096, true, 4096, 0}, {2, 2048, true, 2048, 0},
-        {1, 4096, true, 4096, 0}, {1, 3072, false, 3072, 2}, {1, 2048, false, 0, 2}, {1, 3072, true, 3072, 1},
-        {1, 3072, true, 3072, 0}, {1, 2048, true, 2048, 0}, {1, 2048, false, 2048, 0}, {1, 1856, false, 0, 1},
-        {1, 1664, false, 640, 1}, {1, 1536, false, 768, 1}, {1, 2048, false, 1024, 0}, {1, 1536, false, 1536, 0},
-        {1, 1024, true, 1024, 0}, {2, 1024, true, 1024, 0}, {1, 512, true, 512, 0}, {2, 512, true, 512, 0}};
-    for (const auto &choice : kChoices) {
-        const uint64_t XR = choice.rb >= 2 ? S : RoundUp(cols, choice.C);
-        if (choice.rb == 1 && (XR / choice.C + choice.spare > kMaxRowSlots || cols <= choice.C)) continue;
-        if (LongRowsUb(XR, S, choice.C, choice.rb, s, choice.dxQueue, choice.SC, choice.spare) <= ub) {
-            t.chunk_cols = choice.C;
-            t.sum_cols = choice.SC;
-            t.spare_slots = choice.spare;
-            t.resident_cols = uint32_t(cols);
-            t.gamma_resident_cols = uint32_t(cols);
-            t.row_buffers = choice.rb;
-            t.dx_over_dy = choice.dxQueue ? 0 : 1;
-            return true;
-        }
+    for (const PathTiler *tiler : kPathOrder) {
+        if (tiler->IsCapable(shape)) return *tiler;
     }
-    return false;
-}
-
-// Long rows streamed (op_kernel/rms_norm_backward_long_rows_streamed.h): C-col chunks of dy | x
-// through Ns slots (read in pass 1 and again in pass 2), gamma whole (Ng = 0) or through Ng chunk
-// buffers, the dgamma accumulator for the leading DR cols, the row sum over SC lanes.
-struct StreamedChoice {
-    uint32_t C, Ns, Ng, SC;
-    uint64_t DR;
-};
-constexpr uint32_t kStreamedSumLanes = 256;  // row-sum lanes at least (1 KiB); up to a chunk where UB is left
-
-// The kernel header's budget table, buffer by buffer.
-uint64_t StreamedUb(const StreamedChoice &c, uint32_t s, uint64_t cols)
-{
-    uint64_t ub = c.Ns * Ub(2ull * c.C * s) + (c.Ng == 0 ? Ub(cols * s) : c.Ng * Ub(uint64_t(c.C) * s)) +
-                  Ub(c.DR * 4) + (s == 4 ? 0 : Ub(3ull * c.C * 4)) + Ub(c.SC * 4) + ReduceWorkUb(c.SC) + Ub(64 * 4) +
-                  2 * Ub(kRstdBatchRows * 4);
-    if (c.DR < cols) ub += 2 * 2 * Ub(uint64_t(c.C) * 4);
-    return ub;
-}
-
-// Modelled cycles per row (PERFORMANCE.md): the core's HBM share (dy, x read, dx written) against
-// MTE2's own work (dy and x from HBM, again from L2, gamma chunks from L2, a set-up per copy). Measured
-// on the timeline (fp32, 12288 and 16384 cols), a thin stream loses more to latencies: 18 % with 2
-// slots, 3.5 % with 3 unless they hold 3/4 of the row. The rates are Ascend910B2's for every SoC, so
-// the tiling (and with it every bit of dx) is the same on all of them.
-constexpr double kCopySetupCycles = 64;  // the twin's model (copy_issue_cycles, twin/include/twin/timeline.h)
-double StreamedCost(const StreamedChoice &c, uint32_t s, uint64_t cols)
-{
-    const SocInfo &ref = *FindSoc("Ascend910B2");
-    const double share = ref.hbm_gbps / ref.clock_ghz / ref.vector_cores, l2 = ref.l2_bytes_per_cycle;
-    const double K = double((cols + c.C - 1) / c.C), row = double(cols) * s;
-    const double gamma = c.Ng == 0 ? 0 : 2 * (kCopySetupCycles * K + row / l2);
-    const double mte2 = 2 * row / share + 2 * row / l2 + 4 * kCopySetupCycles * K + gamma;
-    const double hbm = 3 * row / share;
-    const double held = double(c.Ns) * c.C / double(cols);
-    const double thin = c.Ns == 2 ? 1.18 : c.Ns == 3 && held < 0.75 ? 1.035 : 1.0;
-    return std::max(mte2, hbm * thin);
-}
-
-// Chunks as even as 64-lane repeats allow (a short last chunk costs a copy set-up for little data),
-// as many slots as fit, the cheapest count of chunks; gamma whole in UB when it fits beside dgamma
-// (streamed gamma is re-read from L2 by every row).
-void TileLongRowsStreamed(RmsNormBackwardTilingData &t, uint64_t cols, uint32_t s, uint64_t ub)
-{
-    bool found = false;
-    StreamedChoice best{};
-    double bestCost = 0;
-    for (uint32_t Ng : {0u, 2u}) {
-        for (uint64_t K = (cols + 4095) / 4096;; ++K) {
-            const uint32_t C = uint32_t(RoundUp((cols + K - 1) / K, 64));
-            if (C < 512) break;
-            StreamedChoice c{C, 0, Ng, kStreamedSumLanes, cols};
-            // Stream and gamma slots are buffers of VECIN queues: one event id each (kEventIdsPerEvent).
-            while (c.Ns < kMaxRowSlots && c.Ns + Ng < kEventIdsPerEvent &&
-                   StreamedUb(StreamedChoice{C, c.Ns + 1, Ng, c.SC, cols}, s, cols) <= ub) {
-                ++c.Ns;
-            }
-            if (c.Ns < 2) continue;
-            const double cost = StreamedCost(c, s, cols);
-            if (!found || cost < bestCost) {
-                found = true;
-                best = c;
-                bestCost = cost;
-            }
-        }
-        if (found) break;
-    }
-    if (!found) {  // not even gamma and dgamma fit: dgamma's tail goes through the group's GM partial
-        best = StreamedChoice{1024, 2, 2, kStreamedSumLanes, 0};
-        best.DR = (ub - StreamedUb(best, s, cols)) / 4 / best.C * best.C;
-    }
-    for (uint32_t SC : {best.C, 2048u, 1024u, 512u}) {  // fewer row-sum instructions where UB is left
-        StreamedChoice wider = best;
-        wider.SC = std::min(SC, best.C);
-        if (wider.SC > best.SC && StreamedUb(wider, s, cols) <= ub) {
-            best = wider;
-            break;
-        }
-    }
-    t.chunk_cols = best.C;
-    t.resident_cols = 0;
-    t.spare_slots = 0;
-    t.stream_slots = best.Ns;
-    t.gamma_slots = best.Ng;
-    t.sum_cols = best.SC;
-    t.gamma_resident_cols = uint32_t(best.DR);
+    return *kPathOrder[std::size(kPathOrder) - 1];
 }
 
 }  // namespace
 
 const char *TilingPathName(uint32_t tiling_key)
 {
-    switch (tiling_key / kTilingKeyPathStep) {
-        case 1: return "rows_in_ub";
-        case 2: return "long_rows";
-        case 3: return "small_cols";
-        case 4: return "long_rows_streamed";
-        default: return "unknown";
-    }
+    return PathName(PathOf(static_cast<RmsNormBackwardTilingKey>(tiling_key)));
 }
 
 bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
 {
-    uint64_t rows = 0, cols = 0;
-    error = Validate(in, rows, cols);
+    TilingShape shape;
+    error = Validate(in, shape.rows, shape.cols);
     if (!error.empty()) return false;
-    SocInfo soc = *FindSoc(in.soc.c_str());
-    if (in.platform_cores != 0) soc.vector_cores = in.platform_cores;
-    if (in.platform_ub_bytes != 0) soc.ub_bytes = uint32_t(in.platform_ub_bytes);
-    if (in.platform_sys_workspace_bytes != 0) soc.sys_workspace_bytes = in.platform_sys_workspace_bytes;
-    if (in.block_dim_cap > soc.vector_cores) {
-        error = "block_dim must be at most the " + std::to_string(soc.vector_cores) + " vector cores of " + soc.name +
-                " (got " + std::to_string(in.block_dim_cap) + ").";
+    const PlatformFacts &platform = in.platform;
+    if (in.block_dim_cap > platform.vector_cores) {
+        error = "block_dim must be at most the " + std::to_string(platform.vector_cores) + " vector cores of " +
+                platform.soc + " (got " + std::to_string(in.block_dim_cap) + ").";
         return false;
     }
-    RmsNormBackwardDtype dtype;
-    uint32_t s;
-    DtypeCode(in.x_dtype, dtype, s);
-    const uint64_t ub = soc.UbUsableBytes();
-
-    RmsNormBackwardTilingData t{};
-    t.rows = rows;
-    t.cols = uint32_t(cols);
-    t.dtype = uint32_t(dtype);
-    t.row_stride = uint32_t(RoundUp(cols, kUbBlockBytes / s));
-    t.inv_cols = float(1.0 / double(cols));
-    t.tile_rows = 1;
-    t.chunk_cols = t.row_stride;
-    t.sum_cols = t.row_stride;
-    t.resident_cols = t.cols;
-    t.gamma_resident_cols = t.cols;
-    t.row_buffers = 1;
-
-    out.min_bytes = rows * cols * 3 * s + rows * 4 + cols * s + cols * 4;
-    const double extra = kGroupTrafficShare * double(out.min_bytes) + double(cols * s);
-    uint64_t groups = uint64_t(extra / double(cols * (8 + s)));
-    groups = std::max<uint64_t>(1, std::min<uint64_t>({groups, rows, kMaxGroups}));
-    t.groups = uint32_t(groups);
-    t.partial_stride = uint32_t(RoundUp(cols, 8));
-    t.reduce_chunk = kReduceChunk;
-
-    uint32_t path = 2;
-    if (t.row_stride <= kSmallColsMaxStride && SmallColsUb(8, t.row_stride, s) <= ub) {
-        path = 3;
-        uint32_t R = kMaxTileRows;
-        while (R > 8 && SmallColsUb(R, t.row_stride, s) > ub) R -= 8;
-        t.tile_rows = R;
-    } else {
-        uint32_t R = 0;
-        while (R < kMaxTileRows && RowsInUbUb(R + 1, t.row_stride, s) <= ub) ++R;
-        if (R >= 2) {
-            path = 1;
-            t.tile_rows = R;
-        } else {
-            if (!TileLongRows(t, cols, s, ub)) {  // too long to keep whole
-                path = 4;
-                TileLongRowsStreamed(t, cols, s, ub);
-            }
-        }
+    if (platform.ub_bytes <= kUbReservedBytes) {
+        error = "the platform reports " + std::to_string(platform.ub_bytes) + " bytes of UB for " + platform.soc +
+                ", not more than the toolchain's reserve of " + std::to_string(kUbReservedBytes) + ".";
+        return false;
     }
+    DtypeCode(in.x_dtype, shape.dtype, shape.elem_bytes);
+    shape.row_stride = layout::RowStride(shape.cols, shape.elem_bytes);
+    shape.ub_bytes = platform.ub_bytes - kUbReservedBytes;
+
+    out.min_bytes = MinBytes(shape);
+    RmsNormBackwardTilingData t = SharedFields(shape, Groups(shape, out.min_bytes));
+    const PathTiler &tiler = FirstCapable(shape);
+    tiler.DoTiling(shape, t);
+
     out.data = t;
-    out.tiling_key = path * kTilingKeyPathStep + uint32_t(dtype);
-    out.block_dim = std::min<uint32_t>(t.groups, soc.vector_cores);
+    out.tiling_key = uint32_t(MakeKey(tiler.Path(), shape.dtype));
+    out.block_dim = std::min(t.groups, platform.vector_cores);
     if (in.block_dim_cap != 0) out.block_dim = std::min(out.block_dim, in.block_dim_cap);
-    out.user_workspace_bytes = t.groups > 1 ? uint64_t(t.groups) * t.partial_stride * 4 : 0;
-    out.workspace_bytes = soc.sys_workspace_bytes + out.user_workspace_bytes;
+    out.user_workspace_bytes = t.groups > 1 ? uint64_t(t.groups) * t.partial_stride * sizeof(float) : 0;
+    out.workspace_bytes = platform.sys_workspace_bytes + out.user_workspace_bytes;
     return true;
-}
-
-std::string CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
-                         const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype)
-{
-    if (dx_shape != in.x_shape) {
-        return "dx must have the shape of x (dx " + ShapeText(dx_shape) + ", x " + ShapeText(in.x_shape) + ").";
-    }
-    if (dx_dtype != in.x_dtype) {
-        return "dx must have the dtype of x (dx " + dx_dtype + ", x " + in.x_dtype + ").";
-    }
-    if (dgamma_shape != in.gamma_shape) {
-        return "dgamma must have the shape of gamma (dgamma " + ShapeText(dgamma_shape) + ", gamma " +
-               ShapeText(in.gamma_shape) + ").";
-    }
-    if (dgamma_dtype != "float32") {
-        return "dgamma must be float32, whatever the dtype of gamma (got " + dgamma_dtype + ").";
-    }
-    return "";
 }
 
 }  // namespace rmsnorm_backward

@@ -8,18 +8,15 @@
 #include <vector>
 
 #include "../../op_kernel/rms_norm_backward_tiling_data.h"
+#include "platform_facts.h"
 
 namespace rmsnorm_backward {
 
 struct TilingInput {
     std::vector<int64_t> dy_shape, x_shape, rstd_shape, gamma_shape;
     std::string dy_dtype, x_dtype, rstd_dtype, gamma_dtype;  // NumPy names: float16, float32, bfloat16, ...
-    std::string soc = "Ascend910B2";                          // SoC version (op_host/soc_table.h)
+    PlatformFacts platform;                                   // the SoC it runs on (platform_facts.h)
     uint32_t block_dim_cap = 0;                               // 0: as many cores as useful
-    // What the running platform reports (CANN's TilingFunc); 0 = the soc_table value.
-    uint32_t platform_cores = 0;
-    uint64_t platform_ub_bytes = 0;
-    uint64_t platform_sys_workspace_bytes = 0;
 };
 
 struct TilingResult {
@@ -27,11 +24,11 @@ struct TilingResult {
     uint32_t block_dim = 0;
     uint32_t tiling_key = 0;
     uint64_t user_workspace_bytes = 0;
-    uint64_t workspace_bytes = 0;  // system part (soc_table) + user part
+    uint64_t workspace_bytes = 0;  // the platform's system part + the user part
     uint64_t min_bytes = 0;        // GM traffic floor: each input read once, each output written once
 };
 
-// The name of a tiling key ("rows_in_ub", "long_rows", "small_cols"), for stats and messages.
+// The name of a tiling key's path ("rows_in_ub", "long_rows", ...), for stats and messages.
 const char *TilingPathName(uint32_t tiling_key);
 
 // Fills `out` and returns true, or returns false with one sentence naming the tensor and the rule.

@@ -104,6 +104,11 @@ class TilingPath:
     value: int       # tiling key = value * path_step + dtype code
     doc: str
 
+    @property
+    def snake(self) -> str:
+        """The path's name in messages and stats: RowsInUb -> rows_in_ub."""
+        return "".join("_" + c.lower() if c.isupper() else c for c in self.name).lstrip("_")
+
 
 @dataclass(frozen=True)
 class TilingData:
@@ -114,6 +119,7 @@ class TilingData:
     fields: tuple[TilingField, ...]
     dtype_enum: str
     dtype_codes: tuple[tuple[DType, int], ...]   # the values of T with their codes, by code
+    path_enum: str
     key_enum: str
     key_doc: str
     path_step: int
@@ -149,7 +155,7 @@ def _tiling(raw: dict, type_values: tuple[DType, ...], where: str) -> TilingData
     return TilingData(
         struct=raw["struct"], doc=raw["doc"], fields=tuple(fields), dtype_enum=raw["dtype_enum"],
         dtype_codes=tuple(sorted(((d, codes[d.name]) for d in type_values), key=lambda dc: dc[1])),
-        key_enum=raw["key_enum"], key_doc=raw["key_doc"], path_step=raw["path_step"],
+        path_enum=raw["path_enum"], key_enum=raw["key_enum"], key_doc=raw["key_doc"], path_step=raw["path_step"],
         paths=tuple(TilingPath(p["name"], p["value"], p["doc"]) for p in raw["paths"]),
         constants=tuple(TilingConstant(c["name"], c["type"], c["value"], c["doc"]) for c in raw.get("constants", ())))
 

@@ -41,6 +41,7 @@ TARGETS = (
     Target("tiling_data.h.j2", "op_kernel/{file}_tiling_data.h", needs_tiling=True),
     Target("tiling_data_def.h.j2", "op_host/{file}_tiling_data_def.h", needs_tiling=True),
     Target("dtypes.h.j2", "op_host/{file}_dtypes.h", needs_tiling=True),
+    Target("tiling_fields.h.j2", "twin/src/{file}_tiling_fields.h", needs_tiling=True),
     Target("atb_interface.h.j2", "framework/atb_plugin/{file}_atb_interface.h"),
 )
 

@@ -36,14 +36,21 @@ def test_every_source_compiles_against_the_cann_headers(report, mode):
     assert not failed, f"{len(failed)} of {len(outcomes)} sources fail ({mode}):\n" + report.table(TREE)
 
 
-def test_the_kernel_entry_dispatches_every_tiling_key():
-    """One compile of the entry instantiates every path, as long as each key has its branch."""
+def test_the_kernel_entry_dispatches_every_tiling_key_by_its_number():
+    """One compile of the entry instantiates every path, as long as each key has its branch. CANN's
+    kernel compiler collects the keys from the preprocessed entry and accepts only numbers inside
+    TILING_KEY_IS (asc-devkit's kernel_info_infer.py rejects a name or cast there), so each branch
+    names its key as a number, and RunPath's static_assert ties it to MakeKey of the path and dtype."""
     tiling = (TREE / "op_kernel" / "rms_norm_backward_tiling_data.h").read_text()
     body = re.search(r"enum class RmsNormBackwardTilingKey[^{]*\{(.*?)\};", tiling, re.S).group(1)
-    keys = re.findall(r"\b(k\w+)\s*=", re.sub(r"//[^\n]*", "", body))
-    entry = (TREE / "op_kernel" / "rms_norm_backward.cpp").read_text()
-    dispatched = set(re.findall(r"TILING_KEY_IS\(RMS_NORM_BACKWARD_KEY\((k\w+)\)\)", entry))
-    assert len(keys) >= 12 and set(keys) == dispatched
+    keys = re.findall(r"\bk\w+\s*=\s*(\d+)", re.sub(r"//[^\n]*", "", body))
+    entry = re.sub(r"//[^\n]*", "", (TREE / "op_kernel" / "rms_norm_backward.cpp").read_text())
+    arguments = re.findall(r"TILING_KEY_IS\(([^()]*)\)", entry)
+    assert all(re.fullmatch(r"\d+", a.strip()) for a in arguments), arguments
+    branches = re.findall(r"TILING_KEY_IS\((\d+)\)\)\s*\{\s*RunPath<\w+,\s*\w+,\s*(\d+)>", entry)
+    assert len(keys) >= 12 and len(branches) == len(arguments) == len(keys)
+    assert sorted(number for number, _ in branches) == sorted(keys)
+    assert all(number == checked for number, checked in branches)
 
 
 def test_every_test_module_with_a_kernel_contributes_its_kernels(tmp_path):

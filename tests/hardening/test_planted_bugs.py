@@ -60,8 +60,8 @@ class Bug(NamedTuple):
 
 BUGS = {
     "UB buffer one block too small": Bug(
-        ROWS_IN_UB, "pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float));",
-        "pipe_->InitBuffer(gBuf_, t_.row_stride * sizeof(float) - 32);", (8, 1000), "float32",
+        ROWS_IN_UB, "pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);",
+        "pipe_->InitBuffer(gBuf_, layout.rowF32Bytes - 32);", (8, 1000), "float32",
         r"core \d+: Mul: the dst operand's footprint .* must stay inside its buffer"),
     "DataCopy of an odd length": Bug(
         COMMON, "DataCopyPad(dst, src, DataCopyExtParams(1, count * sizeof(T), 0, 0, 0), "
@@ -81,7 +81,7 @@ BUGS = {
         "        PipeBarrier<PIPE_ALL>();\n", (4096, 64), "float32",
         r"reads GM bytes that core \d+ wrote .*with no SyncAll in between"),
     "queue buffer never freed": Bug(
-        ROWS_IN_UB, "        dxQue_.FreeTensor(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::AllocTensor: every AllocTensor needs its FreeTensor"),
+        ROWS_IN_UB, "        outQueDx_.FreeTensor(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::AllocTensor: every AllocTensor needs its FreeTensor"),
     "bf16 arithmetic without widening": Bug(
         ROWS_IN_UB, "                Muls(g_, g_, rstdRow, cols);\n                Narrow(dxT[r * t_.row_stride], g_, cols);",
         "                Narrow(dxT[r * t_.row_stride], g_, cols);\n"
@@ -98,7 +98,7 @@ BUGS = {
         ROWS_IN_UB, "        CopyInPad(gammaT, gm_.gamma, t_.cols);\n        WaitFor<HardEvent::MTE2_V>(pipe_);\n",
         "        CopyInPad(gammaT, gm_.gamma, t_.cols);\n", (8, 1000), "float16", r"core \d+: Cast: "),
     "dx tile never enqueued": Bug(
-        ROWS_IN_UB, "        dxQue_.EnQue(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::DeQue: the queue is empty"),
+        ROWS_IN_UB, "        outQueDx_.EnQue(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::DeQue: the queue is empty"),
     "dx written over x": Bug(
         ROWS_IN_UB, "CopyOutRows(gm_.dx[row * t_.cols], dxT, n, t_.cols);",
         "CopyOutRows(gm_.x[row * t_.cols], dxT, n, t_.cols);", (8, 1000), "float32", INPUT),
@@ -120,13 +120,12 @@ BUGS = {
         STREAMED, "uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),",
         "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 12289), "float32", TAIL),
     "dgamma zeroed once per core instead of once per row group": Bug(
-        ROWS_IN_UB, "        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {\n"
-                    "            const RowGroup group = GroupRows(t_, g);\n            Duplicate(dgamma_, 0.0f, t_.cols);\n",
-        "        Duplicate(dgamma_, 0.0f, t_.cols);\n"
-        "        for (uint32_t g = GetBlockIdx(); g < t_.groups; g += GetBlockNum()) {\n"
-        "            const RowGroup group = GroupRows(t_, g);\n", (300, 1000), "float32", GOLDEN, block_dim=2),
+        ROWS_IN_UB, "            const RowGroup group = GroupRows(t_, groupIdx);\n            Duplicate(dgamma_, 0.0f, t_.cols);\n",
+        "            const RowGroup group = GroupRows(t_, groupIdx);\n"
+        "            if (groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, t_.cols);\n            }\n", (300, 1000), "float32", GOLDEN, block_dim=2),
     "pass 2 scales by the other row's rstd": Bug(
-        STREAMED, "        const float rstd = rstd_[row & 1];", "        const float rstd = rstd_[(row + 1) & 1];",
+        STREAMED, "        const float rstd = rstd_[row % kRowsInFlight];",
+        "        const float rstd = rstd_[(row + 1) % kRowsInFlight];",
         (3, 12289), "float32", GOLDEN),
 }
 

@@ -80,6 +80,11 @@ REDUNDANT = {
         "the partial-in buffer is taken again only after a later pass-1 step has freed its stream slot "
         "and refilled one (CopyIn), and that AllocTensor's V -> MTE2 flag already follows the vector "
         "unit's read of the partial",
+    "rms_norm_backward_rstd.h: CopyInFor: FreeTensor/AllocTensor of its VECIN queues":
+        "small cols takes an rstd batch buffer again right after the tile's dy and x buffers (CopyIn); a "
+        "batch spans at least kSmallColsRstdBatchTiles = 4 tiles and the input queues are two deep, so "
+        "the dy AllocTensor's V -> MTE2 flag already follows the vector unit's last read of the batch "
+        "that buffer held (one handshake of CopyIn while the batcher lived there)",
 }
 
 
@@ -160,7 +165,8 @@ CASES = [
 PATHS = {
     "rms_norm_backward_small_cols.h": {"small_cols"}, "rms_norm_backward_rows_in_ub.h": {"rows_in_ub"},
     "rms_norm_backward_long_rows.h": {"long_rows"}, "rms_norm_backward_long_rows_streamed.h": {"long_rows_streamed"},
-    "rms_norm_backward_rstd.h": {"long_rows", "long_rows_streamed"},
+    "rms_norm_backward_long_rows_ring.h": {"long_rows"},
+    "rms_norm_backward_rstd.h": {"long_rows", "long_rows_streamed", "small_cols"},
 }
 
 

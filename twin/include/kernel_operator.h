@@ -99,7 +99,7 @@ inline int64_t GetBlockNum() { return twin::Core().block_num; }
 
 namespace twin {
 
-// The workspace starts with the SoC's system part (sys_workspace_bytes in soc_table.h); the
+// The workspace starts with the SoC's system part (sys_workspace_bytes in twin/platform.h); the
 // kernel's own part follows it. A null workspace stays null, as on the NPU.
 inline uint8_t *UserWorkspace(uint8_t *workspace)
 {

@@ -6,39 +6,39 @@
 #include <string>
 #include <vector>
 
+#include "rms_norm_backward_tiling_fields.h"
+#include "tiling/platform/platform_ascendc.h"
 #include "tiling/rms_norm_backward_tiling.h"
 
 namespace py = pybind11;
 
 namespace {
 
-py::dict Fields(const RmsNormBackwardTilingData &t)
+[[noreturn]] void RaiseInvalid(const std::string &message)
 {
-    py::dict d;
-    d["rows"] = t.rows;
-    d["cols"] = t.cols;
-    d["dtype"] = t.dtype;
-    d["row_stride"] = t.row_stride;
-    d["groups"] = t.groups;
-    d["tile_rows"] = t.tile_rows;
-    d["chunk_cols"] = t.chunk_cols;
-    d["resident_cols"] = t.resident_cols;
-    d["gamma_resident_cols"] = t.gamma_resident_cols;
-    d["row_buffers"] = t.row_buffers;
-    d["dx_over_dy"] = t.dx_over_dy;
-    d["sum_cols"] = t.sum_cols;
-    d["spare_slots"] = t.spare_slots;
-    d["stream_slots"] = t.stream_slots;
-    d["gamma_slots"] = t.gamma_slots;
-    d["partial_stride"] = t.partial_stride;
-    d["reduce_chunk"] = t.reduce_chunk;
-    d["inv_cols"] = t.inv_cols;
-    return d;
+    py::object invalid = py::module_::import("rmsnorm_backward.errors").attr("InvalidInputError");
+    PyErr_SetString(invalid.ptr(), message.c_str());
+    throw py::error_already_set();
+}
+
+// The twin's platform for `soc`, as CANN's TilingFunc gets it from PlatformAscendC; an unknown name
+// is the caller's input error.
+rmsnorm_backward::PlatformFacts Platform(const std::string &soc)
+{
+    const twin::SocInfo *info = twin::FindSoc(soc.c_str());
+    if (info == nullptr) {
+        std::string names;
+        for (const twin::SocInfo &s : twin::kSocTable) names += std::string(names.empty() ? "" : ", ") + s.name;
+        RaiseInvalid("soc must be one of " + names + " (got " + soc + ").");
+    }
+    fe::PlatFormInfos infos(*info);
+    const platform_ascendc::PlatformAscendC platform(&infos);
+    return rmsnorm_backward::PlatformFactsOf(platform, platform_ascendc::CoreMemType::UB, soc);
 }
 
 py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_shape, std::vector<int64_t> rstd_shape,
                        std::vector<int64_t> gamma_shape, std::string dy_dtype, std::string x_dtype,
-                       std::string rstd_dtype, std::string gamma_dtype, std::string soc, uint32_t block_dim)
+                       std::string rstd_dtype, std::string gamma_dtype, const std::string &soc, uint32_t block_dim)
 {
     rmsnorm_backward::TilingInput in;
     in.dy_shape = std::move(dy_shape);
@@ -49,15 +49,11 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     in.x_dtype = std::move(x_dtype);
     in.rstd_dtype = std::move(rstd_dtype);
     in.gamma_dtype = std::move(gamma_dtype);
-    in.soc = std::move(soc);
+    in.platform = Platform(soc);
     in.block_dim_cap = block_dim;
     rmsnorm_backward::TilingResult out;
     std::string error;
-    if (!rmsnorm_backward::ComputeTiling(in, out, error)) {
-        py::object invalid = py::module_::import("rmsnorm_backward.errors").attr("InvalidInputError");
-        PyErr_SetString(invalid.ptr(), error.c_str());
-        throw py::error_already_set();
-    }
+    if (!rmsnorm_backward::ComputeTiling(in, out, error)) RaiseInvalid(error);
     py::dict d;
     d["tiling"] = py::bytes(reinterpret_cast<const char *>(&out.data), sizeof(out.data));
     d["block_dim"] = out.block_dim;
@@ -66,7 +62,7 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     d["workspace_bytes"] = out.workspace_bytes;
     d["user_workspace_bytes"] = out.user_workspace_bytes;
     d["min_bytes"] = out.min_bytes;
-    d["fields"] = Fields(out.data);
+    d["fields"] = RmsNormBackwardTilingDataFields(out.data);
     return d;
 }
 

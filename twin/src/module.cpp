@@ -2,7 +2,7 @@
 // (loader.cpp) and the tiling bindings (bind_tiling.cpp, owned by the kernel side).
 #include <pybind11/pybind11.h>
 
-#include "soc_table.h"
+#include "twin/platform.h"
 #include "twin/timeline.h"
 
 namespace py = pybind11;
@@ -15,7 +15,7 @@ namespace {
 py::list SocTable()
 {
     py::list out;
-    for (const rmsnorm_backward::SocInfo &s : rmsnorm_backward::kSocTable) {
+    for (const twin::SocInfo &s : twin::kSocTable) {
         py::dict d;
         d["name"] = s.name;
         d["short_name"] = s.short_name;
@@ -64,12 +64,12 @@ py::dict ModelSources()
 PYBIND11_MODULE(_twin, m)
 {
     m.doc() = "CPU twin of the Ascend C API: SoC table, kernel loader, tiling";
-    m.def("soc_table", &SocTable, "The supported SoCs (op_host/soc_table.h), one dict each.");
+    m.def("soc_table", &SocTable, "The supported SoCs (twin/include/twin/platform.h), one dict each.");
     m.def("model_table", &ModelTable, "The performance model's constants per SoC (twin/timeline.h).");
     m.def("model_sources", &ModelSources, "Where each performance model constant comes from.");
-    m.attr("ub_block_bytes") = rmsnorm_backward::kUbBlockBytes;
-    m.attr("repeat_bytes") = rmsnorm_backward::kRepeatBytes;
-    m.attr("max_repeat") = rmsnorm_backward::kMaxRepeat;
+    m.attr("ub_block_bytes") = twin::kUbBlockBytes;
+    m.attr("repeat_bytes") = twin::kRepeatBytes;
+    m.attr("max_repeat") = twin::kMaxRepeat;
     BindLoader(m);
     BindTiling(m);
 }

@@ -1,4 +1,4 @@
-"""The performance model's constants for one SoC: the SoC facts of op_host/soc_table.h and the
+"""The performance model's constants for one SoC: the SoC facts of twin/include/twin/platform.h and the
 model-only constants of twin/include/twin/timeline.h (kModelTable, with their sources in
 kModelFields), both read through the extension so that every figure has one source."""
 from __future__ import annotations

@@ -46,7 +46,7 @@ class LaunchStats:
 
 
 def soc_info(soc: str) -> dict:
-    """The row of op_host/soc_table.h for `soc`; InvalidInputError if it is not supported."""
+    """The row of the twin's platform table (twin/include/twin/platform.h) for `soc`; InvalidInputError if it is not supported."""
     from rmsnorm_backward import _twin
 
     table = _twin.soc_table()

@@ -44,9 +44,9 @@ Defines = Optional[Union[Mapping[str, object], Iterable[str]]]
 
 
 def twin_include_dirs() -> list[Path]:
-    """The twin's headers and op_host (soc_table.h), from the checkout or the wheel (resources)."""
+    """The twin's headers (its platform table included), from the checkout or the wheel (resources)."""
     try:
-        return [resources.path("twin/include"), resources.path("op_host")]
+        return [resources.path("twin/include")]
     except FileNotFoundError as e:
         raise EnvironmentSetupError(f"the twin headers cannot be found: {e}") from None
 

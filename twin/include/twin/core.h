@@ -11,15 +11,10 @@
 #include <vector>
 
 #include "gm_order.h"
-#include "soc_table.h"
+#include "platform.h"
 #include "timeline.h"
 
 namespace twin {
-
-using rmsnorm_backward::SocInfo;
-using rmsnorm_backward::kMaxRepeat;
-using rmsnorm_backward::kRepeatBytes;
-using rmsnorm_backward::kUbBlockBytes;
 
 class RuleError : public std::runtime_error {
 public:
@@ -76,7 +71,7 @@ struct LaunchState;  // shared by all cores of one launch: see launch.h
 // Cross-pipe ordering a core has established so far; kept by sync.h (SetFlag/WaitFlag, PipeBarrier).
 struct PipeSync {
     static constexpr int kPipes = 4;     // the values of Pipe
-    static constexpr int kEventIds = int(rmsnorm_backward::kEventIdsPerEvent);  // EVENT_ID0 .. EVENT_ID7
+    static constexpr int kEventIds = int(kEventIdsPerEvent);  // EVENT_ID0 .. EVENT_ID7
     // [from][to]: work the `from` pipe issued before this instruction seq is visible to the `to` pipe.
     uint64_t visible_seq[kPipes][kPipes] = {};
     uint64_t barrier_all_seq = 0;  // PipeBarrier<PIPE_ALL>: everything issued before it is done

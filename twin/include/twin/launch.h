@@ -280,7 +280,7 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
                          Cat("the kernel was built for twin ABI ", TWIN_ABI_VERSION, ", the loader speaks ",
                              args.abi_version, "; rebuild the extension"));
     }
-    const SocInfo *soc = rmsnorm_backward::FindSoc(args.soc);
+    const SocInfo *soc = FindSoc(args.soc);
     if (soc == nullptr) {
         return SetResult(result, TWIN_INVALID_INPUT, Cat("soc '", args.soc, "' is not a supported SoC"));
     }

@@ -20,7 +20,7 @@ typedef struct TwinGmArg {
 
 typedef struct TwinLaunchArgs {
     uint32_t abi_version;
-    const char *soc;      // SoC version string, e.g. "Ascend910B2" (op_host/soc_table.h)
+    const char *soc;      // SoC version string, e.g. "Ascend910B2" (twin/platform.h)
     uint32_t block_dim;
     uint64_t tiling_key;  // what TILING_KEY_IS compares with
     uint64_t seed;        // for whatever the twin randomises (e.g. the order of atomic adds)

@@ -11,7 +11,7 @@
 // modelled time at the full HBM rate); otherwise, and for every first touch and every write, HBM.
 // Recording costs O(1) per instruction plus O(bytes / 512) for the L2 bookkeeping of a copy.
 //
-// SoC facts come from op_host/soc_table.h; the constants below are the model's own.
+// SoC facts come from platform.h; the constants below are the model's own.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -25,11 +25,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "soc_table.h"
+#include "platform.h"
 
 namespace twin {
-
-using rmsnorm_backward::SocInfo;
 
 // Model-only constants per SoC; where each comes from is in kModelFields (the Python performance
 // package reads both through the extension: one source). Each source begins with its kind:
@@ -107,7 +105,7 @@ inline const ModelConstants &FindModel(const char *soc)
             return m;
         }
     }
-    return kModelTable[0];  // every SoC of soc_table.h has a row (a test checks it)
+    return kModelTable[0];  // every SoC of platform.h has a row (a test checks it)
 }
 
 // `base` with its fields replaced by `values`, in kModelFields order (bench --sensitivity).

@@ -16,6 +16,32 @@ enum class ToyScaleTilingKey : uint32_t {
 };
 inline constexpr uint32_t kTilingKeyPathStep = 10;
 
+// The kernel paths, each a value of the tiling key's path part.
+enum class ToyScalePath : uint32_t {
+    kWhole = 1,  // whole rows
+    kSplit = 2,  // split rows
+};
+
+// The tiling key that runs `path` on `dtype`: one of the enumerators above.
+constexpr ToyScaleTilingKey MakeKey(ToyScalePath path, ToyScaleDtype dtype)
+{
+    return static_cast<ToyScaleTilingKey>(static_cast<uint32_t>(path) * kTilingKeyPathStep + static_cast<uint32_t>(dtype));
+}
+
+// The path a tiling key runs, and a path's name in messages and stats ("" for no path).
+constexpr ToyScalePath PathOf(ToyScaleTilingKey key)
+{
+    return static_cast<ToyScalePath>(static_cast<uint32_t>(key) / kTilingKeyPathStep);
+}
+constexpr const char *PathName(ToyScalePath path)
+{
+    switch (path) {
+        case ToyScalePath::kWhole: return "whole";
+        case ToyScalePath::kSplit: return "split";
+    }
+    return "";
+}
+
 // at most this many splits of a row
 inline constexpr uint32_t kToyMaxSplits = 4;
 

@@ -1,19 +1,21 @@
-// The SoC facts every other part reads: tiling (block dim ceiling, UB budget), the CPU twin (UB size,
-// core count) and the performance model (clock, bandwidths; Python reads them through the extension).
+// The hardware table of the platform the twin emulates: UB size and core count for the twin's
+// cores, clock and bandwidths for the performance model (Python reads them through the extension).
+// The operator's tiling does not read this table: it asks the platform, through the twin's
+// PlatformAscendC (tiling/platform/platform_ascendc.h) here and CANN's on a real install.
 // Sources: CANN platform configuration files and the Ascend C API documentation, as summarised in
 // docs/design.md section 3; the performance figures' sources are named field by field below.
 #pragma once
 #include <cstdint>
 #include <cstring>
 
-namespace rmsnorm_backward {
+namespace twin {
 
 // Sources of the performance figures: ADD = asc-devkit's add_high_performance sample README (an
 // 8192 x 8192 half Add on 48 cores of an Atlas A2 training product, profiled per case); the
 // platform file = the [AICoreMemoryRates] of CANN's Ascend910B2.ini (as shipped with ge's tests).
 struct SocInfo {
     const char *name;            // the SoC version string CANN reports, e.g. "Ascend910B2"
-    const char *short_name;      // the op_def / AddConfig name, e.g. "ascend910b"
+    const char *short_name;      // the SoC family, the op_def / AddConfig name, e.g. "ascend910b"
     uint32_t vector_cores;       // AI vector cores: the block dim ceiling
     uint32_t ub_bytes;           // Unified Buffer per vector core
     uint32_t ub_reserved_bytes;  // kept free by the toolchain (8 KiB + 256 B)
@@ -57,4 +59,4 @@ inline const SocInfo *FindSoc(const char *name)
     return nullptr;
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace twin

@@ -1,0 +1,114 @@
+// The operator's rules on its inputs and outputs (rms_norm_backward_tiling.h): one sentence naming
+// the tensor and the rule for the first one broken.
+#include "input_rules.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "../rms_norm_backward_dtypes.h"
+
+namespace rmsnorm_backward {
+namespace {
+
+constexpr int64_t kMaxRank = 8;
+
+std::string ShapeText(const std::vector<int64_t> &s)
+{
+    std::ostringstream out;
+    out << "[";
+    for (size_t i = 0; i < s.size(); ++i) {
+        out << (i ? ", " : "") << s[i];
+    }
+    out << "]";
+    return out.str();
+}
+
+}  // namespace
+
+bool DtypeCode(const std::string &name, RmsNormBackwardDtype &code, uint32_t &size)
+{
+    const RmsNormBackwardDtypeInfo *row = FindRmsNormBackwardDtype(name);
+    if (row == nullptr) return false;
+    code = row->code;
+    size = row->size;
+    return true;
+}
+
+std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
+{
+    const auto &xs = in.x_shape, &gs = in.gamma_shape, &rs = in.rstd_shape;
+    if (xs.empty() || int64_t(xs.size()) > kMaxRank) {
+        return "x must have rank 1 to 8 (got rank " + std::to_string(xs.size()) + ").";
+    }
+    if (gs.empty() || int64_t(gs.size()) > kMaxRank) {
+        return "gamma must have rank 1 to 8 (got rank " + std::to_string(gs.size()) + ").";
+    }
+    for (int64_t d : xs) {
+        if (d < 0) return "x must have no negative dims (got " + ShapeText(xs) + ").";
+    }
+    if (in.dy_shape != xs) {
+        return "dy must have the shape of x (dy " + ShapeText(in.dy_shape) + ", x " + ShapeText(xs) + ").";
+    }
+    if (gs.size() >= xs.size()) {
+        return "gamma must have fewer dims than x, being its trailing dims (gamma " + ShapeText(gs) + ", x " +
+               ShapeText(xs) + ").";
+    }
+    const size_t k = gs.size(), lead = xs.size() - k;
+    if (!std::equal(gs.begin(), gs.end(), xs.begin() + lead)) {
+        return "gamma must equal the trailing " + std::to_string(k) + " dims of x (gamma " + ShapeText(gs) +
+               ", x " + ShapeText(xs) + ").";
+    }
+    std::vector<int64_t> rstd_a(xs.begin(), xs.begin() + lead), rstd_b = rstd_a;
+    rstd_a.insert(rstd_a.end(), k, 1);
+    if (rs != rstd_a && rs != rstd_b) {
+        return "rstd must hold one value per row of x, shaped " + ShapeText(rstd_a) + " or " + ShapeText(rstd_b) +
+               " (got " + ShapeText(rs) + ").";
+    }
+    RmsNormBackwardDtype code;
+    uint32_t size;
+    if (!DtypeCode(in.x_dtype, code, size)) {
+        return "x must be float16, float32 or bfloat16 (got " + in.x_dtype + ").";
+    }
+    if (in.dy_dtype != in.x_dtype) return "dy must have the dtype of x (dy " + in.dy_dtype + ", x " + in.x_dtype + ").";
+    if (in.gamma_dtype != in.x_dtype) {
+        return "gamma must have the dtype of x (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
+    }
+    if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
+    if (!in.platform.supported) {
+        return "soc must be an Atlas A2 or A3 SoC (SocVersion ASCEND910B or ASCEND910_93; got " + in.platform.soc + ").";
+    }
+    cols = 1;
+    for (int64_t d : gs) cols *= uint64_t(d);
+    if (cols == 0 || cols > (1u << 30)) {
+        return "gamma must have 1 to 2^30 elements (got " + std::to_string(cols) + ").";
+    }
+    rows = 1;
+    for (size_t i = 0; i < lead; ++i) {
+        if (xs[i] != 0 && rows > (uint64_t(1) << 40) / uint64_t(xs[i])) {
+            return "x must have at most 2^40 rows (got shape " + ShapeText(xs) + ").";
+        }
+        rows *= uint64_t(xs[i]);
+    }
+    return "";
+}
+
+std::string CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
+                         const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype)
+{
+    if (dx_shape != in.x_shape) {
+        return "dx must have the shape of x (dx " + ShapeText(dx_shape) + ", x " + ShapeText(in.x_shape) + ").";
+    }
+    if (dx_dtype != in.x_dtype) {
+        return "dx must have the dtype of x (dx " + dx_dtype + ", x " + in.x_dtype + ").";
+    }
+    if (dgamma_shape != in.gamma_shape) {
+        return "dgamma must have the shape of gamma (dgamma " + ShapeText(dgamma_shape) + ", gamma " +
+               ShapeText(in.gamma_shape) + ").";
+    }
+    if (dgamma_dtype != "float32") {
+        return "dgamma must be float32, whatever the dtype of gamma (got " + dgamma_dtype + ").";
+    }
+    return "";
+}
+
+}  // namespace rmsnorm_backward

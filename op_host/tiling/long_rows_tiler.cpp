@@ -1,0 +1,99 @@
+// Long rows held whole in UB, one row at a time (op_kernel/rms_norm_backward_long_rows.h): the first
+// layout of kLongRowsLayouts that fits. None fits: the row is too long to keep, the streamed path's.
+#include "path_tilers.h"
+
+#include "../../op_kernel/rms_norm_backward_ub_layout.h"
+
+namespace rmsnorm_backward {
+namespace {
+
+namespace layout = rms_norm_backward_layout;
+
+// A way to hold the row: in row buffers (the next rows stream in during both passes) or in a ring of
+// chunk slots per tensor (the next row streams into the slots pass 2 frees).
+struct LongRowsLayoutChoice {
+    uint32_t row_buffers;  // 2 or 3 row buffers; 1 = a ring of chunk slots
+    uint32_t chunk_cols;   // cols per fp32 work chunk and per ring slot
+    bool dx_queue;         // dx leaves through its own queue; false: written over dy's ring slot
+    uint32_t sum_cols;     // lanes of the row-sum accumulator; 0 = one Mul and ReduceSum per chunk
+    uint32_t spare_slots;  // ring slots beyond the row's chunks
+};
+
+// Best first. The ring with dx over dy's slot and two spare slots leads: the vector unit never waits
+// for dx to leave (only for dy's slot refill) and the spare slots keep HBM streaming from pass 1 to
+// pass 2. Each vector instruction costs an issue overhead besides its repeats, so long chunks come
+// first, then shorter chunks, fewer spare slots and narrower row sums (sum_cols below chunk_cols
+// costs one instruction per further sum_cols of a chunk; 0 needs no lane-wise accumulator at all).
+constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
+    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots
+    {1, 4096, false, 4096, 2},
+    {kMaxRowBuffers, 4096, true, 4096, 0},
+    {2, 4096, true, 4096, 0},
+    {2, 2048, true, 2048, 0},
+    {1, 4096, true, 4096, 0},
+    {1, 3072, false, 3072, 2},
+    {1, 2048, false, 0, 2},
+    {1, 3072, true, 3072, 1},
+    {1, 3072, true, 3072, 0},
+    {1, 2048, true, 2048, 0},
+    {1, 2048, false, 2048, 0},
+    {1, 1856, false, 0, 1},
+    {1, 1664, false, 640, 1},
+    {1, 1536, false, 768, 1},
+    {1, 2048, false, 1024, 0},
+    {1, 1536, false, 1536, 0},
+    {1, 1024, true, 1024, 0},
+    {2, 1024, true, 1024, 0},
+    {1, 512, true, 512, 0},
+    {2, 512, true, 512, 0},
+};
+
+// Row buffers are the buffers of two VECIN queues, each queued or freed one holding an event id of
+// the TPipe; the ring's slots are plain buffers ordered by flags.
+static_assert(2 * kMaxRowBuffers <= layout::kEventIdsPerEvent, "row buffers of dy and x must fit the event ids");
+
+// A ring needs at least two chunks per row (one chunk holds only whole rows, which the row buffers do
+// better) and at most kMaxRowSlots slots.
+bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
+{
+    if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||
+                               shape.cols <= c.chunk_cols)) {
+        return false;
+    }
+    return layout::UbBytes(layout::LongRows(shape.cols, shape.elem_bytes, c.chunk_cols, c.row_buffers, c.dx_queue,
+                                            c.sum_cols, c.spare_slots)) <= shape.ub_bytes;
+}
+
+const LongRowsLayoutChoice *Choose(const TilingShape &shape)
+{
+    for (const LongRowsLayoutChoice &choice : kLongRowsLayouts) {
+        if (Fits(choice, shape)) return &choice;
+    }
+    return nullptr;
+}
+
+class LongRows final : public PathTiler {
+public:
+    RmsNormBackwardPath Path() const override { return RmsNormBackwardPath::kLongRows; }
+    bool IsCapable(const TilingShape &shape) const override { return Choose(shape) != nullptr; }
+    void DoTiling(const TilingShape &shape, RmsNormBackwardTilingData &t) const override
+    {
+        const LongRowsLayoutChoice &c = *Choose(shape);
+        t.tile_rows = 1;
+        t.chunk_cols = c.chunk_cols;
+        t.sum_cols = c.sum_cols;
+        t.spare_slots = c.spare_slots;
+        t.row_buffers = c.row_buffers;
+        t.dx_over_dy = c.dx_queue ? 0 : 1;
+    }
+};
+
+}  // namespace
+
+const PathTiler &LongRowsTiler()
+{
+    static const LongRows tiler;
+    return tiler;
+}
+
+}  // namespace rmsnorm_backward

@@ -1,0 +1,78 @@
+// The two paths that hold whole rows in UB: small cols (many rows packed per vector instruction) and
+// rows in UB (a tile of rows, computed row by row). Both pick the largest tile that fits.
+#include "path_tilers.h"
+
+#include "../../op_kernel/rms_norm_backward_ub_layout.h"
+
+namespace rmsnorm_backward {
+namespace {
+
+namespace layout = rms_norm_backward_layout;
+
+// Small cols takes rows of at most this many UB elements where 8 rows fit (on 192 KiB: up to 816
+// 16-bit or 576 fp32 cols). Packed rows beat row by row there: 16384 x 256 fp16 models 19.8 us against
+// 52.8 (row by row, each instruction's issue cost dominates). The cap keeps a row's repeat stride
+// (S/8 blocks) within the instruction's 8-bit field.
+constexpr uint64_t kSmallColsMaxStride = 1024;
+// Tiles are whole multiples of 8 rows (a block of per-row fp32 scalars) below the 255-repeat limit
+// (one repeat per row).
+constexpr uint32_t kTileRowStep = 8;
+constexpr uint32_t kMaxTileRows = 248;
+
+class SmallCols final : public PathTiler {
+public:
+    RmsNormBackwardPath Path() const override { return RmsNormBackwardPath::kSmallCols; }
+    bool IsCapable(const TilingShape &shape) const override
+    {
+        return shape.row_stride <= kSmallColsMaxStride && Bytes(kTileRowStep, shape) <= shape.ub_bytes;
+    }
+    void DoTiling(const TilingShape &shape, RmsNormBackwardTilingData &t) const override
+    {
+        uint32_t rows = kMaxTileRows;
+        while (rows > kTileRowStep && Bytes(rows, shape) > shape.ub_bytes) rows -= kTileRowStep;
+        t.tile_rows = rows;
+    }
+
+private:
+    static uint64_t Bytes(uint32_t rows, const TilingShape &shape)
+    {
+        return layout::UbBytes(layout::SmallCols(rows, shape.row_stride), shape.elem_bytes);
+    }
+};
+
+// At least two rows per tile, or the long-rows path (one row at a time, the next streaming in) is better.
+constexpr uint32_t kRowsInUbMinRows = 2;
+
+class RowsInUb final : public PathTiler {
+public:
+    RmsNormBackwardPath Path() const override { return RmsNormBackwardPath::kRowsInUb; }
+    bool IsCapable(const TilingShape &shape) const override { return TileRows(shape) >= kRowsInUbMinRows; }
+    void DoTiling(const TilingShape &shape, RmsNormBackwardTilingData &t) const override { t.tile_rows = TileRows(shape); }
+
+private:
+    static uint32_t TileRows(const TilingShape &shape)
+    {
+        uint32_t rows = 0;
+        while (rows < kMaxTileRows &&
+               layout::UbBytes(layout::RowsInUb(rows + 1, shape.row_stride, shape.elem_bytes)) <= shape.ub_bytes) {
+            ++rows;
+        }
+        return rows;
+    }
+};
+
+}  // namespace
+
+const PathTiler &SmallColsTiler()
+{
+    static const SmallCols tiler;
+    return tiler;
+}
+
+const PathTiler &RowsInUbTiler()
+{
+    static const RowsInUb tiler;
+    return tiler;
+}
+
+}  // namespace rmsnorm_backward

@@ -1,0 +1,38 @@
+// What every path of the kernel repeats: the Init prologue (tiling, pipe, the tensors in GM), the
+// walk over the core's row groups, and the copy-out of a group's dgamma partial. Not a template, so
+// its members are plain names in the path classes.
+#pragma once
+#include "rms_norm_backward_common.h"
+
+namespace rms_norm_backward_impl {
+
+class RmsNormBackwardPathBase {
+protected:
+    template <typename T>
+    __aicore__ inline void InitBase(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe,
+                                    OperatorGm<T> &gm)
+    {
+        t_ = tiling;
+        pipe_ = pipe;
+        gm.Init(args, t_);
+    }
+
+    // The core's groups: b, b + blockNum, ... (see GroupRows).
+    __aicore__ inline uint32_t FirstGroup() const { return GetBlockIdx(); }
+    __aicore__ inline uint32_t NextGroup(uint32_t groupIdx) const { return groupIdx + GetBlockNum(); }
+
+    // The group's dgamma (its first `count` cols) leaves once the vector unit has written it.
+    __aicore__ inline void CopyOutDgamma(const GlobalTensor<float> &partial, const LocalTensor<float> &dgamma,
+                                         uint32_t count)
+    {
+        WaitFor<HardEvent::V_MTE3>(pipe_);
+        CopyOutPad(partial, dgamma, count);
+    }
+    // The next group zeroes its dgamma accumulator only once the last one has left.
+    __aicore__ inline void WaitDgammaLeft() { WaitFor<HardEvent::MTE3_V>(pipe_); }
+
+    RmsNormBackwardTilingData t_;
+    TPipe *pipe_ = nullptr;
+};
+
+}  // namespace rms_norm_backward_impl

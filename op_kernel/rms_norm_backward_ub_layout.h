@@ -1,0 +1,150 @@
+// The Unified Buffer layout of every kernel path, written once: the kernels size their InitBuffer
+// calls from it and the host tiling (op_host/tiling) sums the same buffers to decide what fits. Plain
+// constexpr C++ over the tiling's numbers, so it compiles for the NPU, for the CPU twin and on the host.
+// Each buffer is counted as InitBuffer places it: its bytes rounded up to whole 32-byte blocks.
+#pragma once
+#include <cstdint>
+
+#include "rms_norm_backward_tiling_data.h"
+
+#ifdef __aicore__
+#define RMS_NORM_BACKWARD_LAYOUT __aicore__ inline constexpr
+#else
+#define RMS_NORM_BACKWARD_LAYOUT inline constexpr
+#endif
+
+namespace rms_norm_backward_layout {
+
+// Granules of the vector unit the layout (and the kernels' repeat arithmetic) is built on.
+inline constexpr uint32_t kBlockBytes = 32;    // UB address and DataCopy granule
+inline constexpr uint32_t kRepeatBytes = 256;  // one vector repeat: 8 blocks
+inline constexpr uint32_t kFloatsPerBlock = kBlockBytes / sizeof(float);
+inline constexpr uint32_t kFloatsPerRepeat = kRepeatBytes / sizeof(float);
+// Event ids per hardware event (e.g. MTE2_V) of one TPipe (dav-c220's QUE_MAX_EVENT): a queued or
+// freed queue buffer holds one, so at most this many buffers of one queue position are in flight.
+inline constexpr uint32_t kEventIdsPerEvent = 8;
+// Buffers of a queue that streams tiles or chunks: one is filled while the other is computed on.
+inline constexpr int32_t kDoubleBuffer = 2;
+
+RMS_NORM_BACKWARD_LAYOUT uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+RMS_NORM_BACKWARD_LAYOUT uint64_t RoundUp(uint64_t a, uint64_t b) { return CeilDiv(a, b) * b; }
+RMS_NORM_BACKWARD_LAYOUT uint64_t Blocks(uint64_t bytes) { return RoundUp(bytes, kBlockBytes); }
+
+// Elements of the dtype (element size s) in one row as UB holds it: cols rounded up to a block.
+RMS_NORM_BACKWARD_LAYOUT uint64_t RowStride(uint64_t cols, uint32_t s) { return RoundUp(cols, kBlockBytes / s); }
+
+// ReduceSum's work area for `count` fp32 elements: one value per repeat, in whole blocks.
+RMS_NORM_BACKWARD_LAYOUT uint64_t ReduceWorkBytes(uint64_t count)
+{
+    return RoundUp(CeilDiv(count, kFloatsPerRepeat), kFloatsPerBlock) * sizeof(float);
+}
+
+// Rows in UB: tiles of R rows of S = row_stride elements.
+struct RowsInUbLayout {
+    uint64_t tileBytes;    // dy, x, dx queues: 2 tiles each
+    uint64_t rstdBytes;    // rstd queue: 2 tiles' rows
+    uint64_t gammaBytes;   // gamma in its dtype
+    uint64_t rowF32Bytes;  // one fp32 row: dgamma, g, and for 16-bit gamma, dy and xhat widened
+    uint32_t rowsF32;
+    uint64_t workBytes;    // ReduceSum work, then one block for its sum
+};
+RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s)
+{
+    return {R * S * s, R * sizeof(float), S * s, S * sizeof(float), s == sizeof(float) ? 2u : 5u, ReduceWorkBytes(S)};
+}
+RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
+{
+    return 3 * kDoubleBuffer * Blocks(l.tileBytes) + kDoubleBuffer * Blocks(l.rstdBytes) + Blocks(l.gammaBytes) +
+           l.rowsF32 * Blocks(l.rowF32Bytes) + Blocks(l.workBytes) + kBlockBytes;
+}
+
+// Small cols: tiles of R rows packed S = row_stride apart. A row's scalars (rstd, c) take one block
+// per row where a row is one, two or more whole repeats (S = 64 or S >= 128), else S lanes; widened
+// gamma is one 64-lane pattern where S divides 64, one row where rows are blocks, else the whole tile.
+struct SmallColsLayout {
+    uint64_t lanes;         // R * S
+    bool rowBlocks;         // a row's scalar is one block
+    uint64_t perRowLanes;   // lanes of one row's scalar
+    uint64_t gammaLanes;    // lanes of widened gamma
+    uint64_t rstdBatchRows; // rstd rows per copy: kSmallColsRstdBatchTiles tiles
+    uint64_t rows;          // R
+};
+RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S)
+{
+    const bool rowBlocks = S == kFloatsPerRepeat || S >= 2 * kFloatsPerRepeat;
+    const uint64_t gammaLanes = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks ? S : R * S);
+    return {R * S, rowBlocks, rowBlocks ? kFloatsPerBlock : S, gammaLanes, kSmallColsRstdBatchTiles * R, R};
+}
+// dy, x, dx queues (2 tiles each, dtype), the rstd queue (2 batches), fp32 a, xhat, g, dgamma (a tile
+// each), rstd and c per row, gamma, and -rstd/cols with the row sums' two halves (R each).
+RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
+{
+    return 3 * kDoubleBuffer * Blocks(l.lanes * s) + kDoubleBuffer * Blocks(l.rstdBatchRows * sizeof(float)) +
+           4 * Blocks(l.lanes * sizeof(float)) + 2 * Blocks(l.rows * l.perRowLanes * sizeof(float)) +
+           Blocks(l.gammaLanes * sizeof(float)) + 3 * Blocks(l.rows * sizeof(float));
+}
+
+// Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
+// ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma and dgamma
+// whole; fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to
+// kMaxRowSlots); a dx queue unless dx is written over dy's slot; two rstd batches; ReduceSum's work.
+struct LongRowsLayout {
+    uint64_t rowBytes;     // one row buffer of dy or x
+    uint64_t ringSlots;    // slots per tensor in the ring (0: row buffers)
+    uint64_t chunkBytes;   // one C-col chunk in the dtype (ring slot, dx queue buffer)
+    uint32_t rowBuffers;
+    uint64_t gammaBytes, dgammaBytes;
+    uint64_t chunkF32Bytes;
+    uint64_t sumBytes;
+    bool dxQueue;
+    uint64_t workBytes;
+};
+RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
+                                                 bool dxQueue, uint32_t SC, uint32_t spareSlots)
+{
+    const uint64_t S = RowStride(cols, s);
+    const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
+    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * s, S * sizeof(float), uint64_t(C) * sizeof(float),
+            (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC)};
+}
+RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
+{
+    // dy and x: a ring or row buffers each
+    const uint64_t rows = l.ringSlots != 0 ? 2 * l.ringSlots * Blocks(l.chunkBytes)
+                                           : 2 * l.rowBuffers * Blocks(l.rowBytes);
+    return rows + Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) + 2 * Blocks(l.chunkF32Bytes) + Blocks(l.sumBytes) +
+           (l.dxQueue ? kDoubleBuffer * Blocks(l.chunkBytes) : 0) +
+           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + Blocks(l.workBytes) + kBlockBytes;
+}
+
+// Long rows streamed: C-col chunks of dy | x through `streamSlots` slots; gamma whole
+// (gammaSlots = 0) or through gammaSlots chunk buffers; dgamma's first DR cols accumulated in UB and
+// the rest through two fp32 partial chunks in and out; 16-bit: dy, x, gamma widened (3 chunks); the
+// row sum over SC lanes with ReduceSum's work, its total (a block) and the coefficient (a repeat);
+// two rstd batches.
+struct StreamedLayout {
+    uint64_t slotBytes;    // one dy | x slot
+    uint32_t streamSlots;
+    uint64_t gammaBytes;   // gamma whole, or one gamma chunk
+    uint32_t gammaBuffers; // 1 when whole
+    uint64_t dgammaBytes;  // dgamma's UB head
+    uint64_t wideBytes;    // 0 for fp32
+    uint64_t sumBytes;
+    uint64_t workBytes;
+    uint64_t partialBytes; // one partial chunk in or out (0 when dgamma is whole in UB)
+};
+RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(uint64_t cols, uint32_t s, uint32_t C, uint32_t streamSlots,
+                                                 uint32_t gammaSlots, uint32_t SC, uint64_t DR)
+{
+    return {2ull * C * s, streamSlots, gammaSlots == 0 ? cols * s : uint64_t(C) * s, gammaSlots == 0 ? 1u : gammaSlots,
+            DR * sizeof(float), s == sizeof(float) ? 0 : 3ull * C * sizeof(float), SC * sizeof(float),
+            ReduceWorkBytes(SC), DR < cols ? uint64_t(C) * sizeof(float) : 0};
+}
+RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
+{
+    return l.streamSlots * Blocks(l.slotBytes) + l.gammaBuffers * Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) +
+           Blocks(l.wideBytes) + Blocks(l.sumBytes) + Blocks(l.workBytes) + kBlockBytes + kRepeatBytes +
+           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + 2 * kDoubleBuffer * Blocks(l.partialBytes);
+}
+
+}  // namespace rms_norm_backward_layout
