@@ -33,7 +33,7 @@ def rules(tmp_path_factory):
     """rules(*lines) -> one answer per line from tests/atb_plugin/rules_driver.cpp."""
     exe = tmp_path_factory.mktemp("atb_rules") / "rules_driver"
     subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-I", str(PLUGIN), "-I", str(HERE),
-                    str(PLUGIN / "operation_rules.cpp"), str(ROOT / "op_host" / "tiling" / "rms_norm_backward_tiling.cpp"),
+                    str(PLUGIN / "operation_rules.cpp"), *map(str, sorted((ROOT / "op_host" / "tiling").glob("*.cpp"))),
                     str(HERE / "rules_driver.cpp"), "-o", str(exe)], check=True, capture_output=True, text=True)
 
     def ask(*lines):

@@ -11,7 +11,7 @@ import pytest
 
 from atb_build import HERE, PLUGIN, ROOT, STUB, atb_include
 
-TILING = ROOT / "op_host" / "tiling" / "rms_norm_backward_tiling.cpp"
+TILING = sorted((ROOT / "op_host" / "tiling").glob("*.cpp"))  # the plain tiling, every file
 
 
 def shared_library(path, *sources, include=()):
@@ -31,7 +31,7 @@ def install(tmp_path_factory):
     (root / "cann" / "include").symlink_to(STUB)
     (root / "atb").mkdir()
     (root / "atb" / "include").symlink_to(include)
-    shared_library(root / "cann" / "lib64" / "libascendcl.so", STUB / "acl_stub.cpp", TILING)
+    shared_library(root / "cann" / "lib64" / "libascendcl.so", STUB / "acl_stub.cpp", *TILING)
     empty = root / "empty.cpp"
     empty.write_text("")
     shared_library(root / "cann" / "lib64" / "libnnopbase.so", empty)
