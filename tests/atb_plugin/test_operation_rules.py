@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout these tests live in
+from rmsnorm_backward import resources
+
+ROOT = resources.checkout()
 HERE = Path(__file__).resolve().parent
 PLUGIN = ROOT / "framework" / "atb_plugin"
 DTYPES = ("float16", "float32", "bfloat16")
