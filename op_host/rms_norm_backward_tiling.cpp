@@ -63,7 +63,9 @@ const char *SocName(platform_ascendc::SocVersion version)
     }
 }
 
-ge::graphStatus Fail(gert::TilingContext *context, const std::string &why)
+// Logs `why` under the node's name and returns failure: every bad path of the three functions ends here.
+template <class Context>
+ge::graphStatus Fail(Context *context, const std::string &why)
 {
     const char *node = context->GetNodeName();
     RMS_NORM_BACKWARD_LOG_ERROR(node == nullptr ? "RmsNormBackward" : node, why.c_str());
@@ -136,7 +138,7 @@ ge::graphStatus RmsNormBackwardInferShape(gert::InferShapeContext *context)
     gert::Shape *dx = context->GetOutputShape(kDx);
     gert::Shape *dgamma = context->GetOutputShape(kDgamma);
     if (x == nullptr || gamma == nullptr || dx == nullptr || dgamma == nullptr) {
-        return ge::GRAPH_FAILED;
+        return Fail(context, "CANN provided no shape for x, gamma, dx or dgamma (InferShape).");
     }
     *dx = *x;
     *dgamma = *gamma;
@@ -145,8 +147,10 @@ ge::graphStatus RmsNormBackwardInferShape(gert::InferShapeContext *context)
 
 ge::graphStatus RmsNormBackwardInferDataType(gert::InferDataTypeContext *context)
 {
-    context->SetOutputDataType(kDx, context->GetInputDataType(kX));
-    context->SetOutputDataType(kDgamma, ge::DT_FLOAT);
+    if (context->SetOutputDataType(kDx, context->GetInputDataType(kX)) != ge::GRAPH_SUCCESS ||
+        context->SetOutputDataType(kDgamma, ge::DT_FLOAT) != ge::GRAPH_SUCCESS) {
+        return Fail(context, "CANN did not accept the output dtypes of dx and dgamma (InferDataType).");
+    }
     return ge::GRAPH_SUCCESS;
 }
 

@@ -30,9 +30,23 @@ bool KnownFormat(const std::string &format)
     return false;
 }
 
+// The rules asked here are the tensors' (shapes, dtypes), which hold on every SoC; the tiling still
+// needs a platform, so it gets an Atlas A2's (48 vector cores, 192 KiB UB). The launch tiles with the
+// running platform's facts (CANN's TilingFunc behind aclnn).
+rmsnorm_backward::PlatformFacts RulesPlatform()
+{
+    rmsnorm_backward::PlatformFacts p;
+    p.soc = "ascend910b";
+    p.supported = true;
+    p.vector_cores = 48;
+    p.ub_bytes = 196608;
+    return p;
+}
+
 rmsnorm_backward::TilingInput Tiling(const std::vector<TensorSpec> &in)
 {
     rmsnorm_backward::TilingInput t;
+    t.platform = RulesPlatform();
     t.dy_shape = in[0].shape, t.x_shape = in[1].shape, t.rstd_shape = in[2].shape, t.gamma_shape = in[3].shape;
     t.dy_dtype = in[0].dtype, t.x_dtype = in[1].dtype, t.rstd_dtype = in[2].dtype, t.gamma_dtype = in[3].dtype;
     return t;

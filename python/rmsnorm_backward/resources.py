@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
+from .errors import EnvironmentSetupError
+
 # A file only a source checkout has next to python/rmsnorm_backward: its presence marks one.
 _CHECKOUT_MARK = "op_def/rms_norm_backward.toml"
 DATA_DIR = "data"  # the wheel's copy of the tree, inside the package
@@ -29,7 +31,7 @@ def package_dir() -> Path:
     first. A wheel is never zipped: the extension and the headers g++ reads must be real files."""
     init = importlib.resources.files("rmsnorm_backward").joinpath("__init__.py")
     if not isinstance(init, Path):
-        raise RuntimeError(f"rmsnorm_backward must be installed as files on disk, not inside {init}")
+        raise EnvironmentSetupError(f"rmsnorm_backward must be installed as files on disk, not inside {init}")
     return init.resolve().parent
 
 
@@ -51,9 +53,10 @@ def root() -> Path:
 
 def path(relative: str) -> Path:
     """The file or directory `relative` (in the repository's layout, e.g. "twin/include"), which must
-    exist: FileNotFoundError names it and where it was looked for otherwise."""
+    exist. A missing one is a broken install, not the caller's input: EnvironmentSetupError names it and
+    where it was looked for."""
     found = root() / relative
     if not found.exists():
         where = "the source checkout" if checkout() else "the installed package's data"
-        raise FileNotFoundError(f"{relative} is missing from {where} ({found}); reinstall rmsnorm-backward")
+        raise EnvironmentSetupError(f"{relative} is missing from {where} ({found}); reinstall rmsnorm-backward")
     return found

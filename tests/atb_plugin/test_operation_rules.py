@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout these tests live in
+from rmsnorm_backward import resources
+
+ROOT = resources.checkout()
 HERE = Path(__file__).resolve().parent
 PLUGIN = ROOT / "framework" / "atb_plugin"
 DTYPES = ("float16", "float32", "bfloat16")
@@ -33,7 +35,7 @@ def rules(tmp_path_factory):
     """rules(*lines) -> one answer per line from tests/atb_plugin/rules_driver.cpp."""
     exe = tmp_path_factory.mktemp("atb_rules") / "rules_driver"
     subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-I", str(PLUGIN), "-I", str(HERE),
-                    str(PLUGIN / "operation_rules.cpp"), str(ROOT / "op_host" / "tiling" / "rms_norm_backward_tiling.cpp"),
+                    str(PLUGIN / "operation_rules.cpp"), *map(str, sorted((ROOT / "op_host" / "tiling").glob("*.cpp"))),
                     str(HERE / "rules_driver.cpp"), "-o", str(exe)], check=True, capture_output=True, text=True)
 
     def ask(*lines):

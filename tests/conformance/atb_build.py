@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout these tests live in
+from rmsnorm_backward import resources
+
+ROOT = resources.checkout()
 HERE = Path(__file__).resolve().parent
 STUB = ROOT / "tests" / "tooling" / "stub_cann"
 PLUGIN = ROOT / "framework" / "atb_plugin"
+PLAIN_TILING = sorted((ROOT / "op_host" / "tiling").glob("*.cpp"))  # the plain tiling, every file
 PLUGIN_SOURCES = [PLUGIN / "rms_norm_backward_operation.cpp", PLUGIN / "operation_rules.cpp", PLUGIN / "acl_names.cpp",
-                  ROOT / "op_host" / "tiling" / "rms_norm_backward_tiling.cpp"]
+                  *PLAIN_TILING]
 STAND_INS = [STUB / "acl_stub.cpp", HERE / "atb_stub.cpp"]
 
 

@@ -9,9 +9,7 @@ import subprocess
 
 import pytest
 
-from atb_build import HERE, PLUGIN, ROOT, STUB, atb_include
-
-TILING = ROOT / "op_host" / "tiling" / "rms_norm_backward_tiling.cpp"
+from atb_build import HERE, PLAIN_TILING, PLUGIN, ROOT, STUB, atb_include
 
 
 def shared_library(path, *sources, include=()):
@@ -31,7 +29,7 @@ def install(tmp_path_factory):
     (root / "cann" / "include").symlink_to(STUB)
     (root / "atb").mkdir()
     (root / "atb" / "include").symlink_to(include)
-    shared_library(root / "cann" / "lib64" / "libascendcl.so", STUB / "acl_stub.cpp", TILING)
+    shared_library(root / "cann" / "lib64" / "libascendcl.so", STUB / "acl_stub.cpp", *PLAIN_TILING)
     empty = root / "empty.cpp"
     empty.write_text("")
     shared_library(root / "cann" / "lib64" / "libnnopbase.so", empty)

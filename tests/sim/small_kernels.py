@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import hashlib
-import os
 
 import ml_dtypes
 import numpy as np
 
+from rmsnorm_backward.fileio import write_atomic
 from rmsnorm_backward.twin import run_kernel
 from rmsnorm_backward.twin.build import cache_dir
 
@@ -33,9 +33,7 @@ def run(body: str, name: str, args, **kw):
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}_{hashlib.sha256(text.encode()).hexdigest()[:16]}.cpp"
     if not path.is_file():
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(text)
-        os.replace(partial, path)
+        write_atomic(path, text)
     return run_kernel(path, name, args, **kw)
 
 

@@ -129,9 +129,9 @@ def test_dropping_bf16_from_op_def_changes_every_dtype_consumer(tmp_path):
     tree = rendered_tree(tmp_path, toml)
 
     changed = set(generate.stale(ROOT, narrowed))
-    # Everything but the presets and the NPU SoC table (SoCs only), the CANN tiling form and the twin's
-    # tiling field list (fields only) and the ATB interface (tensor roles only: its dtype checks are the
-    # tiling's) lists dtypes.
+    # Everything but the presets and the NPU SoC table (SoCs only), the CANN tiling form and the
+    # binding's field dict (fields only) and the ATB interface (tensor roles only: its dtype checks
+    # are the tiling's) lists dtypes.
     dtype_consumers = {p for p in generate.render_all(op_def.load())
                        if not p.endswith(("CMakePresets.json", "npu_socs.cmake", "_tiling_data_def.h",
                                           "_tiling_fields.h", "_atb_interface.h"))}

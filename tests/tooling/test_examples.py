@@ -26,7 +26,7 @@ def demo(tmp_path_factory):
     exe = tmp_path_factory.mktemp("demo") / "demo"
     subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-I", str(STUB), "-I", str(ROOT / "op_host" / "op_api"),
                     str(ROOT / "examples" / "aclnn" / "main.cpp"), str(STUB / "acl_stub.cpp"),
-                    str(ROOT / "op_host" / "tiling" / "rms_norm_backward_tiling.cpp"), "-o", str(exe)],
+                    *map(str, sorted((ROOT / "op_host" / "tiling").glob("*.cpp"))), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     return exe
 

@@ -1,7 +1,10 @@
 """The package's lazy re-exports: importable without torch or the compiled extension, and the
-exported names stay the functions even after their modules (same names) are imported."""
+exported names stay the functions even after their modules (same names) are imported; a file the
+install lacks is the environment's fault."""
 import subprocess
 import sys
+
+import pytest
 
 import rmsnorm_backward
 
@@ -43,3 +46,11 @@ def test_unknown_attribute_is_an_attribute_error():
         assert "no_such_name" in str(e)
     else:
         raise AssertionError("expected AttributeError")
+
+
+def test_a_file_missing_from_the_install_is_an_environment_error_naming_it():
+    from rmsnorm_backward import resources
+    from rmsnorm_backward.errors import EnvironmentSetupError
+
+    with pytest.raises(EnvironmentSetupError, match=r"op_kernel/no_such_kernel\.cpp is missing from the source checkout"):
+        resources.path("op_kernel/no_such_kernel.cpp")

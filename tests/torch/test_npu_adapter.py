@@ -16,10 +16,10 @@ import pytest
 
 from torch_npu_headers import include_dir, torch_version
 
-from rmsnorm_backward import op_def
+from rmsnorm_backward import op_def, resources
 from rmsnorm_backward.backends import NPU_ADAPTER
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = resources.checkout()
 ADAPTER = ROOT / "framework" / "torch_npu_adapter"
 OP = op_def.load()
 ACLNN = f"aclnn{OP.type}"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "raise_error.h"
 #include "rms_norm_backward_tiling_fields.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "tiling/rms_norm_backward_tiling.h"
@@ -16,9 +17,7 @@ namespace {
 
 [[noreturn]] void RaiseInvalid(const std::string &message)
 {
-    py::object invalid = py::module_::import("rmsnorm_backward.errors").attr("InvalidInputError");
-    PyErr_SetString(invalid.ptr(), message.c_str());
-    throw py::error_already_set();
+    twin_host::RaiseError("InvalidInputError", message);
 }
 
 // The twin's platform for `soc`, as CANN's TilingFunc gets it from PlatformAscendC; an unknown name

@@ -19,6 +19,7 @@
 
 #include "gm_buffer.h"
 #include "launch_process.h"
+#include "raise_error.h"
 #include "twin/launch_abi.h"
 
 namespace py = pybind11;
@@ -26,16 +27,10 @@ using twin_host::CopyJob;
 using twin_host::FindResident;
 using twin_host::GuardedBuffer;
 using twin_host::ParallelCopy;
+using twin_host::RaiseError;
 using twin_host::SharedLaunch;
 
 namespace {
-
-[[noreturn]] void Raise(const char *error_class, const std::string &message)
-{
-    py::object cls = py::module_::import("rmsnorm_backward.errors").attr(error_class);
-    PyErr_SetString(cls.ptr(), message.c_str());
-    throw py::error_already_set();
-}
 
 struct KernelLib {
     TwinKernelInfo info{};
@@ -55,17 +50,17 @@ const KernelLib &Load(const std::string &path)
     }
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-        Raise("EnvironmentSetupError", std::string("the compiled kernel could not be loaded: ") + dlerror());
+        RaiseError("EnvironmentSetupError", std::string("the compiled kernel could not be loaded: ") + dlerror());
     }
     auto info_fn = reinterpret_cast<TwinKernelInfoFn>(dlsym(handle, "twin_kernel_info"));
     KernelLib lib;
     lib.launch = reinterpret_cast<TwinLaunchFn>(dlsym(handle, "twin_launch"));
     if (info_fn == nullptr || lib.launch == nullptr) {
-        Raise("EnvironmentSetupError", "the shared object " + path + " was not built by run_kernel (no twin_launch)");
+        RaiseError("EnvironmentSetupError", "the shared object " + path + " was not built by run_kernel (no twin_launch)");
     }
     info_fn(&lib.info);
     if (lib.info.abi_version != TWIN_ABI_VERSION) {
-        Raise("EnvironmentSetupError", "the compiled kernel speaks twin ABI " + std::to_string(lib.info.abi_version) +
+        RaiseError("EnvironmentSetupError", "the compiled kernel speaks twin ABI " + std::to_string(lib.info.abi_version) +
                                         ", this extension " + std::to_string(TWIN_ABI_VERSION) + "; rebuild it");
     }
     return libs.emplace(path, lib).first->second;
@@ -188,7 +183,7 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
 {
     const KernelLib &lib = Load(so_path);
     if (py::len(arrays) != names.size()) {
-        Raise("InvalidInputError", "arrays and names must have the same length");
+        RaiseError("InvalidInputError", "arrays and names must have the same length");
     }
     // Arrays made by gm_empty are GM already; the others are copied into guarded buffers and back.
     // Host pointers are taken with the GIL held; the copies and the launch run without it.
@@ -244,13 +239,13 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
         }
     }
     if (!failure.empty()) {
-        Raise("EnvironmentSetupError", failure);
+        RaiseError("EnvironmentSetupError", failure);
     }
     switch (outcome.end) {
         case twin_host::LaunchEnd::kInterrupted:
             throw py::error_already_set();  // the KeyboardInterrupt that PyErr_CheckSignals raised
         case twin_host::LaunchEnd::kTimedOut:
-            Raise("TwinTimeoutError", "the kernel did not finish within " + Seconds(timeout_s) +
+            RaiseError("TwinTimeoutError", "the kernel did not finish within " + Seconds(timeout_s) +
                                           " s (run_kernel's timeout); its launch process was stopped");
         case twin_host::LaunchEnd::kCrashed:
             RaiseCrash(outcome, shared.crash, damage);
@@ -259,16 +254,16 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     }
     const TwinLaunchResult &result = shared.result;
     if (result.status == twin_host::kNotLoaded) {
-        Raise("EnvironmentSetupError", std::string("the launch process could not load the compiled kernel: ") + result.error);
+        RaiseError("EnvironmentSetupError", std::string("the launch process could not load the compiled kernel: ") + result.error);
     }
     if (result.status == TWIN_INVALID_INPUT) {
-        Raise("InvalidInputError", result.error);
+        RaiseError("InvalidInputError", result.error);
     }
     if (result.status == TWIN_RULE_ERROR) {
-        Raise("TwinRuleError", damage.empty() ? std::string(result.error) : result.error + ("; also " + damage));
+        RaiseError("TwinRuleError", damage.empty() ? std::string(result.error) : result.error + ("; also " + damage));
     }
     if (!damage.empty()) {
-        Raise("TwinRuleError", damage);
+        RaiseError("TwinRuleError", damage);
     }
     py::list names_out;
     for (uint32_t c = 0; c < lib.info.num_counters; ++c) {

@@ -1,5 +1,5 @@
 // The extension module rmsnorm_backward._twin: the SoC table for Python, the kernel loader
-// (loader.cpp) and the tiling bindings (bind_tiling.cpp, owned by the kernel side).
+// (loader.cpp) and the tiling bindings (bind_tiling.cpp).
 #include <pybind11/pybind11.h>
 
 #include "twin/platform.h"
@@ -17,19 +17,7 @@ py::list SocTable()
     py::list out;
     for (const twin::SocInfo &s : twin::kSocTable) {
         py::dict d;
-        d["name"] = s.name;
-        d["short_name"] = s.short_name;
-        d["vector_cores"] = s.vector_cores;
-        d["ub_bytes"] = s.ub_bytes;
-        d["ub_reserved_bytes"] = s.ub_reserved_bytes;
-        d["ub_usable_bytes"] = s.UbUsableBytes();
-        d["l2_bytes"] = s.l2_bytes;
-        d["sys_workspace_bytes"] = s.sys_workspace_bytes;
-        d["clock_ghz"] = s.clock_ghz;
-        d["hbm_gbps"] = s.hbm_gbps;
-        d["ddr_bytes_per_cycle"] = s.ddr_bytes_per_cycle;
-        d["l2_bytes_per_cycle"] = s.l2_bytes_per_cycle;
-        d["ub_to_ddr_bytes_per_cycle"] = s.ub_to_ddr_bytes_per_cycle;
+        twin::VisitFacts(s, [&d](const char *name, const auto &value) { d[name] = value; });
         out.append(d);
     }
     return out;

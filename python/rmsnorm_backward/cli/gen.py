@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .. import op_def, resources
+from ..errors import EnvironmentSetupError
 from ._common import CONTEXT, CliError, os_error, print_json
 
 
@@ -16,7 +17,7 @@ def load_generator():
     """scripts/codegen/generate.py (shipped in the wheel too) as a module."""
     try:
         path = resources.path("scripts/codegen/generate.py")
-    except FileNotFoundError as e:
+    except EnvironmentSetupError as e:
         raise CliError(str(e)) from None
     spec = importlib.util.spec_from_file_location("rmsnorm_backward_codegen", path)
     module = importlib.util.module_from_spec(spec)

@@ -45,10 +45,7 @@ Defines = Optional[Union[Mapping[str, object], Iterable[str]]]
 
 def twin_include_dirs() -> list[Path]:
     """The twin's headers (its platform table included), from the checkout or the wheel (resources)."""
-    try:
-        return [resources.path("twin/include")]
-    except FileNotFoundError as e:
-        raise EnvironmentSetupError(f"the twin headers cannot be found: {e}") from None
+    return [resources.path("twin/include")]  # EnvironmentSetupError when the install lacks them
 
 
 def cache_dir() -> Path:

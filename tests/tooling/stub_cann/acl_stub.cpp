@@ -183,6 +183,12 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
         detail += (detail.empty() ? "t" : " t") + std::to_string(Id(t));
     }
     rmsnorm_backward::TilingInput in;
+    // The stand-in device: what CANN's PlatformAscendC reports on an Ascend910B2.
+    in.platform.soc = "Ascend910B2";
+    in.platform.supported = true;
+    in.platform.vector_cores = 48;
+    in.platform.ub_bytes = 196608;
+    in.platform.sys_workspace_bytes = 16ull << 20;
     in.dy_shape = dy->shape, in.x_shape = x->shape, in.rstd_shape = rstd->shape, in.gamma_shape = gamma->shape;
     in.dy_dtype = Dtype(dy->dtype), in.x_dtype = Dtype(x->dtype), in.rstd_dtype = Dtype(rstd->dtype);
     in.gamma_dtype = Dtype(gamma->dtype);

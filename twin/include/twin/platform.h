@@ -34,6 +34,26 @@ struct SocInfo {
     uint32_t UbUsableBytes() const { return ub_bytes - ub_reserved_bytes; }
 };
 
+// Each fact of a row with its name, in declaration order: the extension's Python dict of the table
+// is built from this, so the names are written here, once, beside the fields.
+template <class Visit>
+void VisitFacts(const SocInfo &s, Visit &&visit)
+{
+    visit("name", s.name);
+    visit("short_name", s.short_name);
+    visit("vector_cores", s.vector_cores);
+    visit("ub_bytes", s.ub_bytes);
+    visit("ub_reserved_bytes", s.ub_reserved_bytes);
+    visit("ub_usable_bytes", s.UbUsableBytes());
+    visit("l2_bytes", s.l2_bytes);
+    visit("sys_workspace_bytes", s.sys_workspace_bytes);
+    visit("clock_ghz", s.clock_ghz);
+    visit("hbm_gbps", s.hbm_gbps);
+    visit("ddr_bytes_per_cycle", s.ddr_bytes_per_cycle);
+    visit("l2_bytes_per_cycle", s.l2_bytes_per_cycle);
+    visit("ub_to_ddr_bytes_per_cycle", s.ub_to_ddr_bytes_per_cycle);
+}
+
 inline constexpr uint32_t kUbBlockBytes = 32;    // UB address / DataCopy granule
 inline constexpr uint32_t kRepeatBytes = 256;    // one vector repeat: 8 blocks
 inline constexpr uint32_t kMaxRepeat = 255;      // repeats per instruction
