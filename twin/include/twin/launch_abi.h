@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define TWIN_ABI_VERSION 1
+#define TWIN_ABI_VERSION 2
 #define TWIN_ERROR_BYTES 8192
 
 #ifdef __cplusplus
@@ -27,6 +27,7 @@ typedef struct TwinLaunchArgs {
     uint32_t num_gm;
     const TwinGmArg *gm;
     uint64_t *counters;   // block_dim x TwinKernelInfo.num_counters, filled by the launch
+    uint32_t auto_sync;   // nonzero: bisheng's --cce-auto-sync, the compiler orders PIPE_S with the others
 } TwinLaunchArgs;
 
 enum TwinStatus { TWIN_OK = 0, TWIN_RULE_ERROR = 1, TWIN_INVALID_INPUT = 2 };
