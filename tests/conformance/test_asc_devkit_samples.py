@@ -93,18 +93,11 @@ SAMPLES = (
 # Examples (or single cases) that do not pass yet, with the API each needs; README.md ("The twin and the Ascend C
 # API") lists them too. Their cases are expected failures, so one that starts passing is reported.
 KNOWN_GAPS = {
-    "add_high_performance-0": "its scalar loop reads UB (LocalTensor::GetValue) after DataCopy with only an MTE2_V "
-                              "flag between them, and writes UB before DataCopy out with only V_MTE3: the twin's pipe "
-                              "rule wants MTE2_S / S_MTE3 (CANN tags GetValue __inout_pipe__(S); whether its compiler "
-                              "then inserts the flags itself is not documented)",
     "cast": "int4b_t and Cast to and from 4-bit integers",
     "mrg_sort": "Sort32, MrgSort, MrgSort4Info and MrgSortSrcList",
     "reduce_computation": "its kernel copies 16 halves to GM of which its reduction wrote only the first 1 or 2 (the "
                           "ones its verify script reads): the twin's rule against copying never-written UB bytes to "
                           "GM rejects that copy, which the NPU makes with whatever the UB held",
-    "reduce_computation-5": "as the other reduce_computation cases, and its dst.SetValue (scalar pipe) reaches the "
-                            "MTE3 copy through the VECOUT queue only, without an S_MTE3 flag (CANN's own count-form "
-                            "ReduceSum sets one after its scalar write): the twin's pipe rule reports that",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",
     "copy_ub2ub-3": "Copy in Counter mode over several internal repeats: the twin steps by the repeat strides "
                     "between them, the sample expects the block stride to run on; the documentation's one Counter "
@@ -230,8 +223,10 @@ def launch_on_twin(work: Path, manifest: Path, sites: list[str], defines: dict) 
     for i, kind in enumerate(kinds):
         arrays.append(None if kind == "null" else np.fromfile(work / f"arg{i}.bin", dtype=np.uint8))
     src = entry_source(work, site, kinds)
+    # The samples' CMake builds (<<<>>> launches) compile with bisheng's default --cce-auto-sync: the
+    # compiler orders the scalar pipe with the others, so the samples state only the syncs left to them.
     run_kernel(src, "twin_sample_entry", {f"arg{i}": a for i, a in enumerate(arrays)}, block_dim=blocks,
-               defines=defines, include_dirs=[HOST_DIR, work])
+               defines=defines, include_dirs=[HOST_DIR, work], auto_sync=True)
     for i, a in enumerate(arrays):
         if a is not None and kinds[i].startswith("buffer"):
             a.tofile(work / f"arg{i}.bin")

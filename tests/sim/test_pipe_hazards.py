@@ -162,8 +162,19 @@ CASES = {
 }
 
 
-def launch(case: int, fixed: bool, x: np.ndarray, y: np.ndarray):
-    return run(SOURCE, "hazard_case", {"x": x, "y": y, "params": params(case, int(fixed))})
+# The cases whose missing ordering involves the scalar pipe: the ones --cce-auto-sync orders itself.
+SCALAR_CASES = (0, 1, 2, 3, 4, 5, 8, 9)
+
+
+def launch(case: int, fixed: bool, x: np.ndarray, y: np.ndarray, auto_sync: bool = False):
+    return run(SOURCE, "hazard_case", {"x": x, "y": y, "params": params(case, int(fixed))}, auto_sync=auto_sync)
+
+
+def expected_y(case: int, x: np.ndarray) -> np.ndarray:
+    expected = np.full(2 * BLOCK, -1.0, np.float32)
+    for where, value in CASES[case][1](x):
+        expected[where] = value
+    return expected
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -178,10 +189,22 @@ def test_with_the_ordering_it_passes_and_computes(case, rng):
     x = rng.standard_normal(2 * BLOCK).astype(np.float32)
     y = np.full(2 * BLOCK, -1.0, np.float32)
     launch(case, True, x, y)
-    expected = np.full(2 * BLOCK, -1.0, np.float32)
-    for where, value in CASES[case][1](x):
-        expected[where] = value
-    np.testing.assert_array_equal(y, expected)
+    np.testing.assert_array_equal(y, expected_y(case, x))
+
+
+@pytest.mark.parametrize("case", SCALAR_CASES)
+def test_auto_sync_orders_the_scalar_pipe_as_the_compiler_does(case, rng):
+    x = rng.standard_normal(2 * BLOCK).astype(np.float32)
+    y = np.full(2 * BLOCK, -1.0, np.float32)
+    launch(case, False, x, y, auto_sync=True)
+    np.testing.assert_array_equal(y, expected_y(case, x))
+
+
+@pytest.mark.parametrize("case", sorted(set(CASES) - set(SCALAR_CASES)))
+def test_auto_sync_leaves_the_copy_pipes_to_the_kernel(case, rng):
+    x = rng.standard_normal(2 * BLOCK).astype(np.float32)
+    with pytest.raises(TwinRuleError, match=CASES[case][0]):
+        launch(case, False, x, np.full(2 * BLOCK, -1.0, np.float32), auto_sync=True)
 
 
 def test_overlapping_atomic_adds_of_one_core_need_no_barrier(rng):

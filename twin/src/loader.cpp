@@ -179,7 +179,7 @@ std::string Seconds(double s)
 // {"counter_names": [...], "cores": [[...] per core]}.
 py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const std::vector<std::string> &names,
                       const std::string &soc, uint32_t block_dim, uint64_t tiling_key, uint64_t seed,
-                      double timeout_s, const std::vector<double> &model)
+                      double timeout_s, const std::vector<double> &model, bool auto_sync)
 {
     const KernelLib &lib = Load(so_path);
     if (py::len(arrays) != names.size()) {
@@ -210,7 +210,7 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     }
     SharedLaunch &shared = *block.shared;
     shared.args = {TWIN_ABI_VERSION, block.soc_name, block_dim, tiling_key, seed, uint32_t(names.size()), block.gm,
-                   block.counters, uint32_t(model.size()), block.model};
+                   block.counters, uint32_t(model.size()), block.model, auto_sync ? 1u : 0u};
     twin_host::LaunchOutcome outcome;
     std::string damage;
     std::string failure;
@@ -293,8 +293,9 @@ void BindLoader(py::module_ &m)
     BindGmBuffers(m);
     m.def("launch", &LaunchKernel, py::arg("so_path"), py::arg("arrays"), py::arg("names"), py::arg("soc"),
           py::arg("block_dim"), py::arg("tiling_key"), py::arg("seed"), py::arg("timeout") = 0.0,
-          py::arg("model") = std::vector<double>{},
+          py::arg("model") = std::vector<double>{}, py::arg("auto_sync") = false,
           "Run a kernel .so built by rmsnorm_backward.twin on NumPy arrays (GM buffers, written back) in a "
           "launch process; timeout in seconds (0: no limit), Ctrl-C stops it too; model: every performance "
-          "model constant in model_sources() order, or empty for the SoC's own.");
+          "model constant in model_sources() order, or empty for the SoC's own; auto_sync models bisheng's "
+          "--cce-auto-sync (the compiler's own flags between the scalar pipe and the others).");
 }

@@ -135,7 +135,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
                soc: str = "Ascend910B2", tiling_key: int = 0, defines: Defines = None,
                include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None,
                seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-               model: Optional[Mapping[str, float]] = None) -> LaunchStats:
+               model: Optional[Mapping[str, float]] = None, auto_sync: bool = False) -> LaunchStats:
     """Compile `source` against the twin and launch its entry `name` on `block_dim` cores.
 
     args: NumPy arrays (or None for a null GM_ADDR), in the entry's argument order, as a list or a
@@ -145,6 +145,9 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     model: performance model constants by name (model_sources()) replacing the SoC's own for this
     launch (None: those of an enclosing model_constants block, if any); the results and counters
     do not depend on them, only the modelled cycles.
+    auto_sync: model bisheng's --cce-auto-sync, where the compiler inserts the SetFlag/WaitFlag pairs
+    between the scalar pipe and V / MTE2 / MTE3; off by default, so a kernel states its syncs itself
+    (twin/RULES.md).
     """
     cores = soc_info(soc)["vector_cores"]
     if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
@@ -152,6 +155,8 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
                                 f"got {block_dim!r}")
     if isinstance(tiling_key, bool) or not isinstance(tiling_key, (int, np.integer)) or not 0 <= tiling_key < 2**64:
         raise InvalidInputError(f"tiling_key must be a non-negative 64-bit integer, got {tiling_key!r}")
+    if not isinstance(auto_sync, (bool, np.bool_)):
+        raise InvalidInputError(f"auto_sync must be True or False, got {auto_sync!r}")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating))
                                 or not 0 < timeout < float("inf")):
         raise InvalidInputError(f"timeout must be a positive number of seconds or None (no limit), got {timeout!r}")
@@ -163,7 +168,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     seed = secrets.randbits(64) if seed is None else int(seed) % 2**64
     out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed,
                        0.0 if timeout is None else float(timeout),
-                       _model_values(soc, _MODEL_OVERRIDES.get() if model is None else model))
+                       _model_values(soc, _MODEL_OVERRIDES.get() if model is None else model), bool(auto_sync))
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: sum(core[k] for core in per_core) for k in counter_names}

@@ -211,6 +211,7 @@ inline void OnDeQue(const void *buffer, Pipe consumer) { Core().timeline.DeQue(b
 inline void OnFreeTensor(const void *buffer, Pipe consumer) { Core().timeline.Free(buffer, int(consumer)); }
 inline void OnSetFlag(Pipe from, Pipe to, int id) { Core().timeline.SetFlag(int(from), int(to), id); }
 inline void OnWaitFlag(Pipe from, Pipe to, int id) { Core().timeline.WaitFlag(int(from), int(to), id); }
+inline void OnAutoFlagPair(Pipe from, Pipe to) { Core().timeline.FlagPair(int(from), int(to)); }
 inline void OnBarrierAll() { Core().timeline.BarrierAll(); }
 // SyncAll: before the launch barrier (this core's pipes drain) and after it (the slowest core's time).
 inline void OnSyncAllArrive() { Core().timeline.SyncArrive(); }

@@ -30,6 +30,7 @@ struct LaunchState {
     uint32_t block_num = 1;
     uint64_t tiling_key = 0;
     uint64_t seed = 0;  // randomises what the hardware leaves unordered (atomic adds)
+    bool auto_sync = false;  // --cce-auto-sync: hazards with the scalar pipe get the compiler's flags (sync.h)
     std::vector<GmRegion> regions;
     std::mutex atomic_mutex;  // held by one core's atomic read-add-write of GM
     std::atomic<bool> aborted{false};
@@ -304,6 +305,7 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
     launch.block_num = args.block_dim;
     launch.tiling_key = args.tiling_key;
     launch.seed = args.seed;
+    launch.auto_sync = args.auto_sync != 0;
     if (args.num_model != 0 && args.num_model != std::size(kModelFields)) {
         return SetResult(result, TWIN_INVALID_INPUT,
                          Cat("model constants must be all ", std::size(kModelFields), " of timeline.h's kModelFields (got ",

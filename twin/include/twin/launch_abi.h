@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define TWIN_ABI_VERSION 2
+#define TWIN_ABI_VERSION 3
 #define TWIN_ERROR_BYTES 8192
 
 #ifdef __cplusplus
@@ -29,6 +29,7 @@ typedef struct TwinLaunchArgs {
     uint64_t *counters;   // block_dim x TwinKernelInfo.num_counters, filled by the launch
     uint32_t num_model;   // 0: the SoC's performance model constants, else every one of them
     const double *model;  // num_model values in twin::kModelFields order (timeline.h)
+    uint32_t auto_sync;   // nonzero: bisheng's --cce-auto-sync, the compiler orders PIPE_S with the others
 } TwinLaunchArgs;
 
 enum TwinStatus { TWIN_OK = 0, TWIN_RULE_ERROR = 1, TWIN_INVALID_INPUT = 2 };

@@ -4,7 +4,7 @@
 // that a kernel would not race: PipeAccess below flags UB data crossing pipes without an ordering.
 // Rules guarded here: cross-pipe hazards (read-after-write, write-after-write, write-after-read) on UB
 // buffers and on GM bytes of the same core (the scalar pipe included: LocalTensor and GlobalTensor
-// GetValue/SetValue), overlapping GM writes of MTE3 ordered by PipeBarrier<PIPE_MTE3>, every WaitFlag
+// GetValue/SetValue, unless the launch models --cce-auto-sync: AutoSynced), overlapping GM writes of MTE3 ordered by PipeBarrier<PIPE_MTE3>, every WaitFlag
 // has its SetFlag and every SetFlag its WaitFlag by kernel exit, no SetFlag/WaitFlag on an event id a
 // queue holds, SyncAll reached by all cores, the software SyncAll's workspaces large enough.
 #pragma once
@@ -81,13 +81,33 @@ inline bool Ordered(const CoreState &core, Pipe from, Pipe to, uint64_t seq)
     return s.barrier_all_seq > seq || s.visible_seq[int(from)][int(to)] > seq;
 }
 
+// --cce-auto-sync (the launch's auto_sync, off by default: see RULES.md): bisheng inserts the
+// SetFlag/WaitFlag pair between PIPE_S and V / MTE2 / MTE3, both ways, where a hazard needs it. A
+// hazard with the scalar pipe on either side gets that pair here, at the access, through the steps an
+// explicit SetFlag then WaitFlag take (and their cost on the timeline); returns false when the
+// compiler would insert nothing (auto-sync off, or neither pipe is S: the queues' or the kernel's job).
+inline bool AutoSynced(CoreState &core, Pipe from, Pipe to)
+{
+    if (core.launch == nullptr || !core.launch->auto_sync || (from != Pipe::S && to != Pipe::S)) {
+        return false;
+    }
+    Handoff handoff;
+    Signal(core, from, handoff);
+    Receive(core, to, handoff);
+    core.counters.pipe_barriers++;
+    ++core.instr_seq;
+    OnAutoFlagPair(from, to);
+    return true;
+}
+
 // Defines the rule declared in memory.h. The whole buffer is the unit: two pipes using disjoint parts
 // of one TBuf still need the flag between them (a kernel that reuses one buffer needs it anyway).
 inline void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write)
 {
     CoreState &core = Core();
     const uint64_t seq = ++core.instr_seq;
-    if (slot->write_seq != 0 && slot->last_writer != pipe && !Ordered(core, slot->last_writer, pipe, slot->write_seq)) {
+    if (slot->write_seq != 0 && slot->last_writer != pipe && !Ordered(core, slot->last_writer, pipe, slot->write_seq) &&
+        !AutoSynced(core, slot->last_writer, pipe)) {
         Fail(call, Cat("data written by one pipe and then ", write ? "overwritten" : "read",
                        " by another needs EnQue/DeQue of the buffer, SetFlag/WaitFlag<HardEvent::",
                        PipeName(slot->last_writer), "_", PipeName(pipe), "> or PipeBarrier<PIPE_ALL> in between (",
@@ -95,7 +115,8 @@ inline void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write
                        " the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
     }
     for (int p = 0; write && p < PipeSync::kPipes; ++p) {
-        if (p != int(pipe) && slot->read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, slot->read_seq[p])) {
+        if (p != int(pipe) && slot->read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, slot->read_seq[p]) &&
+            !AutoSynced(core, Pipe(p), pipe)) {
             Fail(call, Cat("data read by one pipe and then overwritten by another needs EnQue/DeQue of the buffer, "
                            "SetFlag/WaitFlag<HardEvent::", PipeName(Pipe(p)), "_", PipeName(pipe),
                            "> or PipeBarrier<PIPE_ALL> in between (", PipeName(Pipe(p)), " read, ", PipeName(pipe),
@@ -125,7 +146,7 @@ inline void TouchGm(const char *call, const void *gm, uint32_t blocks, uint64_t 
         const Pipe writer = Pipe(u.writer);
         const bool sameAsWriter = u.writer == int(pipe);
         const bool needsOrder = u.writer >= 0 && (!sameAsWriter || (pipe == Pipe::MTE3 && write && !(atomic && u.atomic)));
-        if (needsOrder && !Ordered(core, writer, pipe, u.write_seq)) {
+        if (needsOrder && !Ordered(core, writer, pipe, u.write_seq) && !AutoSynced(core, writer, pipe)) {
             const std::string order = sameAsWriter ? Cat("PipeBarrier<PIPE_", PipeName(pipe), ">")
                                                    : Cat("SetFlag/WaitFlag<HardEvent::", PipeName(writer), "_", PipeName(pipe), ">");
             Fail(call, Cat("GM bytes written by one pipe of a core and then ", write ? "overwritten" : "read",
@@ -135,7 +156,8 @@ inline void TouchGm(const char *call, const void *gm, uint32_t blocks, uint64_t 
                            DescribeGm(Launch(), lo), ")"));
         }
         for (int p = 0; write && p < PipeSync::kPipes; ++p) {
-            if (p != int(pipe) && u.read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, u.read_seq[p])) {
+            if (p != int(pipe) && u.read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, u.read_seq[p]) &&
+                !AutoSynced(core, Pipe(p), pipe)) {
                 Fail(call, Cat("GM bytes read by one pipe of a core and then overwritten by another need "
                                "SetFlag/WaitFlag<HardEvent::", PipeName(Pipe(p)), "_", PipeName(pipe),
                                "> or PipeBarrier<PIPE_ALL> in between (", PipeName(Pipe(p)), " read them, ",

@@ -436,6 +436,8 @@ public:
         }
         Wait(to, t);
     }
+    // A SetFlag at once followed by its WaitFlag (the pair --cce-auto-sync inserts): the same two steps.
+    void FlagPair(int from, int to) { Wait(to, SetTime(from)); }
     // PipeBarrier<PIPE_ALL>: everything issued so far is done before anything after it starts. A
     // barrier on one pipe orders only that pipe, which runs in order here anyway.
     void BarrierAll()
