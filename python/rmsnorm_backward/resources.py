@@ -12,9 +12,11 @@ Both are found from the package's location as importlib.resources reports it, no
 """
 from __future__ import annotations
 
+import importlib
 import importlib.resources
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import Optional
 
 from .errors import EnvironmentSetupError
@@ -60,3 +62,13 @@ def path(relative: str) -> Path:
         where = "the source checkout" if checkout() else "the installed package's data"
         raise EnvironmentSetupError(f"{relative} is missing from {where} ({found}); reinstall rmsnorm-backward")
     return found
+
+
+def extension() -> ModuleType:
+    """The compiled extension rmsnorm_backward._twin (the tiling, the SoC table, the kernel loader).
+    Missing or unloadable, it is this install's fault: EnvironmentSetupError saying how to build it."""
+    try:
+        return importlib.import_module("rmsnorm_backward._twin")
+    except ImportError as e:
+        raise EnvironmentSetupError(f"the compiled extension rmsnorm_backward._twin is not importable ({e}); "
+                                    "run ./build.sh setup in a checkout, or reinstall rmsnorm-backward") from e

@@ -54,3 +54,19 @@ def test_a_file_missing_from_the_install_is_an_environment_error_naming_it():
 
     with pytest.raises(EnvironmentSetupError, match=r"op_kernel/no_such_kernel\.cpp is missing from the source checkout"):
         resources.path("op_kernel/no_such_kernel.cpp")
+
+
+def test_a_missing_extension_is_an_environment_error_saying_how_to_build_it():
+    code = (
+        "import sys\n"
+        "sys.modules['rmsnorm_backward._twin'] = None\n"
+        "from rmsnorm_backward.errors import EnvironmentSetupError\n"
+        "from rmsnorm_backward.twin import soc_info\n"
+        "try:\n"
+        "    soc_info('Ascend910B2')\n"
+        "except EnvironmentSetupError as e:\n"
+        "    print(e)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "rmsnorm_backward._twin is not importable" in proc.stdout and "./build.sh setup" in proc.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rmsnorm_backward import resources
 from rmsnorm_backward.twin import soc_info
 
 
@@ -35,7 +36,7 @@ class Model:
 
 def load_model(soc: str = "Ascend910B2") -> Model:
     """The model for `soc`; InvalidInputError when the SoC is not supported."""
-    from rmsnorm_backward import _twin
+    _twin = resources.extension()
 
     row = soc_info(soc)
     table = {r["soc"]: r for r in _twin.model_table()}

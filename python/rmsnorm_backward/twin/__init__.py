@@ -28,6 +28,7 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
+from rmsnorm_backward import resources
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.twin.build import Defines, compile_kernel
 
@@ -47,7 +48,7 @@ class LaunchStats:
 
 def soc_info(soc: str) -> dict:
     """The row of the twin's platform table (twin/include/twin/platform.h) for `soc`; InvalidInputError if it is not supported."""
-    from rmsnorm_backward import _twin
+    _twin = resources.extension()
 
     table = _twin.soc_table()
     for row in table:
@@ -60,7 +61,7 @@ def soc_info(soc: str) -> dict:
 def gm_empty(shape, dtype) -> np.ndarray:
     """An uninitialised C-contiguous array in the twin's guarded GM memory. A launch that fails
     leaves in it whatever the kernel wrote before it stopped (a copied array is left untouched)."""
-    from rmsnorm_backward import _twin
+    _twin = resources.extension()
 
     dtype = np.dtype(dtype)
     if dtype.hasobject:
@@ -163,7 +164,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     values, names = _gm_arguments(args)
     so_path = compile_kernel(source, name, defines=defines, include_dirs=include_dirs)
 
-    from rmsnorm_backward import _twin
+    _twin = resources.extension()
 
     seed = secrets.randbits(64) if seed is None else int(seed) % 2**64
     out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed,
