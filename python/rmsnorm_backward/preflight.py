@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
+from . import resources
 from .errors import InvalidInputError
 
 NAMES = ("dy", "x", "rstd", "gamma")
@@ -46,7 +47,7 @@ def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, so
 
 @functools.lru_cache(maxsize=TILING_CACHE_SIZE)
 def _decision(key: tuple, soc: str, block_dim: int) -> dict:
-    from . import _twin
+    _twin = resources.extension()
 
     kwargs = {f"{n}_shape": list(shape) for n, (shape, _) in zip(NAMES, key)}
     kwargs.update({f"{n}_dtype": dtype for n, (_, dtype) in zip(NAMES, key)})
