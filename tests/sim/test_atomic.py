@@ -49,12 +49,13 @@ extern "C" __global__ __aicore__ void atomic_NAME(GM_ADDR x, GM_ADDR y, GM_ADDR 
 }
 """
 TYPES = {"half": np.float16, "int32_t": np.int32}
+# What launch() declares ahead of SOURCE, with sample values, for tests/conformance.
+KERNEL_TEXT_HEADS = {"SOURCE": f"using T = int32_t;\nconstexpr uint32_t BLOCK = {BLOCK};\n"}
 COMBINE = {0: lambda a: a.sum(axis=0), 1: lambda a: a.max(axis=0), 2: lambda a: a.min(axis=0)}
 
 
 def launch(ctype, x, y, even_op, odd_op, wrong_type=0):
-    text = "using T = " + ctype + ";\n" + SOURCE
-    text = text.replace("BLOCK", str(BLOCK)).replace("NAME", ctype.replace("_t", ""))
+    text = f"using T = {ctype};\nconstexpr uint32_t BLOCK = {BLOCK};\n" + SOURCE.replace("NAME", ctype.replace("_t", ""))
     return run(text, "atomic_" + ctype.replace("_t", ""), {"x": x, "y": y, "params": params(even_op, odd_op, wrong_type)},
                block_dim=CORES)
 

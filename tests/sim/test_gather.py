@@ -9,7 +9,7 @@ from small_kernels import CTYPES, params, random_array, run
 # GM: p = {count or repeatTime, base, dstBlkStride, dstRepStride, dst elements}, the source values,
 # the byte offsets; UB: the source (4096 elements), the offsets and dst (4096 elements each).
 KERNEL = """
-template <typename T, bool BLOCKS>
+template <typename T, bool kInBlocks>
 __aicore__ void Run(GM_ADDR p, GM_ADDR src, GM_ADDR off, GM_ADDR out)
 {
     GlobalTensor<int32_t> pg;
@@ -29,10 +29,10 @@ __aicore__ void Run(GM_ADDR p, GM_ADDR src, GM_ADDR off, GM_ADDR out)
     LocalTensor<T> s = bs.Get<T>(), d = bd.Get<T>();
     LocalTensor<uint32_t> f = bf.Get<uint32_t>();
     DataCopy(s, gs, 4096);
-    DataCopy(f, gf, BLOCKS ? 8 * n : (n + 7) / 8 * 8);
+    DataCopy(f, gf, kInBlocks ? 8 * n : (n + 7) / 8 * 8);
     DataCopy(d, go, out_len);
     PipeBarrier<PIPE_ALL>();
-    if constexpr (BLOCKS) {
+    if constexpr (kInBlocks) {
         Gatherb(d, s, f, uint8_t(n), GatherRepeatParams(uint8_t(blk), uint8_t(rep)));
     } else {
         Gather(d, s, f, uint32_t(base), uint32_t(n));
