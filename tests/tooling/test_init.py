@@ -9,6 +9,13 @@ import pytest
 import rmsnorm_backward
 
 
+def python_stdout(code: str) -> str:
+    """What `code` prints in a fresh interpreter, which must exit 0."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def test_import_needs_neither_torch_nor_the_extension():
     code = (
         "import sys\n"
@@ -18,9 +25,7 @@ def test_import_needs_neither_torch_nor_the_extension():
         "dx, dg = r.golden(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 1)), np.ones(4))\n"
         "print(r.compare(dx.astype(np.float32), dx, 'fp32').passed, 'torch' in sys.modules and sys.modules['torch'])\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "True None"
+    assert python_stdout(code).strip() == "True None"
     assert {"golden", "compare", "simulate", "run_kernel"} <= set(rmsnorm_backward.__all__)
 
 
@@ -67,6 +72,5 @@ def test_a_missing_extension_is_an_environment_error_saying_how_to_build_it():
         "except EnvironmentSetupError as e:\n"
         "    print(e)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert "rmsnorm_backward._twin is not importable" in proc.stdout and "./build.sh setup" in proc.stdout
+    out = python_stdout(code)
+    assert "rmsnorm_backward._twin is not importable" in out and "./build.sh setup" in out
