@@ -70,14 +70,17 @@ const KernelLib &Load(const std::string &path)
 // process reads and writes them (the caller's own memory is a stale copy there).
 class SharedBlock {
 public:
-    SharedBlock(const std::vector<std::string> &names, const std::string &soc, size_t num_counters,
-                const std::vector<double> &model_values)
-        : buffer_(Bytes(names, soc, num_counters) + model_values.size() * sizeof(double), 0), at_(buffer_.data())
+    // sizes: each GM buffer's bytes, for its undefined-byte flags (TwinGmArg::undefined).
+    SharedBlock(const std::vector<std::string> &names, const std::vector<size_t> &sizes, const std::string &soc,
+                size_t num_counters, const std::vector<double> &model_values)
+        : buffer_(Bytes(names, sizes, soc, num_counters) + model_values.size() * sizeof(double), 0),
+          at_(buffer_.data())
     {
         shared = new (Take<SharedLaunch>(1)) SharedLaunch();
         gm = Take<TwinGmArg>(names.size());
         for (size_t i = 0; i < names.size(); ++i) {
-            gm[i] = {nullptr, 0, Copy(names[i])};
+            gm[i] = {nullptr, 0, Copy(names[i]), Take<uint8_t>(sizes[i])};
+            std::fill(gm[i].undefined, gm[i].undefined + sizes[i], uint8_t(0));
         }
         counters = Take<uint64_t>(num_counters);
         std::fill(counters, counters + num_counters, 0);
@@ -93,11 +96,12 @@ public:
     double *model;
 
 private:
-    static size_t Bytes(const std::vector<std::string> &names, const std::string &soc, size_t num_counters)
+    static size_t Bytes(const std::vector<std::string> &names, const std::vector<size_t> &sizes,
+                        const std::string &soc, size_t num_counters)
     {
         size_t bytes = sizeof(SharedLaunch) + names.size() * sizeof(TwinGmArg) + num_counters * 8 + soc.size() + 64;
-        for (const std::string &n : names) {
-            bytes += n.size() + 1;
+        for (size_t i = 0; i < names.size(); ++i) {
+            bytes += names[i].size() + 1 + sizes[i];
         }
         return bytes;
     }
@@ -188,7 +192,11 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     // Arrays made by gm_empty are GM already; the others are copied into guarded buffers and back.
     // Host pointers are taken with the GIL held; the copies and the launch run without it.
     const size_t num_counters = size_t(block_dim) * lib.info.num_counters;
-    SharedBlock block(names, soc, num_counters, model);
+    std::vector<size_t> sizes(names.size(), 0);
+    for (size_t i = 0; i < names.size(); ++i) {
+        sizes[i] = arrays[i].is_none() ? 0 : size_t(py::reinterpret_borrow<py::array>(arrays[i]).nbytes());
+    }
+    SharedBlock block(names, sizes, soc, num_counters, model);
     std::vector<GuardedBuffer *> guarded(names.size(), nullptr);
     std::vector<std::unique_ptr<GuardedBuffer>> owned;
     std::vector<CopyJob> copy_in, copy_out;
@@ -277,7 +285,14 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
         }
         cores.append(row);
     }
+    py::list undefined;  // per buffer: the byte offset of its first undefined byte, or None
+    for (size_t i = 0; i < names.size(); ++i) {
+        const uint8_t *flags = block.gm[i].undefined;
+        const void *hit = sizes[i] == 0 ? nullptr : std::memchr(flags, 1, sizes[i]);
+        undefined.append(hit == nullptr ? py::object(py::none()) : py::int_(static_cast<const uint8_t *>(hit) - flags));
+    }
     py::dict out;
+    out["undefined"] = undefined;
     out["counter_names"] = names_out;
     out["cores"] = cores;
     out["entry_arity"] = lib.info.entry_arity;

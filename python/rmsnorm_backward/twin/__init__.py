@@ -29,7 +29,7 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from rmsnorm_backward import resources
-from rmsnorm_backward.errors import InvalidInputError
+from rmsnorm_backward.errors import InvalidInputError, TwinRuleError
 from rmsnorm_backward.twin.build import Defines, compile_kernel
 
 # Generous: the slowest launch of the test suites takes seconds; a kernel that loops forever does not.
@@ -132,11 +132,21 @@ def _model_values(soc: str, model: Optional[Mapping[str, float]]) -> list[float]
     return values
 
 
+def _check_defined(values, names, undefined) -> None:
+    for value, name, first in zip(values, names, undefined):
+        if first is not None:
+            index = first // value.itemsize
+            element = tuple(int(i) for i in np.unravel_index(index, value.shape)) if value.ndim > 1 else index
+            raise TwinRuleError(f"GM buffer {name} holds undefined data after the launch: element {element} "
+                                f"(byte offset {first}) was copied from UB bytes that nothing wrote")
+
+
 def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: int = 1,
                soc: str = "Ascend910B2", tiling_key: int = 0, defines: Defines = None,
                include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None,
                seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
-               model: Optional[Mapping[str, float]] = None, auto_sync: bool = False) -> LaunchStats:
+               model: Optional[Mapping[str, float]] = None, auto_sync: bool = False,
+               allow_undefined: bool = False) -> LaunchStats:
     """Compile `source` against the twin and launch its entry `name` on `block_dim` cores.
 
     args: NumPy arrays (or None for a null GM_ADDR), in the entry's argument order, as a list or a
@@ -149,6 +159,9 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     auto_sync: model bisheng's --cce-auto-sync, where the compiler inserts the SetFlag/WaitFlag pairs
     between the scalar pipe and V / MTE2 / MTE3; off by default, so a kernel states its syncs itself
     (twin/RULES.md).
+    allow_undefined: accept GM buffers left holding bytes copied from UB that nothing wrote (the NPU
+    copies whatever the UB held; the twin's UB holds 0xFF there). By default that is a TwinRuleError
+    naming the buffer and its first undefined element: an operator's outputs must be fully defined.
     """
     cores = soc_info(soc)["vector_cores"]
     if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
@@ -170,6 +183,8 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     out = _twin.launch(str(so_path), values, names, soc, int(block_dim), int(tiling_key), seed,
                        0.0 if timeout is None else float(timeout),
                        _model_values(soc, _MODEL_OVERRIDES.get() if model is None else model), bool(auto_sync))
+    if not allow_undefined:
+        _check_defined(values, names, out["undefined"])
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: sum(core[k] for core in per_core) for k in counter_names}

@@ -64,6 +64,7 @@ struct GmRegion {
     uint8_t *begin = nullptr;
     uint64_t bytes = 0;
     std::string name;
+    uint8_t *undefined = nullptr;  // per byte: 1 = holds undefined data (TwinGmArg::undefined)
 };
 
 struct LaunchState;  // shared by all cores of one launch: see launch.h

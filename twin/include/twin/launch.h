@@ -178,6 +178,28 @@ inline void CheckGm(const char *call, const void *p, uint64_t bytes)
                    " bytes ", offset < 0 ? "before its start" : "past its end", ")"));
 }
 
+// Records the definedness of GM blocks just written: `count` blocks of `len` bytes, `pitch` apart from
+// `gm` on, their UB definedness shadow `src_pitch` apart from `shadow` on (nullptr: a write of defined
+// values, such as a scalar store). An atomic write (`merge`) stays undefined where GM already was.
+// The bounds were checked (CheckGm).
+inline void MarkGmWritten(uint8_t *gm, uint32_t count, uint64_t len, uint64_t pitch, const uint8_t *shadow,
+                          uint64_t src_pitch, bool merge)
+{
+    for (const GmRegion &r : Launch().regions) {
+        if (r.undefined == nullptr || gm < r.begin || gm >= r.begin + r.bytes) {
+            continue;
+        }
+        for (uint32_t i = 0; i < count; ++i) {
+            uint8_t *flag = r.undefined + (gm - r.begin) + i * pitch;
+            const uint8_t *ub = shadow == nullptr ? nullptr : shadow + i * src_pitch;
+            for (uint64_t k = 0; k < len; ++k) {
+                flag[k] = uint8_t((merge && flag[k] != 0) || (shadow != nullptr && ub[k] == 0));
+            }
+        }
+        return;
+    }
+}
+
 // A GM address as "byte offset <k> of '<buffer>'" for messages.
 inline std::string DescribeGm(const LaunchState &launch, uint64_t at)
 {
@@ -314,7 +336,8 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
     const ModelConstants &table = FindModel(soc->name);
     launch.timeline.Init(*soc, args.num_model != 0 ? WithValues(table, args.model) : table);
     for (uint32_t i = 0; i < args.num_gm; ++i) {
-        launch.regions.push_back({static_cast<uint8_t *>(args.gm[i].data), args.gm[i].bytes, args.gm[i].name});
+        launch.regions.push_back(
+            {static_cast<uint8_t *>(args.gm[i].data), args.gm[i].bytes, args.gm[i].name, args.gm[i].undefined});
     }
     launch.gm_logs.resize(args.block_dim);
     std::vector<std::thread> cores;

@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define TWIN_ABI_VERSION 3
+#define TWIN_ABI_VERSION 4
 #define TWIN_ERROR_BYTES 8192
 
 #ifdef __cplusplus
@@ -16,6 +16,9 @@ typedef struct TwinGmArg {
     void *data;
     uint64_t bytes;
     const char *name;  // for messages: the argument's name as the caller knows it
+    // `bytes` flags, zeroed by the caller: the launch sets a byte's flag to 1 when the last copy to
+    // it carried UB bytes nothing wrote (the NPU copies whatever the UB held), 0 when defined.
+    uint8_t *undefined;
 } TwinGmArg;
 
 typedef struct TwinLaunchArgs {

@@ -96,6 +96,7 @@ void WriteGmByPassDCache(T *addr, T value)
     twin::OnScalarGm();
     twin::Launch().gm_flags.Write(addr, &value, sizeof(T), published);
     core.gm_log.Wrote(addr, 1, sizeof(T), sizeof(T), &value, sizeof(T));
+    twin::MarkGmWritten(reinterpret_cast<uint8_t *>(addr), 1, sizeof(T), sizeof(T), nullptr, 0, false);
 }
 
 enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
