@@ -225,8 +225,10 @@ def launch_on_twin(work: Path, manifest: Path, sites: list[str], defines: dict) 
     src = entry_source(work, site, kinds)
     # The samples' CMake builds (<<<>>> launches) compile with bisheng's default --cce-auto-sync: the
     # compiler orders the scalar pipe with the others, so the samples state only the syncs left to them.
+    # A sample is judged by its own verify script, which may read only part of an output: GM bytes
+    # copied from UB that nothing wrote are the sample's business, not a twin rule.
     run_kernel(src, "twin_sample_entry", {f"arg{i}": a for i, a in enumerate(arrays)}, block_dim=blocks,
-               defines=defines, include_dirs=[HOST_DIR, work], auto_sync=True)
+               defines=defines, include_dirs=[HOST_DIR, work], auto_sync=True, allow_undefined=True)
     for i, a in enumerate(arrays):
         if a is not None and kinds[i].startswith("buffer"):
             a.tofile(work / f"arg{i}.bin")

@@ -75,7 +75,7 @@ BUGS = {
         r"core \d+: DataCopyPad: "),
     "dgamma accumulator never zeroed (UB nothing wrote)": Bug(
         ROWS_IN_UB, "            Duplicate(dgamma_, 0.0f, t_.cols);\n", "", (8, 1000), "float32",
-        r"core \d+: DataCopyPad: copies UB bytes that nothing wrote to GM"),
+        r"GM buffer \w+ holds undefined data after the launch"),
     "the core's own barrier instead of SyncAll before the dgamma reduction": Bug(
         ENTRY, "        SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed\n",
         "        PipeBarrier<PIPE_ALL>();\n", (4096, 64), "float32",

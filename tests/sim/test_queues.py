@@ -197,7 +197,7 @@ def test_ub_capacity_is_the_soc_table_less_its_reserve(soc):
 def test_reallocated_buffer_is_poison_until_written():
     x, y, _ = launch(3, 1)
     np.testing.assert_array_equal(y, x)
-    with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: copies UB bytes that nothing wrote to GM"):
+    with pytest.raises(TwinRuleError, match=r"holds undefined data after the launch"):
         launch(3, 0)
 
 

@@ -1,8 +1,9 @@
 """Each row: a small kernel that breaks one Ascend C rule when run with BAD=1 and keeps it with
-BAD=0. The broken one must fail with an error naming the core, the call and the rule; the fixed one
-must run. (The vector-instruction rules are in the VECTOR engineer's test files.)"""
+BAD=0. The broken one must fail with an error naming the core, the call and the rule (a rule the
+launch harness checks afterwards, core None, names the GM buffer instead); the fixed one must run. (The vector-instruction rules are in the VECTOR engineer's test files.)"""
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -34,7 +35,7 @@ class Rule:
     body: str
     call: str
     rule: str
-    core: str = "0"
+    core: Optional[str] = "0"  # None: a rule the harness checks after the launch, on no core
     block_dim: int = 1
 
 
@@ -151,7 +152,7 @@ RULES = [
     a = q.DeQue<float>();
     DataCopy(yg, a, 64);
     q.FreeTensor(a);
-""", "DataCopy", "copies UB bytes that nothing wrote to GM (block 0, UB byte offset 224)"),
+""", "run_kernel", "GM buffer args[1] holds undefined data after the launch: element 56 (byte offset 224)", core=None),
     Rule("pad_random_to_output", """
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, 256);
@@ -162,7 +163,7 @@ RULES = [
     a = q.DeQue<float>();
     DataCopy(yg, a, 8);
     q.FreeTensor(a);
-""", "DataCopy", "copies UB bytes that nothing wrote to GM (block 0, UB byte offset 0)"),
+""", "run_kernel", "GM buffer args[1] holds undefined data after the launch: element 0 (byte offset 0)", core=None),
     Rule("pad_block_count", """
     TQue<QuePosition::VECIN, 1> q;
     pipe.InitBuffer(q, 1, 4096 * 32);
@@ -398,7 +399,8 @@ def test_broken_rule_is_named(rule):
     with pytest.raises(TwinRuleError) as info:
         launch(rule, 1)
     message = str(info.value)
-    assert re.match(rf"core {rule.core}: {re.escape(rule.call)}: ", message), message
+    if rule.core is not None:
+        assert re.match(rf"core {rule.core}: {re.escape(rule.call)}: ", message), message
     assert rule.rule in message
 
 
