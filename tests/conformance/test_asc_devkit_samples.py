@@ -95,9 +95,6 @@ SAMPLES = (
 KNOWN_GAPS = {
     "cast": "int4b_t and Cast to and from 4-bit integers",
     "mrg_sort": "Sort32, MrgSort, MrgSort4Info and MrgSortSrcList",
-    "reduce_computation": "its kernel copies 16 halves to GM of which its reduction wrote only the first 1 or 2 (the "
-                          "ones its verify script reads): the twin's rule against copying never-written UB bytes to "
-                          "GM rejects that copy, which the NPU makes with whatever the UB held",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",
     "copy_ub2ub-3": "Copy in Counter mode over several internal repeats: the twin steps by the repeat strides "
                     "between them, the sample expects the block stride to run on; the documentation's one Counter "
