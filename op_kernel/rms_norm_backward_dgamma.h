@@ -5,10 +5,11 @@
 // block dims; no atomics are involved. A step takes as many columns as leave room for all G partials
 // in the partial buffer, in one strided copy, and needs log2(G) vector instructions.
 //
-// UB budget (RC = reduce_chunk fp32 elements):
-//   buffer           elements   bytes
-//   partial queue    2 x RC     8 * RC
-//   sum queue        2 x RC     8 * RC
+// UB budget: DgammaReduce in rms_norm_backward_ub_layout.h, on the pipe the path's buffers left (reset);
+// tests/kernel/test_ub_budget.py checks this table.  RC = reduce_chunk
+//   | buffer                        | buffers     | bytes each                |
+//   | partial queue                 | 2           | RC * 4                    |
+//   | sum queue                     | 2           | RC * 4                    |
 #pragma once
 #include "rms_norm_backward_common.h"
 
@@ -25,8 +26,9 @@ public:
         dgammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dgamma), t_.cols);
         partialsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(GetUserWorkspace(workspace)),
                                     uint64_t(t_.groups) * t_.partial_stride);
-        pipe->InitBuffer(inQuePartial_, kDoubleBuffer, t_.reduce_chunk * sizeof(float));
-        pipe->InitBuffer(outQueDgamma_, kDoubleBuffer, t_.reduce_chunk * sizeof(float));
+        const auto layout = rms_norm_backward_layout::DgammaReduce(t_.reduce_chunk);
+        pipe->InitBuffer(inQuePartial_, kDoubleBuffer, layout.chunkBytes);
+        pipe->InitBuffer(outQueDgamma_, kDoubleBuffer, layout.chunkBytes);
     }
 
     __aicore__ inline void Process()

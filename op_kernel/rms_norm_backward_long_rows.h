@@ -6,7 +6,22 @@
 // once the dx written over it has left). Rows too long to keep whole take the streamed path instead
 // (rms_norm_backward_long_rows_streamed.h).
 //
-// UB layout: LongRows in rms_norm_backward_ub_layout.h, which the tiling sums to pick the store.
+// UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
+// tiling sums it to pick the store); tests/kernel/test_ub_budget.py checks this table against both.
+// Each buffer takes its bytes rounded up to 32.  N = cols, S = row_stride, s = sizeof(T),
+// C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols
+// where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
+//   | buffer                        | buffers                    | bytes each             |
+//   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
+//   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
+//   | gamma                         | 1                          | S * s                  |
+//   | dgamma (fp32)                 | 1                          | S * 4                  |
+//   | a, b (fp32 chunks)            | 2                          | C * 4                  |
+//   | row sum                       | 1                          | (SC or 16) * 4         |
+//   | dx queue                      | 2 * (D == 0)               | C * s                  |
+//   | rstd batches                  | 2                          | 64 * 4                 |
+//   | ReduceSum work                | 1                          | up(cdiv(SC or C, 64), 8) * 4 |
+//   | row total                     | 1                          | 32                     |
 #pragma once
 #include "rms_norm_backward_long_rows_ring.h"
 #include "rms_norm_backward_path_base.h"

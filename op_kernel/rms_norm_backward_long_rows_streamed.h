@@ -15,7 +15,22 @@
 // accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
 // read-modified-written per row in the group's GM partial (rows of about 10^6 cols).
 //
-// UB layout: Streamed in rms_norm_backward_ub_layout.h, which the tiling sums to pick chunks and slots.
+// UB budget: Streamed in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
+// tiling sums it to pick chunks and slots); tests/kernel/test_ub_budget.py checks this table against both.
+// Each buffer takes its bytes rounded up to 32.  N = cols, s = sizeof(T), C = chunk_cols,
+// SS = stream_slots, GS = gamma_slots, SC = sum_cols, DR = dgamma_ub_cols
+//   | buffer                        | buffers           | bytes each             |
+//   | dy, x slot pairs              | SS                | 2 * C * s              |
+//   | gamma whole                   | GS == 0           | N * s                  |
+//   | gamma chunk slots             | GS                | C * s                  |
+//   | dgamma head (fp32)            | 1                 | DR * 4                 |
+//   | dy, x, gamma widened          | s < 4             | 3 * C * 4              |
+//   | row sum                       | 1                 | SC * 4                 |
+//   | ReduceSum work                | 1                 | up(cdiv(SC, 64), 8) * 4 |
+//   | row total                     | 1                 | 32                     |
+//   | coef (a repeat)               | 1                 | 256                    |
+//   | rstd batches                  | 2                 | 64 * 4                 |
+//   | dgamma partial in, out        | 2 * 2 * (DR < N)  | C * 4                  |
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"

@@ -2,7 +2,17 @@
 // and double buffered (the next tile's copy-in is issued before this tile's compute), computed row by
 // row in fp32, dx rounded and copied out per tile.
 //
-// UB layout: RowsInUb in rms_norm_backward_ub_layout.h, which the tiling sums to pick tile_rows.
+// UB budget: RowsInUb in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
+// tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
+// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T)
+//   | buffer                        | buffers     | bytes each                |
+//   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
+//   | rstd queue                    | 2           | R * 4                     |
+//   | gamma                         | 1           | S * s                     |
+//   | dgamma, g (fp32 rows)         | 2           | S * 4                     |
+//   | gamma, dy, xhat widened       | 3 * (s < 4) | S * 4                     |
+//   | ReduceSum work                | 1           | up(cdiv(S, 64), 8) * 4    |
+//   | row sum                       | 1           | 32                        |
 #pragma once
 #include "rms_norm_backward_path_base.h"
 

@@ -20,7 +20,18 @@
 // dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
 // at the end of each group.
 //
-// UB layout: SmallCols in rms_norm_backward_ub_layout.h, which the tiling sums to pick tile_rows.
+// UB budget: SmallCols in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
+// tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
+// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T)
+// where L = 8 if S == 64 or S >= 128 else S  (lanes of a row's scalar: a block, or the row)
+// where W = 64 if 64 % S == 0 else (S if L == 8 else R * S)  (lanes of widened gamma)
+//   | buffer                        | buffers     | bytes each                |
+//   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
+//   | rstd queue (4 tiles' rows)    | 2           | 4 * R * 4                 |
+//   | a, xhat, g, dgamma (fp32)     | 4           | R * S * 4                 |
+//   | rstd, c per row               | 2           | R * L * 4                 |
+//   | gamma widened                 | 1           | W * 4                     |
+//   | -rstd/cols, row sum halves    | 3           | R * 4                     |
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"

@@ -1,7 +1,9 @@
 // The Unified Buffer layout of every kernel path, written once: the kernels size their InitBuffer
 // calls from it and the host tiling (op_host/tiling) sums the same buffers to decide what fits. Plain
 // constexpr C++ over the tiling's numbers, so it compiles for the NPU, for the CPU twin and on the host.
-// Each buffer is counted as InitBuffer places it: its bytes rounded up to whole 32-byte blocks.
+// Each buffer is counted as InitBuffer places it: its bytes rounded up to whole 32-byte blocks. Each
+// path's kernel header shows its budget as a table (buffer, buffers, bytes each), which
+// tests/kernel/test_ub_budget.py evaluates against LaunchUbBytes and the twin's measured peak.
 #pragma once
 #include <cstdint>
 
@@ -145,6 +147,39 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
     return l.streamSlots * Blocks(l.slotBytes) + l.gammaBuffers * Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) +
            Blocks(l.wideBytes) + Blocks(l.sumBytes) + Blocks(l.workBytes) + kBlockBytes + kRepeatBytes +
            kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + 2 * kDoubleBuffer * Blocks(l.partialBytes);
+}
+
+// The dgamma reduction after SyncAll, on the reset pipe: a queue of RC fp32 partials in, one of sums out.
+struct DgammaReduceLayout {
+    uint64_t chunkBytes;  // RC fp32 elements
+};
+RMS_NORM_BACKWARD_LAYOUT DgammaReduceLayout DgammaReduce(uint32_t RC) { return {uint64_t(RC) * sizeof(float)}; }
+RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const DgammaReduceLayout &l) { return 2 * kDoubleBuffer * Blocks(l.chunkBytes); }
+
+// The UB a launch holds at its peak, from its tiling alone (as the kernel reads it): its path's
+// buffers, or the dgamma reduction's after the reset when row groups need one. The host tiling
+// reports it and refuses a tiling that would not fit; the twin measures it.
+RMS_NORM_BACKWARD_LAYOUT uint64_t PathUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
+{
+    switch (path) {
+        case RmsNormBackwardPath::kRowsInUb:
+            return UbBytes(RowsInUb(t.tile_rows, t.row_stride, s));
+        case RmsNormBackwardPath::kSmallCols:
+            return UbBytes(SmallCols(t.tile_rows, t.row_stride), s);
+        case RmsNormBackwardPath::kLongRows:
+            return UbBytes(LongRows(t.cols, s, t.chunk_cols, t.row_buffers, t.dx_over_dy == 0, t.sum_cols,
+                                    t.spare_slots));
+        case RmsNormBackwardPath::kLongRowsStreamed:
+            return UbBytes(Streamed(t.cols, s, t.chunk_cols, t.stream_slots, t.gamma_slots, t.sum_cols,
+                                    t.dgamma_ub_cols));
+    }
+    return 0;
+}
+RMS_NORM_BACKWARD_LAYOUT uint64_t LaunchUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
+{
+    const uint64_t main = PathUbBytes(path, t, s);
+    const uint64_t reduce = t.groups > 1 ? UbBytes(DgammaReduce(t.reduce_chunk)) : 0;
+    return main > reduce ? main : reduce;
 }
 
 }  // namespace rms_norm_backward_layout

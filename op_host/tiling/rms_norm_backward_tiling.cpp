@@ -98,6 +98,13 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     const PathTiler &tiler = FirstCapable(shape);
     tiler.DoTiling(shape, t);
 
+    out.ub_bytes = layout::LaunchUbBytes(tiler.Path(), t, shape.elem_bytes);
+    if (out.ub_bytes > shape.ub_bytes) {  // a tiler's own sum disagrees with the layout: never launch it
+        error = std::string("internal error: the ") + PathName(tiler.Path()) + " tiling needs " +
+                std::to_string(out.ub_bytes) + " bytes of UB, more than the " + std::to_string(shape.ub_bytes) +
+                " the platform leaves; please report the shape.";
+        return false;
+    }
     out.data = t;
     out.tiling_key = uint32_t(MakeKey(tiler.Path(), shape.dtype));
     out.block_dim = std::min(t.groups, platform.vector_cores);

@@ -26,6 +26,7 @@ struct TilingResult {
     uint64_t user_workspace_bytes = 0;
     uint64_t workspace_bytes = 0;  // the platform's system part + the user part
     uint64_t min_bytes = 0;        // GM traffic floor: each input read once, each output written once
+    uint64_t ub_bytes = 0;         // the UB the launch holds at its peak (layout::LaunchUbBytes)
 };
 
 // The name of a tiling key's path ("rows_in_ub", "long_rows", ...), for stats and messages.

@@ -84,6 +84,7 @@ def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optiona
         "min_bytes": tiling["min_bytes"],
         "traffic_ratio": moved / tiling["min_bytes"],
         "workspace_bytes": tiling["workspace_bytes"],
+        "ub_bytes": tiling["ub_bytes"],
         "tiling": fields,
         "cores": launch.cores,
         "total": total,

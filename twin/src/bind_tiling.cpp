@@ -61,6 +61,7 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     d["workspace_bytes"] = out.workspace_bytes;
     d["user_workspace_bytes"] = out.user_workspace_bytes;
     d["min_bytes"] = out.min_bytes;
+    d["ub_bytes"] = out.ub_bytes;
     d["fields"] = RmsNormBackwardTilingDataFields(out.data);
     return d;
 }
@@ -73,6 +74,6 @@ void BindTiling(py::module_ &m)
           py::arg("gamma_shape"), py::arg("dy_dtype"), py::arg("x_dtype"), py::arg("rstd_dtype"),
           py::arg("gamma_dtype"), py::arg("soc") = "Ascend910B2", py::arg("block_dim") = 0,
           "Validates the inputs of RmsNormBackward and computes its tiling (op_host/tiling): a dict with the "
-          "tiling bytes, block_dim, tiling_key, path, workspace_bytes, min_bytes and the tiling fields. block_dim "
+          "tiling bytes, block_dim, tiling_key, path, workspace_bytes, min_bytes, ub_bytes (the UB the launch holds at its peak) and the tiling fields. block_dim "
           "caps the cores (0: as many as useful). Bad inputs raise InvalidInputError naming the tensor and rule.");
 }

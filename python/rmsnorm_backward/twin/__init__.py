@@ -40,7 +40,8 @@ __all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty"
 
 @dataclass(frozen=True)
 class LaunchStats:
-    """Counters of one launch: per core (names of twin::Counters) and summed over the cores."""
+    """Counters of one launch: per core (names of twin::Counters) and over the cores: summed, except
+    ub_peak_bytes, the largest of the cores' peaks."""
     block_dim: int
     cores: list = field(repr=False)
     total: dict = field(default_factory=dict)
@@ -187,5 +188,5 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
         _check_defined(values, names, out["undefined"])
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
-    total = {k: sum(core[k] for core in per_core) for k in counter_names}
+    total = {k: (max if k == "ub_peak_bytes" else sum)(core[k] for core in per_core) for k in counter_names}
     return LaunchStats(block_dim=int(block_dim), cores=per_core, total=total)

@@ -47,6 +47,7 @@ struct Counters {
     uint64_t active_lanes = 0;      // lanes enabled by the mask, summed over repeats
     uint64_t pipe_barriers = 0;     // PipeBarrier and SetFlag/WaitFlag pairs
     uint64_t sync_alls = 0;
+    uint64_t ub_peak_bytes = 0;     // the most UB the core's TPipe buffers held at once
     // The performance timeline (timeline.h); busy times and the makespan are stored at kernel exit.
     uint64_t lane_slots = 0;        // lanes the repeats could have enabled: repeats x lanes per repeat
     uint64_t hbm_bytes = 0;         // GM bytes to or from HBM: first touches and all writes

@@ -216,6 +216,7 @@ inline std::string DescribeGm(const LaunchState &launch, uint64_t at)
 #define TWIN_COUNTER_FIELDS(X)                                                                  \
     X(gm_read_bytes) X(gm_write_bytes) X(gm_scalar_reads) X(gm_scalar_writes) X(copy_in_instrs) \
     X(copy_out_instrs) X(vector_instrs) X(vector_repeats) X(active_lanes) X(pipe_barriers) X(sync_alls)   \
+    X(ub_peak_bytes)                                                                        \
     X(lane_slots) X(hbm_bytes) X(l2_bytes) X(model_cycles) X(busy_s_cycles) X(busy_v_cycles) X(busy_mte2_cycles) \
     X(busy_mte3_cycles) X(busy_hbm_cycles)
 #define TWIN_COUNTER_NAME(field) #field,

@@ -6,6 +6,7 @@
 // EnQue (until DeQue), FreeTensor (until the buffer's next AllocTensor) and AllocEventID (until
 // ReleaseEventID). A fresh buffer holds whatever its last user left: poison.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -241,6 +242,7 @@ private:
             core.MarkUndefined(slots[i].offset, bytes);
         }
         used_bytes_ = uint32_t(total);
+        core.counters.ub_peak_bytes = std::max<uint64_t>(core.counters.ub_peak_bytes, total);
         buffers_ += num;
         return slots;
     }
