@@ -4,6 +4,8 @@ tiling and workspace macros, compile errors, GM bounds, guard canaries and stuck
 The kernels here use scalar GM access only, so they test the launcher and not the API families.
 """
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -340,3 +342,13 @@ def test_demo_kernel_of_the_benchmark_matches_numpy(rng, block_dim):
     assert stats.total["gm_read_bytes"] == 2 * x.nbytes
     assert stats.total["gm_write_bytes"] == z.nbytes + sums.nbytes
 
+
+
+def test_soc_table_binding_names_every_field_of_the_struct():
+    # VisitFacts (platform.h) names the fields for Python: a field added to SocInfo without it would be
+    # invisible to the performance model, so the binding must list exactly the struct's fields.
+    text = resources.path("twin/include/twin/platform.h").read_text()
+    body = text[text.index("struct SocInfo {"):text.index("};", text.index("struct SocInfo {"))]
+    fields = re.findall(r"^\s+(?:const char \*|uint32_t |uint64_t |double )(\w+);", body, re.M)
+    assert len(fields) >= 10
+    assert set(soc_info("Ascend910B2")) == set(fields) | {"ub_usable_bytes"}
