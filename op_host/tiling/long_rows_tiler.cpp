@@ -24,6 +24,13 @@ struct LongRowsLayoutChoice {
 // pass 2. Each vector instruction costs an issue overhead besides its repeats, so long chunks come
 // first, then shorter chunks, fewer spare slots and narrower row sums (sum_cols below chunk_cols
 // costs one instruction per further sum_cols of a chunk; 0 needs no lane-wise accumulator at all).
+// Short chunks make the path vector-bound: each instruction's issue cost nears its repeats, so no
+// chunk is shorter than 2048 cols. 16-bit rows widen dy, x and gamma in both passes (13 vector
+// instructions per chunk against fp32's 6): they take chunks of at least kMin16BitChunkCols, in row
+// buffers or in rings that keep HBM streaming (spare slots), and otherwise the streamed path, whose
+// chunks stay longer. Modelled, 4096 rows of fp16: 9500 cols 173.7 us in 2048-col row buffers, 198.2
+// in a 4096-col ring without spare slots, 161.2 in a 3072-col ring with two; 14000 cols 277.7 us in
+// 2048-col chunks against 234.5 streamed; 16384 cols (1856-col chunks) 337.8 against 277.4.
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots
     {1, 4096, false, 4096, 2},
@@ -37,15 +44,7 @@ constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     {1, 3072, true, 3072, 0},
     {1, 2048, true, 2048, 0},
     {1, 2048, false, 2048, 0},
-    {1, 1856, false, 0, 1},
-    {1, 1664, false, 640, 1},
-    {1, 1536, false, 768, 1},
     {1, 2048, false, 1024, 0},
-    {1, 1536, false, 1536, 0},
-    {1, 1024, true, 1024, 0},
-    {2, 1024, true, 1024, 0},
-    {1, 512, true, 512, 0},
-    {2, 512, true, 512, 0},
 };
 
 // Row buffers are the buffers of two VECIN queues, each queued or freed one holding an event id of
@@ -54,8 +53,15 @@ static_assert(2 * kMaxRowBuffers <= layout::kEventIdsPerEvent, "row buffers of d
 
 // A ring needs at least two chunks per row (one chunk holds only whole rows, which the row buffers do
 // better) and at most kMaxRowSlots slots.
+constexpr uint32_t kMin16BitChunkCols = 3072;
+constexpr uint32_t kMin16BitSpareSlots = 2;
+
 bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
+    if (shape.elem_bytes < sizeof(float) &&
+        (c.chunk_cols < kMin16BitChunkCols || (c.row_buffers == 1 && c.spare_slots < kMin16BitSpareSlots))) {
+        return false;
+    }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||
                                shape.cols <= c.chunk_cols)) {
         return false;

@@ -45,6 +45,10 @@ constexpr double kCopySetupCycles = 64;      // MTE2's fixed cost per copy, the 
 constexpr double kThinFactor2Slots = 1.18;
 constexpr double kThinFactor3Slots = 1.035;
 constexpr double kHeldShareFor3Slots = 0.75;
+// 16-bit rows spend twice the vector time per byte (widening in both passes), so a stream of 3 slots
+// falls behind whatever share of the row it holds: 8 % (4096 x 16384 fp16: 3 slots of 3328 cols 293.3
+// us of core time against 4 slots of 2752 cols 271.5, measured on the twin's timeline).
+constexpr double kThinFactor3Slots16Bit = 1.08;
 
 uint64_t Bytes(const StreamedChoice &c, const TilingShape &shape)
 {
@@ -61,9 +65,10 @@ double Cost(const StreamedChoice &c, const TilingShape &shape)
     const double mte2 = 2 * row / share + 2 * row / l2 + 4 * kCopySetupCycles * chunks + gamma;
     const double hbm = 3 * row / share;
     const double held = double(c.stream_slots) * c.chunk_cols / double(shape.cols);
-    const double thin = c.stream_slots == 2                                ? kThinFactor2Slots
-                        : c.stream_slots == 3 && held < kHeldShareFor3Slots ? kThinFactor3Slots
-                                                                            : 1.0;
+    const double thin = c.stream_slots == 2                                          ? kThinFactor2Slots
+                        : c.stream_slots == 3 && shape.elem_bytes < sizeof(float)     ? kThinFactor3Slots16Bit
+                        : c.stream_slots == 3 && held < kHeldShareFor3Slots           ? kThinFactor3Slots
+                                                                                      : 1.0;
     return std::max(mte2, hbm * thin);
 }
 

@@ -124,8 +124,10 @@ BUGS = {
         "            const RowGroup group = GroupRows(t_, groupIdx);\n"
         "            if (groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, t_.cols);\n            }\n", (300, 1000), "float32", GOLDEN, block_dim=2),
     "pass 2 scales by the other row's rstd": Bug(
-        STREAMED, "        const float rstd = rstd_[row % kRowsInFlight];",
-        "        const float rstd = rstd_[(row + 1) % kRowsInFlight];",
+        STREAMED, "        const float rstd = rstd_[row % kRowsInFlight];\n        LocalTensor<T> slot = inQueSlot_.DeQue<T>();\n"
+        "        const uint32_t n = Count(chunk);\n        const LocalTensor<float> g =",
+        "        const float rstd = rstd_[(row + 1) % kRowsInFlight];\n        LocalTensor<T> slot = inQueSlot_.DeQue<T>();\n"
+        "        const uint32_t n = Count(chunk);\n        const LocalTensor<float> g =",
         (3, 12289), "float32", GOLDEN),
 }
 

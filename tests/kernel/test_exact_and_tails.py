@@ -28,7 +28,7 @@ EXACT_CASES = {
     ("rows_in_ub", "", "float32"): (5, 1001), ("rows_in_ub", "", "float16"): (5, 2049),
     ("rows_in_ub", "", "bfloat16"): (5, 2049),
     ("long_rows", "row buffers", "float32"): (3, 4097), ("long_rows", "ring", "float32"): (3, 8193),
-    ("long_rows", "ring", "float16"): (3, 8193), ("long_rows", "ring", "bfloat16"): (3, 16385),
+    ("long_rows", "ring", "float16"): (3, 8193), ("long_rows", "ring", "bfloat16"): (3, 12287),
     ("long_rows_streamed", "gamma whole", "float32"): (2, 12289),
     ("long_rows_streamed", "gamma whole", "float16"): (2, 20001),
     ("long_rows_streamed", "gamma whole", "bfloat16"): (2, 20001),

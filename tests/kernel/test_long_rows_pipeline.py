@@ -1,6 +1,6 @@
 """The whole-row-resident long rows as a pipeline, as the twin's timeline models it (modelled, not
-measured): the rings of chunk slots keep the busiest core's HBM channel (HBM-bound widths) or vector
-pipe (the vector-bound 16384 cols) busy, and rstd, fetched per group one batch ahead, reaches every
+measured): the rings of chunk slots keep the busiest core's HBM channel busy (and 16-bit rows too
+long for them stream, HBM still busy), and rstd, fetched per group one batch ahead, reaches every
 row of a group longer than two batches."""
 import numpy as np
 import pytest
@@ -39,9 +39,15 @@ def test_ring_keeps_the_hbm_channel_busy(cols):
     assert busy_share((4096, cols), "float16", "busy_hbm_cycles") >= 0.97
 
 
-# At 16384 cols the vector pipe needs more time than HBM: it must not wait for data between rows.
-def test_vector_bound_ring_keeps_the_vector_pipe_busy():
-    assert busy_share((4096, 16384), "bfloat16", "busy_v_cycles") >= 0.96
+# 16-bit rows of 16384 cols would need 1856-col chunks in a ring, where the vector pipe is the
+# bottleneck; they stream instead (longer chunks, fewer instructions per byte) and keep HBM busy.
+def test_16_bit_rows_too_long_for_a_3072_col_ring_stream_and_keep_hbm_busy():
+    shape = [4096, 16384]
+    result = _twin.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[4096, 1], gamma_shape=[16384],
+                                  dy_dtype="bfloat16", x_dtype="bfloat16", rstd_dtype="float32",
+                                  gamma_dtype="bfloat16")
+    assert result["path"] == "long_rows_streamed" and result["fields"]["stream_slots"] >= 4
+    assert busy_share((4096, 16384), "bfloat16", "busy_hbm_cycles") >= 0.97
 
 
 # 6200 rows make 48 groups of 129 rows: three rstd batches per group, the third landing in the half

@@ -16,7 +16,8 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0):
     ("float16", 129, "small_cols"), ("float16", 816, "small_cols"), ("float16", 817, "rows_in_ub"),
     ("float32", 576, "small_cols"), ("float32", 577, "rows_in_ub"), ("float32", 2000, "rows_in_ub"),
     ("float16", 3000, "rows_in_ub"),
-    ("float16", 6080, "long_rows"), ("bfloat16", 16384, "long_rows"), ("float32", 8192, "long_rows"),
+    ("float16", 6080, "long_rows"), ("bfloat16", 12288, "long_rows"), ("float32", 8192, "long_rows"),
+    ("float16", 12289, "long_rows_streamed"), ("bfloat16", 16384, "long_rows_streamed"),
     ("float32", 12288, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
     ("float32", 1000000, "long_rows_streamed"),
 ])
@@ -24,7 +25,7 @@ def test_path_by_width(dtype, cols, path):
     assert tiling(64, cols, dtype)["path"] == path
 
 
-@pytest.mark.parametrize("dtype,cols", [("float16", 16384), ("bfloat16", 16384), ("float32", 8192)])
+@pytest.mark.parametrize("dtype,cols", [("float16", 12288), ("bfloat16", 12288), ("float32", 8192)])
 def test_long_rows_up_to_the_goal_stay_resident(dtype, cols):
     result = tiling(4096, cols, dtype)
     assert result["path"] == "long_rows" and result["fields"]["row_buffers"] >= 1
