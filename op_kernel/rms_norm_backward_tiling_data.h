@@ -16,7 +16,7 @@ enum class RmsNormBackwardTilingKey : uint32_t {
     kRowsInUbFp32 = 100, kRowsInUbFp16 = 101, kRowsInUbBf16 = 102,  // several whole rows per tile
     kLongRowsFp32 = 200, kLongRowsFp16 = 201, kLongRowsBf16 = 202,  // one row at a time, widened in chunks
     kSmallColsFp32 = 300, kSmallColsFp16 = 301, kSmallColsBf16 = 302,  // many packed rows per instruction
-    kLongRowsStreamedFp32 = 400, kLongRowsStreamedFp16 = 401, kLongRowsStreamedBf16 = 402,  // one row at a time, too long for UB: streamed in chunks, read in pass 1 and again (from L2) in pass 2
+    kLongRowsStreamedFp32 = 400, kLongRowsStreamedFp16 = 401, kLongRowsStreamedBf16 = 402,  // one row at a time, too long to hold whole in UB in chunks the vector unit runs well: streamed in chunks, read in pass 1 and again (from L2) in pass 2
 };
 inline constexpr uint32_t kTilingKeyPathStep = 100;
 
@@ -25,7 +25,7 @@ enum class RmsNormBackwardPath : uint32_t {
     kRowsInUb = 1,  // several whole rows per tile
     kLongRows = 2,  // one row at a time, widened in chunks
     kSmallCols = 3,  // many packed rows per instruction
-    kLongRowsStreamed = 4,  // one row at a time, too long for UB: streamed in chunks, read in pass 1 and again (from L2) in pass 2
+    kLongRowsStreamed = 4,  // one row at a time, too long to hold whole in UB in chunks the vector unit runs well: streamed in chunks, read in pass 1 and again (from L2) in pass 2
 };
 
 // The tiling key that runs `path` on `dtype`: one of the enumerators above.
