@@ -38,6 +38,7 @@ def run_source(tmp_path):
     def run(text: str, name: str, args, **options):
         path = tmp_path / f"{name}_{zlib.crc32(text.encode()):08x}.cpp"
         path.write_text(text)
+        options.setdefault("optimize", False)  # small kernels, run once: -O0 builds a third faster
         return run_kernel(path, name, args, **options)
 
     return run

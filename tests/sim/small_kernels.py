@@ -27,6 +27,7 @@ def run(body: str, name: str, args, **kw):
     """Writes PRELUDE + body to a file named by its content and launches its entry `name`.
 
     Kept in one directory of the cache, so a kernel text is written once for every test that runs it.
+    Compiled at -O0 unless the test says otherwise: these kernels are small and run once or twice.
     """
     text = PRELUDE + body
     directory = cache_dir() / "test_kernels"
@@ -34,6 +35,7 @@ def run(body: str, name: str, args, **kw):
     path = directory / f"{name}_{hashlib.sha256(text.encode()).hexdigest()[:16]}.cpp"
     if not path.is_file():
         write_atomic(path, text)
+    kw.setdefault("optimize", False)
     return run_kernel(path, name, args, **kw)
 
 

@@ -352,3 +352,21 @@ def test_soc_table_binding_names_every_field_of_the_struct():
     fields = re.findall(r"^\s+(?:const char \*|uint32_t |uint64_t |double )(\w+);", body, re.M)
     assert len(fields) >= 10
     assert set(soc_info("Ascend910B2")) == set(fields) | {"ub_usable_bytes"}
+
+
+
+def test_optimize_changes_no_result(rng):
+    # -O0 and -O2 builds of the demo give the same bits and the same counters (floats as written:
+    # -ffp-contract=off, no fast-math), so tests may build small kernels at -O0.
+    tiles, tile_len = 5, 64 * int(rng.integers(1, 33))
+    x = rng.standard_normal(tiles * tile_len).astype(np.float32)
+    y = rng.standard_normal(tiles * tile_len).astype(np.float32)
+    runs = []
+    for optimize in (True, False):
+        z, sums = np.zeros_like(x), np.zeros(tiles, np.float32)
+        stats = run_kernel(DEMO, "scaled_sum", {"x": x, "y": y, "z": z, "sums": sums,
+                                                "tiling": np.array([tiles, tile_len], np.uint32)},
+                           block_dim=3, optimize=optimize)
+        runs.append((z.tobytes(), sums.tobytes(), stats.total))
+    assert runs[0] == runs[1]
+    assert runs[0][0] != np.zeros_like(x).tobytes()

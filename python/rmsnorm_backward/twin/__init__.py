@@ -147,7 +147,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
                include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None,
                seed: Optional[int] = None, timeout: Optional[float] = DEFAULT_TIMEOUT,
                model: Optional[Mapping[str, float]] = None, auto_sync: bool = False,
-               allow_undefined: bool = False) -> LaunchStats:
+               allow_undefined: bool = False, optimize: bool = True) -> LaunchStats:
     """Compile `source` against the twin and launch its entry `name` on `block_dim` cores.
 
     args: NumPy arrays (or None for a null GM_ADDR), in the entry's argument order, as a list or a
@@ -163,6 +163,8 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     allow_undefined: accept GM buffers left holding bytes copied from UB that nothing wrote (the NPU
     copies whatever the UB held; the twin's UB holds 0xFF there). By default that is a TwinRuleError
     naming the buffer and its first undefined element: an operator's outputs must be fully defined.
+    optimize: compile at -O2 (True) or -O0 (False: quicker to build, slower to run; the results are
+    the same), for small kernels run once.
     """
     cores = soc_info(soc)["vector_cores"]
     if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= cores:
@@ -176,7 +178,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
                                 or not 0 < timeout < float("inf")):
         raise InvalidInputError(f"timeout must be a positive number of seconds or None (no limit), got {timeout!r}")
     values, names = _gm_arguments(args)
-    so_path = compile_kernel(source, name, defines=defines, include_dirs=include_dirs)
+    so_path = compile_kernel(source, name, defines=defines, include_dirs=include_dirs, optimize=optimize)
 
     _twin = resources.extension()
 

@@ -33,7 +33,14 @@ CODEGEN_FLAGS = ("-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-pt
                  "-fvisibility=hidden")
 # -z defs turns a missing definition into a compile error instead of a failed dlopen.
 CXXFLAGS = CODEGEN_FLAGS + ("-shared", "-Wl,-z,defs")
-PCH_KEEP = 3  # precompiled headers kept in the cache (each ~70 MB), the newest
+
+
+def codegen_flags(optimize: bool = True) -> tuple[str, ...]:
+    """CODEGEN_FLAGS, at -O0 when not `optimize`: a third less compile time and a slower twin, for
+    small kernels run once. The results do not depend on it: -ffp-contract=off and no fast-math
+    leave every float operation as written at either level."""
+    return CODEGEN_FLAGS if optimize else tuple("-O0" if f == "-O2" else f for f in CODEGEN_FLAGS)
+PCH_KEEP = 4  # precompiled headers kept in the cache (each ~70 MB), the newest: two levels, two twins
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl")
 SKIPPED_DIRS = {"build", "node_modules", "__pycache__"}
 _ENTRY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -131,18 +138,19 @@ def _run(cmd) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def precompiled_header(twin_dirs: list[Path]) -> Optional[Path]:
+def precompiled_header(twin_dirs: list[Path], optimize: bool = True) -> Optional[Path]:
     """A directory with kernel_operator.h.gch and a link to the real header (found again when the
     kernel includes it itself), built once per twin header content: it saves the ~1 s of parsing
     the twin in every kernel compile. g++ ignores it where it does not fit (e.g. a -D that the
     twin's headers mention) and reads the link instead. None if it cannot be built."""
     cache = cache_dir()
-    pch = cache / f"pch-{_digest([compiler_version(), *CODEGEN_FLAGS], twin_dirs)}"
+    codegen = codegen_flags(optimize)
+    pch = cache / f"pch-{_digest([compiler_version(), *codegen], twin_dirs)}"
     if (pch / "kernel_operator.h.gch").is_file():
         return pch
     header = twin_dirs[0] / "kernel_operator.h"
     work = Path(tempfile.mkdtemp(prefix="tmp-pch-", dir=cache))
-    done = _run([CXX, *CODEGEN_FLAGS, *(f"-I{d}" for d in twin_dirs), "-x", "c++-header", str(header),
+    done = _run([CXX, *codegen, *(f"-I{d}" for d in twin_dirs), "-x", "c++-header", str(header),
                  "-o", str(work / "kernel_operator.h.gch")])
     if done.returncode != 0:
         shutil.rmtree(work, ignore_errors=True)
@@ -158,8 +166,9 @@ def precompiled_header(twin_dirs: list[Path]) -> Optional[Path]:
 
 
 def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defines = None,
-                   include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None) -> Path:
-    """Compile `source` with entry `name` against the twin; the cached shared object's path."""
+                   include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None, optimize: bool = True) -> Path:
+    """Compile `source` with entry `name` against the twin; the cached shared object's path.
+    optimize=False compiles at -O0 (codegen_flags)."""
     source = Path(source).resolve()
     if not source.is_file():
         raise InvalidInputError(f"source must be an existing kernel source file (got {source})")
@@ -167,7 +176,8 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
         raise InvalidInputError(f"name must be the C identifier of the kernel entry (got {name!r})")
     twin_dirs = twin_include_dirs()
     dirs = twin_dirs + [source.parent] + [Path(d).resolve() for d in include_dirs or ()]
-    flags = list(CXXFLAGS) + _define_flags(defines) + [f"-I{d}" for d in dirs]
+    cxxflags = list(codegen_flags(optimize)) + list(CXXFLAGS[len(CODEGEN_FLAGS):])
+    flags = cxxflags + _define_flags(defines) + [f"-I{d}" for d in dirs]
     wrapper = _wrapper(source, name)
     cache = cache_dir()
     # The key names no directory when every file the source includes lies under `dirs` (the twin
@@ -176,7 +186,7 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     inside, extra = _quoted_includes(source, dirs)
     included = [part for path in extra for part in (path.name, path.read_bytes())]
     if inside:
-        key = [compiler_version(), chr(0).join(list(CXXFLAGS) + _define_flags(defines)), str(len(dirs)),
+        key = [compiler_version(), chr(0).join(cxxflags + _define_flags(defines)), str(len(dirs)),
                _wrapper(Path(source.name), name), source.read_bytes(), *included]
         target = cache / f"{name}-{_digest(key, dirs, where=False)}.so"
     else:
@@ -191,7 +201,7 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     try:
         (work / "wrapper.cpp").write_text(wrapper)
         cmd = [CXX, *flags, str(work / "wrapper.cpp"), "-o", str(work / "kernel.so")]
-        pch = precompiled_header(twin_dirs)
+        pch = precompiled_header(twin_dirs, optimize)
         done = _run(cmd[:1] + [f"-I{pch}"] + cmd[1:]) if pch else None
         if done is None or done.returncode != 0:  # the error, if real, comes again without the PCH
             done = _run(cmd)
