@@ -63,11 +63,13 @@ def test_bad_model_constants_are_one_sentence(overrides, message):
 
 
 def test_the_launch_shortcut_equals_a_rerun(model, rng):
-    row = run_case(TINY, model, rng)
+    row = run_case(TINY, model, rng, anchor_kernel=True)
     later = replace(model, constants={**model.constants, "launch_us": 2 * model["launch_us"]})
-    rerun = run_case(TINY, later, rng)
+    with model_constants({"launch_us": 2 * model["launch_us"]}):
+        rerun = run_case(TINY, later, rng, anchor_kernel=True)
     shifted = sensitivity._shift_launch(row, model["launch_us"])
-    for key in ("modelled_us", "anchor_us", "roofline_us", "roofline_pct"):
+    for key in ("modelled_us", "anchor_us", "roofline_us", "roofline_pct", "anchor_kernel_us",
+                "anchor_kernel_deterministic_us"):
         assert shifted[key] == pytest.approx(rerun[key], rel=1e-9), key
 
 
@@ -87,3 +89,7 @@ def test_sensitivity_report(tmp_path, capsys, model):
     # adds the same to both, so the ratio moves towards 1 (ours is behind on this tiny case).
     assert speedup["sync_all_cycles", 2.0] < base < speedup["sync_all_cycles", 0.5]
     assert base < 1 and speedup["launch_us", 0.5] < base < speedup["launch_us", 2.0] < 1
+    # The anchor kernel runs under the same constants: its ratios are reported for every variant.
+    for v in [report["baseline"]["atb"], *(v["suites"]["atb"] for v in report["variants"])]:
+        low, high = v["speedup_anchor"]
+        assert 0 < low <= high and 0 < v["speedup_anchor_det"][0]
