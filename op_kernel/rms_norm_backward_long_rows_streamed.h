@@ -212,7 +212,8 @@ private:
     // With xhat = x*rstd, the row's rstd moves out of the lanes (as on the long-rows path):
     // dy*xhat = rstd*(dy*x) and sum(g*xhat) = rstd*sum(gamma*(dy*x)), so pass 1 needs no xhat and
     // pass 2 computes dx = rstd*(dy*gamma + coef*x) with coef = -rstd^2*sum(gamma*dy*x)/cols.
-    // Per chunk that is 7 vector instructions in pass 1 and 7 in pass 2 for 16-bit data (4 and 3 for fp32).
+    // Per chunk of 16-bit data: pass 1 issues 5 vector instructions and a MulAddDst per sum_cols lanes,
+    // pass 2 issues 7 (fp32: 2 and the MulAddDsts, then 3); 14 in all for two row-sum pieces, once 16.
 
     // Pass 1 of the chunk: dgamma += rstd*(dy*x), sum += gamma*(dy*x) (lane-wise); after the row's last
     // chunk, the row's coef. The slot is free again at once.
