@@ -202,4 +202,24 @@ __aicore__ inline void FinalSum(const AnchorTiling &t, const DgammaGm &gm, TPipe
     }
 }
 
+// What every path of the anchor holds and sets up the same way: its tiling, the pipe, the operator's
+// tensors in GM and dgamma's GM side.
+template <typename T>
+class AnchorKernelBase {
+protected:
+    __aicore__ inline void InitBase(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
+                                    GM_ADDR workspace, const AnchorTiling &tiling, TPipe *pipe)
+    {
+        t_ = tiling;
+        pipe_ = pipe;
+        gm_.Init(dy, x, rstd, gamma, dx, t_);
+        out_.Init(dgamma, workspace, t_);
+    }
+
+    AnchorTiling t_;
+    TPipe *pipe_ = nullptr;
+    AnchorGm<T> gm_;
+    DgammaGm out_;
+};
+
 }  // namespace anchor

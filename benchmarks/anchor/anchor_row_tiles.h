@@ -10,15 +10,16 @@
 namespace anchor {
 
 template <typename T, class Path>
-class AnchorRowTiles {
+class AnchorRowTiles : public AnchorKernelBase<T> {
+protected:
+    using KernelBase = AnchorKernelBase<T>;
+    using KernelBase::t_, KernelBase::pipe_, KernelBase::gm_, KernelBase::out_;
+
 public:
     __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
                                 GM_ADDR workspace, const AnchorTiling &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, t_);
-        out_.Init(dgamma, workspace, t_);
+        KernelBase::InitBase(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
         const uint32_t tile = t_.tileRows * t_.rowStride;
         pipe_->InitBuffer(dyQue_, 2, tile * sizeof(T));
         pipe_->InitBuffer(xQue_, 2, tile * sizeof(T));
@@ -135,10 +136,6 @@ protected:
         dxQue_.FreeTensor(dxT);
     }
 
-    AnchorTiling t_;
-    TPipe *pipe_ = nullptr;
-    AnchorGm<T> gm_;
-    DgammaGm out_;
     RowRange mine_{0, 0};
     TQue<QuePosition::VECIN, 2> dyQue_, xQue_, rstdQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_;

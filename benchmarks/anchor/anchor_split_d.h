@@ -14,15 +14,15 @@ namespace anchor {
 constexpr uint32_t kMaxGroupRows = 32;
 
 template <typename T>
-class AnchorSplitD {
+class AnchorSplitD : public AnchorKernelBase<T> {
+    using KernelBase = AnchorKernelBase<T>;
+    using KernelBase::t_, KernelBase::pipe_, KernelBase::gm_, KernelBase::out_;
+
 public:
     __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
                                 GM_ADDR workspace, const AnchorTiling &tiling, TPipe *pipe)
     {
-        t_ = tiling;
-        pipe_ = pipe;
-        gm_.Init(dy, x, rstd, gamma, dx, t_);
-        out_.Init(dgamma, workspace, t_);
+        KernelBase::InitBase(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
         const uint32_t chunk = t_.chunkCols * sizeof(T);
         pipe_->InitBuffer(dyQue_, 2, chunk);
         pipe_->InitBuffer(xQue_, 2, chunk);
@@ -202,10 +202,6 @@ private:
         gammaQue_.FreeTensor(gammaT_);
     }
 
-    AnchorTiling t_;
-    TPipe *pipe_ = nullptr;
-    AnchorGm<T> gm_;
-    DgammaGm out_;
     TQue<QuePosition::VECIN, 2> dyQue_, xQue_;
     TQue<QuePosition::VECIN, 1> gammaQue_, rstdQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_;
