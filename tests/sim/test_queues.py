@@ -284,3 +284,28 @@ def test_destroy_orders_the_next_pipes_copies_and_reset_does_not(run_source, rng
     with pytest.raises(TwinRuleError, match=r"core 0: DataCopy: GM bytes written by one pipe of a core and then "
                                             r"overwritten by the same pipe need PipeBarrier<PIPE_MTE3>"):
         run_source(TWO_PIPES, "two_pipes_reset", [x, y])
+
+
+PEAK = """#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void ub_peak(GM_ADDR unused)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> q;
+    TBuf<TPosition::VECCALC> a, b;
+    pipe.InitBuffer(q, 2, 33);  // two buffers of 64 bytes
+    pipe.InitBuffer(a, 100);    // 128 bytes: 256 in all
+    pipe.Reset();
+    pipe.InitBuffer(b, 32 * GetBlockIdx() + 32);
+}
+"""
+
+
+@pytest.mark.parametrize("block_dim", [1, 12])
+def test_ub_peak_is_the_most_the_pipe_held_at_once(run_source, block_dim):
+    # Each InitBuffer counts its bytes rounded up to 32; a Reset gives them back but not the peak.
+    stats = run_source(PEAK, "ub_peak", [None], block_dim=block_dim)
+    peaks = [core["ub_peak_bytes"] for core in stats.cores]
+    assert peaks == [max(256, 32 * b + 32) for b in range(block_dim)]
+    assert stats.total["ub_peak_bytes"] == max(peaks)
