@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -192,8 +193,14 @@ inline void MarkGmWritten(uint8_t *gm, uint32_t count, uint64_t len, uint64_t pi
         for (uint32_t i = 0; i < count; ++i) {
             uint8_t *flag = r.undefined + (gm - r.begin) + i * pitch;
             const uint8_t *ub = shadow == nullptr ? nullptr : shadow + i * src_pitch;
+            if (ub == nullptr || std::memchr(ub, 0, len) == nullptr) {  // every byte defined: the common case
+                if (!merge) {
+                    std::memset(flag, 0, len);
+                }
+                continue;
+            }
             for (uint64_t k = 0; k < len; ++k) {
-                flag[k] = uint8_t((merge && flag[k] != 0) || (shadow != nullptr && ub[k] == 0));
+                flag[k] = uint8_t((merge && flag[k] != 0) || ub[k] == 0);
             }
         }
         return;

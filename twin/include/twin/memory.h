@@ -159,6 +159,9 @@ namespace twin {
 struct LaunchState;
 // Throws unless GM bytes [p, p + bytes) lie inside one buffer the launcher passed (see launch.h).
 void CheckGm(const char *call, const void *p, uint64_t bytes);
+// Records which of the GM bytes just written hold undefined data. Defined in launch.h.
+void MarkGmWritten(uint8_t *gm, uint32_t count, uint64_t len, uint64_t pitch, const uint8_t *shadow,
+                   uint64_t src_pitch, bool merge);
 
 }  // namespace twin
 
@@ -209,6 +212,7 @@ public:
         twin::OnScalarGm();
         std::memcpy(ptr_ + index, &value, sizeof(T));
         twin::Core().gm_log.Wrote(ptr_ + index, 1, sizeof(T), sizeof(T), &value, sizeof(T));
+        twin::MarkGmWritten(reinterpret_cast<uint8_t *>(ptr_ + index), 1, sizeof(T), sizeof(T), nullptr, 0, false);
     }
 
     T *GetPhyAddr() const { return ptr_; }

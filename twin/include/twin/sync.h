@@ -170,8 +170,6 @@ inline void TouchGm(const char *call, const void *gm, uint32_t blocks, uint64_t 
     const uint64_t partLen = pitch == len ? uint64_t(blocks) * len : len;
     for (uint32_t i = 0; i < parts; ++i) {
         core.gm_pipes.Access(base + i * pitch, base + i * pitch + partLen, int(pipe), write, atomic, seq, call, check);
-    }    if (kind == GmAccess::kWrite) {  // a plain write defines its bytes; a copy from UB then marks its holes
-        MarkGmWritten(static_cast<uint8_t *>(const_cast<void *>(gm)), blocks, len, pitch, nullptr, 0, false);
     }
 }
 
