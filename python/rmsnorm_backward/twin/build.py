@@ -32,14 +32,7 @@ CXX = "g++"
 CODEGEN_FLAGS = ("-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-pthread", "-ffp-contract=off",
                  "-fvisibility=hidden")
 # -z defs turns a missing definition into a compile error instead of a failed dlopen.
-CXXFLAGS = CODEGEN_FLAGS + ("-shared", "-Wl,-z,defs")
-
-
-def codegen_flags(optimize: bool = True) -> tuple[str, ...]:
-    """CODEGEN_FLAGS, at -O0 when not `optimize`: a third less compile time and a slower twin, for
-    small kernels run once. The results do not depend on it: -ffp-contract=off and no fast-math
-    leave every float operation as written at either level."""
-    return CODEGEN_FLAGS if optimize else tuple("-O0" if f == "-O2" else f for f in CODEGEN_FLAGS)
+LINK_FLAGS = ("-shared", "-Wl,-z,defs")
 PCH_KEEP = 4  # precompiled headers kept in the cache (each ~70 MB), the newest: two levels, two twins
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl")
 SKIPPED_DIRS = {"build", "node_modules", "__pycache__"}
@@ -134,6 +127,13 @@ def _quoted_includes(source: Path, dirs: list[Path]) -> tuple[bool, list[Path]]:
     return inside, extra
 
 
+def codegen_flags(optimize: bool = True) -> tuple[str, ...]:
+    """CODEGEN_FLAGS, at -O0 when not `optimize`: a third less compile time and a slower twin, for
+    small kernels run once. The results do not depend on it: -ffp-contract=off and no fast-math
+    leave every float operation as written at either level."""
+    return CODEGEN_FLAGS if optimize else tuple("-O0" if f == "-O2" else f for f in CODEGEN_FLAGS)
+
+
 def _run(cmd) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True)
 
@@ -176,7 +176,7 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
         raise InvalidInputError(f"name must be the C identifier of the kernel entry (got {name!r})")
     twin_dirs = twin_include_dirs()
     dirs = twin_dirs + [source.parent] + [Path(d).resolve() for d in include_dirs or ()]
-    cxxflags = list(codegen_flags(optimize)) + list(CXXFLAGS[len(CODEGEN_FLAGS):])
+    cxxflags = [*codegen_flags(optimize), *LINK_FLAGS]
     flags = cxxflags + _define_flags(defines) + [f"-I{d}" for d in dirs]
     wrapper = _wrapper(source, name)
     cache = cache_dir()
