@@ -49,9 +49,7 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
-        const auto layout = rms_norm_backward_layout::LongRows(t_.cols, sizeof(T), C, t_.row_buffers,
-                                                               store_ != LongRowsStore::kRingDxOverDy, t_.sum_cols,
-                                                               t_.spare_slots);
+        const auto layout = rms_norm_backward_layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C);
         } else {
@@ -64,7 +62,7 @@ public:
         pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(sumBuf_, layout.sumBytes);
         dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
-        if (store_ != LongRowsStore::kRingDxOverDy) {
+        if (layout.dxQueue) {
             pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
         }
         rstd_.Init(pipe_, gm_.rstd);

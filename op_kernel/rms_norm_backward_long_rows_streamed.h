@@ -48,8 +48,7 @@ public:
         InitBase(args, tiling, pipe, gm_);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
-        const auto layout = rms_norm_backward_layout::Streamed(t_.cols, sizeof(T), C_, t_.stream_slots, t_.gamma_slots,
-                                                               t_.sum_cols, t_.dgamma_ub_cols);
+        const auto layout = rms_norm_backward_layout::Streamed(t_, sizeof(T));
         pipe_->InitBuffer(inQueSlot_, t_.stream_slots, layout.slotBytes);
         if (t_.gamma_slots == 0) {
             pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);

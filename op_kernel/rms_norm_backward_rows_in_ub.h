@@ -26,7 +26,7 @@ public:
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
-        const auto layout = rms_norm_backward_layout::RowsInUb(t_.tile_rows, t_.row_stride, sizeof(T));
+        const auto layout = rms_norm_backward_layout::RowsInUb(t_, sizeof(T));
         pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.tileBytes);
         pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.tileBytes);
         pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, layout.rstdBytes);

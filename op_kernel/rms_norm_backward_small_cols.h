@@ -46,7 +46,7 @@ public:
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
-        const auto layout = rms_norm_backward_layout::SmallCols(t_.tile_rows, t_.row_stride);
+        const auto layout = rms_norm_backward_layout::SmallCols(t_);
         scalarAsBlock_ = layout.rowBlocks;
         gammaLanes_ = uint32_t(layout.gammaLanes);
         pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.lanes * sizeof(T));

@@ -156,22 +156,40 @@ struct DgammaReduceLayout {
 RMS_NORM_BACKWARD_LAYOUT DgammaReduceLayout DgammaReduce(uint32_t RC) { return {uint64_t(RC) * sizeof(float)}; }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const DgammaReduceLayout &l) { return 2 * kDoubleBuffer * Blocks(l.chunkBytes); }
 
-// The UB a launch holds at its peak, from its tiling alone (as the kernel reads it): its path's
-// buffers, or the dgamma reduction's after the reset when row groups need one. The host tiling
-// reports it and refuses a tiling that would not fit; the twin measures it.
+// Each path's layout as its kernel reads it from the tiling (s = sizeof the dtype): the kernels' Init
+// and PathUbBytes both take it from here. dx has its own queue unless a ring writes it over dy.
+RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(const RmsNormBackwardTilingData &t, uint32_t s)
+{
+    return RowsInUb(t.tile_rows, t.row_stride, s);
+}
+RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
+{
+    return SmallCols(t.tile_rows, t.row_stride);
+}
+RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
+{
+    return LongRows(t.cols, s, t.chunk_cols, t.row_buffers, !(t.row_buffers == 1 && t.dx_over_dy != 0), t.sum_cols,
+                    t.spare_slots);
+}
+RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
+{
+    return Streamed(t.cols, s, t.chunk_cols, t.stream_slots, t.gamma_slots, t.sum_cols, t.dgamma_ub_cols);
+}
+
+// The UB a launch holds at its peak, from its tiling alone: its path's buffers, or the dgamma
+// reduction's after the reset when row groups need one. The host tiling reports it and refuses a
+// tiling that would not fit; the twin measures it.
 RMS_NORM_BACKWARD_LAYOUT uint64_t PathUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
 {
     switch (path) {
         case RmsNormBackwardPath::kRowsInUb:
-            return UbBytes(RowsInUb(t.tile_rows, t.row_stride, s));
+            return UbBytes(RowsInUb(t, s));
         case RmsNormBackwardPath::kSmallCols:
-            return UbBytes(SmallCols(t.tile_rows, t.row_stride), s);
+            return UbBytes(SmallCols(t), s);
         case RmsNormBackwardPath::kLongRows:
-            return UbBytes(LongRows(t.cols, s, t.chunk_cols, t.row_buffers, t.dx_over_dy == 0, t.sum_cols,
-                                    t.spare_slots));
+            return UbBytes(LongRows(t, s));
         case RmsNormBackwardPath::kLongRowsStreamed:
-            return UbBytes(Streamed(t.cols, s, t.chunk_cols, t.stream_slots, t.gamma_slots, t.sum_cols,
-                                    t.dgamma_ub_cols));
+            return UbBytes(Streamed(t, s));
     }
     return 0;
 }
