@@ -48,6 +48,7 @@ public:
             .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
             .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
             .AutoContiguous();
+        this->Attr("gamma_offset").AttrType(OPTIONAL).Float(0.0);  // Added to gamma in fp32 after widening: the forward scaled by (gamma + gamma_offset), as Gemma's (1 + w); dgamma is unchanged. Finite.
 
         this->SetInferShape(ge::RmsNormBackwardInferShape).SetInferDataType(ge::RmsNormBackwardInferDataType);
         this->AICore().SetTiling(optiling::RmsNormBackwardTilingFunc);

@@ -25,6 +25,7 @@ namespace {
 
 enum InputIndex : size_t { kDy = 0, kX = 1, kRstd = 2, kGamma = 3 };
 enum OutputIndex : size_t { kDx = 0, kDgamma = 1 };
+enum AttrIndex : size_t { kGammaOffset = 0 };
 
 std::vector<int64_t> Dims(const gert::StorageShape *shape)
 {
@@ -93,6 +94,12 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
     in.x_dtype = DtypeName(context->GetInputDesc(kX));
     in.rstd_dtype = DtypeName(context->GetInputDesc(kRstd));
     in.gamma_dtype = DtypeName(context->GetInputDesc(kGamma));
+    const gert::RuntimeAttrs *attrs = context->GetAttrs();
+    if (attrs == nullptr) {
+        return Fail(context, "CANN provided no attributes (GetAttrs returned null).");
+    }
+    const float *gammaOffset = attrs->GetFloat(kGammaOffset);
+    in.gamma_offset = gammaOffset == nullptr ? 0.0f : *gammaOffset;  // absent: op_def's default
 
     rmsnorm_backward::TilingResult out;
     std::string error;

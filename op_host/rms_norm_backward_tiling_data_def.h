@@ -3,7 +3,7 @@
 // run `rmsnorm-backward gen` (`gen --check` fails while this file differs).
 // The tiling data of RmsNormBackward in CANN's TilingData form (BEGIN_TILING_DATA_DEF), from the same
 // field list as the plain struct in op_kernel/rms_norm_backward_tiling_data.h: same order, same types, no
-// padding between fields (72 bytes as a C++ struct). Host code may fill either; the kernel
+// padding between fields (80 bytes as a C++ struct). Host code may fill either; the kernel
 // reads the plain struct.
 #pragma once
 #include "register/tilingdata_base.h"
@@ -27,6 +27,8 @@ BEGIN_TILING_DATA_DEF(RmsNormBackwardTilingData)
     TILING_DATA_FIELD_DEF(uint32_t, partial_stride);  // fp32 elements between group partials of dgamma in the workspace
     TILING_DATA_FIELD_DEF(uint32_t, reduce_chunk);    // fp32 elements per step of the final dgamma reduction
     TILING_DATA_FIELD_DEF(float, inv_cols);           // 1 / cols, for the row mean
+    TILING_DATA_FIELD_DEF(float, gamma_offset);       // the gamma_offset attribute: every path scales by gamma + gamma_offset, added in fp32 once gamma is widened (skipped when 0)
+    TILING_DATA_FIELD_DEF(uint32_t, has_gamma);       // 1 = gamma given: dx scales by it and dgamma is summed; 0 = no gamma (scale 1): no dgamma, no partials, no reduction
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(RmsNormBackward, RmsNormBackwardTilingData)

@@ -126,6 +126,15 @@ __aicore__ inline void Narrow(const LocalTensor<T> &dst, const LocalTensor<float
     Cast(dst, src, RoundMode::CAST_RINT, count);
 }
 
+// The scale the forward used is gamma + gamma_offset, added in fp32 once gamma is widened (a 16-bit
+// gamma + 1 would lose gamma's low bits); an offset of 0 costs nothing.
+__aicore__ inline void AddGammaOffset(const LocalTensor<float> &gamma, float offset, uint32_t count)
+{
+    if (offset != 0.0f) {
+        Adds(gamma, gamma, offset, count);
+    }
+}
+
 // One pipe waits for everything another pipe issued so far (e.g. V_S before a scalar GetValue of a
 // vector result, MTE2_S before reading copied-in rstd, V_MTE3 before copying a vector result out).
 template <HardEvent event>

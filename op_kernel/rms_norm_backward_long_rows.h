@@ -96,8 +96,14 @@ private:
     __aicore__ inline void RunGroups()
     {
         // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
-        // flag waits for every earlier copy-in, this one too.
+        // flag waits for every earlier copy-in, this one too. fp32 gamma takes its offset here, once.
         CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
+        if constexpr (kIsFloat<T>) {
+            if (t_.gamma_offset != 0.0f) {
+                WaitFor<HardEvent::MTE2_V>(pipe_);
+                AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
+            }
+        }
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
@@ -177,6 +183,18 @@ private:
         }
     }
 
+    // The scale gamma + gamma_offset in fp32: fp32 gamma holds its offset since it was loaded; 16-bit
+    // gamma takes it after each widening.
+    __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<float> &scratch, const LocalTensor<T> &gamma,
+                                                      uint32_t count)
+    {
+        const LocalTensor<float> scale = AsFloat(scratch, gamma, count);
+        if constexpr (!kIsFloat<T>) {
+            AddGammaOffset(scale, t_.gamma_offset, count);
+        }
+        return scale;
+    }
+
     // With xhat = x*rstd the per-row factor rstd moves out of the lanes: dy*xhat = rstd*(dy*x),
     // mean(g*xhat) = rstd*mean(gamma*dy*x) and dx = rstd*(dy*gamma - (rstd*mean(g*xhat))*x); the fused
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
@@ -213,7 +231,7 @@ private:
             const LocalTensor<float> dyX = a;
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
-            AddRowSum(AsFloat(b, c.gamma, c.count), dyX, chunk, c.count);
+            AddRowSum(ScaleAsFloat(b, c.gamma, c.count), dyX, chunk, c.count);
         }
     }
 
@@ -258,7 +276,7 @@ private:
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             const Chunk c = LoadChunk<store>(rowView, chunk, false);
             const LocalTensor<float> g = a;
-            Mul(g, AsFloat(a, c.dy, c.count), AsFloat(b, c.gamma, c.count), c.count);
+            Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c.gamma, c.count), c.count);
             Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             if constexpr (store != LongRowsStore::kRowBuffers) {
                 rings_.RefillX();

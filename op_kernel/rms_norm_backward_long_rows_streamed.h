@@ -76,6 +76,12 @@ public:
     {
         if (t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
+            if constexpr (kIsFloat<T>) {  // fp32 gamma held whole takes its offset once
+                if (t_.gamma_offset != 0.0f) {
+                    WaitFor<HardEvent::MTE2_V>(pipe_);
+                    AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
+                }
+            }
         }
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
@@ -199,6 +205,17 @@ private:
         }
     }
 
+    // The scale gamma + gamma_offset of a chunk in fp32: fp32 gamma held whole got its offset when it
+    // was loaded; a streamed fp32 gamma chunk takes it in its slot, a 16-bit one after its widening.
+    __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<T> &gamma, uint32_t count)
+    {
+        const LocalTensor<float> scale = AsFloat(kWideGamma, gamma, count);
+        if (!kIsFloat<T> || t_.gamma_slots != 0) {
+            AddGammaOffset(scale, t_.gamma_offset, count);
+        }
+        return scale;
+    }
+
     __aicore__ inline void Compute(const Step &step, const RowGroup &group)
     {
         if (step.pass == 1) {
@@ -228,7 +245,7 @@ private:
         Mul(dyX, dyX, AsFloat(kWideX, slot[C_], n), n);
         AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);
         LocalTensor<T> gamma = TakeGamma(chunk);
-        AddRowSum(AsFloat(kWideGamma, gamma, n), dyX, n, chunk == 0);
+        AddRowSum(ScaleAsFloat(gamma, n), dyX, n, chunk == 0);
         ReleaseGamma(gamma);
         inQueSlot_.FreeTensor(slot);
         CopyIn(false);
@@ -245,7 +262,7 @@ private:
         const uint32_t n = Count(chunk);
         const LocalTensor<float> g = AsFloat(kWideDy, slot, n);
         LocalTensor<T> gamma = TakeGamma(chunk);
-        Mul(g, g, AsFloat(kWideGamma, gamma, n), n);
+        Mul(g, g, ScaleAsFloat(gamma, n), n);
         ReleaseGamma(gamma);
         AddScaled(g, AsFloat(kWideX, slot[C_], n), n);
         Muls(g, g, rstd, n);

@@ -82,6 +82,7 @@ private:
             gamma_ = gammaF32Buf_.Get<float>();
             Widen(gamma_, gammaT, t_.cols);
         }
+        AddGammaOffset(gamma_, t_.gamma_offset, t_.cols);
     }
 
     __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
@@ -97,7 +98,7 @@ private:
         inQueRstd_.EnQue(rstd);
     }
 
-    // Per row: xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)).
+    // Per row (gamma: the scale, offset included): xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)).
     __aicore__ inline void Compute(uint32_t n)
     {
         LocalTensor<T> dyT = inQueDy_.DeQue<T>();

@@ -145,7 +145,7 @@ private:
                     DataCopyPadExtParams<T>(true, 0, pad, T(0)));
     }
 
-    // gamma, widened, repeated over gammaLanes_ (its pattern of whole rows).
+    // gamma + gamma_offset, widened, repeated over gammaLanes_ (its pattern of whole rows).
     __aicore__ inline void LoadGamma()
     {
         const LocalTensor<float> gamma = gammaBuf_.Get<float>();
@@ -158,6 +158,7 @@ private:
             WaitFor<HardEvent::MTE2_V>(pipe_);
             Widen(gamma, gammaT, t_.row_stride);
         }
+        AddGammaOffset(gamma, t_.gamma_offset, t_.cols);  // the pad lanes stay 0
         for (uint32_t done = t_.row_stride; done < gammaLanes_; done *= 2) {  // doubling copies
             const uint32_t copy = done < gammaLanes_ - done ? done : gammaLanes_ - done;
             Muls(gamma[done], gamma, 1.0f, copy);

@@ -82,5 +82,7 @@ struct RmsNormBackwardTilingData {
     uint32_t partial_stride;  // fp32 elements between group partials of dgamma in the workspace
     uint32_t reduce_chunk;    // fp32 elements per step of the final dgamma reduction
     float inv_cols;           // 1 / cols, for the row mean
+    float gamma_offset;       // the gamma_offset attribute: every path scales by gamma + gamma_offset, added in fp32 once gamma is widened (skipped when 0)
+    uint32_t has_gamma;       // 1 = gamma given: dx scales by it and dgamma is summed; 0 = no gamma (scale 1): no dgamma, no partials, no reduction
 };
-static_assert(sizeof(RmsNormBackwardTilingData) == 72, "RmsNormBackwardTilingData must have op_def's layout: 72 bytes, no padding between fields");
+static_assert(sizeof(RmsNormBackwardTilingData) == 80, "RmsNormBackwardTilingData must have op_def's layout: 80 bytes, no padding between fields");

@@ -37,6 +37,9 @@ namespace ge {
  * @par Outputs:
  * @li dx: fp16/fp32/bf16, ND. Gradient of x; shape and dtype of x.
  * @li dgamma: fp32, ND. Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma.
+ *
+ * @par Attributes:
+ * @li gamma_offset: float, optional, default 0.0. Added to gamma in fp32 after widening: the forward scaled by (gamma + gamma_offset), as Gemma's (1 + w); dgamma is unchanged. Finite.
  */
 REG_OP(RmsNormBackward)
     .INPUT(dy, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
@@ -45,6 +48,7 @@ REG_OP(RmsNormBackward)
     .INPUT(gamma, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .OUTPUT(dx, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .OUTPUT(dgamma, TensorType({DT_FLOAT}))
+    .ATTR(gamma_offset, Float, 0.0)
     .OP_END_FACTORY_REG(RmsNormBackward)
 }  // namespace ge
 

@@ -3,6 +3,7 @@
 #include "input_rules.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "../rms_norm_backward_dtypes.h"
@@ -74,6 +75,9 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
         return "gamma must have the dtype of x (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
     }
     if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
+    if (!std::isfinite(in.gamma_offset)) {
+        return "gamma_offset must be a finite float (got " + std::to_string(in.gamma_offset) + ").";
+    }
     if (!in.platform.supported) {
         return "soc must be an Atlas A2 or A3 SoC (SocVersion ASCEND910B or ASCEND910_93; got " + in.platform.soc + ").";
     }

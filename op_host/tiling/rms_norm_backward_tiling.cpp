@@ -44,7 +44,7 @@ uint32_t Groups(const TilingShape &shape, uint64_t minBytes)
 }
 
 // The fields every path reads.
-RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups)
+RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups, float gammaOffset)
 {
     RmsNormBackwardTilingData t{};
     t.rows = shape.rows;
@@ -55,6 +55,8 @@ RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups
     t.groups = groups;
     t.partial_stride = uint32_t(layout::RoundUp(shape.cols, layout::kFloatsPerBlock));
     t.reduce_chunk = kReduceChunk;
+    t.gamma_offset = gammaOffset;
+    t.has_gamma = 1;
     return t;
 }
 
@@ -94,7 +96,7 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     shape.ub_bytes = platform.ub_bytes - kUbReservedBytes;
 
     out.min_bytes = MinBytes(shape);
-    RmsNormBackwardTilingData t = SharedFields(shape, Groups(shape, out.min_bytes));
+    RmsNormBackwardTilingData t = SharedFields(shape, Groups(shape, out.min_bytes), in.gamma_offset);
     const PathTiler &tiler = FirstCapable(shape);
     tiler.DoTiling(shape, t);
 

@@ -15,6 +15,7 @@ namespace rmsnorm_backward {
 struct TilingInput {
     std::vector<int64_t> dy_shape, x_shape, rstd_shape, gamma_shape;
     std::string dy_dtype, x_dtype, rstd_dtype, gamma_dtype;  // NumPy names: float16, float32, bfloat16, ...
+    float gamma_offset = 0.0f;                                // op_def's attribute: the scale is gamma + gamma_offset
     PlatformFacts platform;                                   // the SoC it runs on (platform_facts.h)
     uint32_t block_dim_cap = 0;                               // 0: as many cores as useful
 };

@@ -3,7 +3,7 @@
 With cols = gamma.size, rows = x.size / cols, every tensor viewed as [rows, cols] (rstd as [rows]):
 
     xh     = x * rstd                           (rstd broadcast along the row)
-    g      = dy * gamma                         (gamma broadcast across rows)
+    g      = dy * (gamma + gamma_offset)        (broadcast across rows; the offset is a float32)
     dx     = rstd * (g - xh * mean(g * xh))     (mean over the cols of one row)
     dgamma = sum over rows of dy * xh
 
@@ -39,7 +39,7 @@ def row_layout(dy, x, rstd, gamma) -> tuple[int, int]:
     return math.prod(lead), math.prod(gamma.shape)
 
 
-def golden(dy, x, rstd, gamma):
+def golden(dy, x, rstd, gamma, gamma_offset: float = 0.0):
     """(dx, dgamma) in float64, dx shaped like x and dgamma like gamma; see the module docstring."""
     dy, x, rstd, gamma = (np.asarray(a) for a in (dy, x, rstd, gamma))
     rows, cols = row_layout(dy, x, rstd, gamma)
@@ -47,7 +47,7 @@ def golden(dy, x, rstd, gamma):
     dy64 = dy.astype(np.float64).reshape(rows, cols)
     x64 = x.astype(np.float64).reshape(rows, cols)
     rstd64 = rstd.astype(np.float64).reshape(rows, 1)
-    gamma64 = gamma.astype(np.float64).reshape(1, cols)
+    gamma64 = gamma.astype(np.float64).reshape(1, cols) + preflight.gamma_offset_value(gamma_offset)
 
     with np.errstate(all="ignore"):  # NaN/Inf inputs are legitimate and must propagate
         xh = x64 * rstd64

@@ -68,6 +68,53 @@ class Tensor:
     shape_like: str | None = None
 
 
+# How each layer spells an attribute's type: CANN's op proto (.ATTR) and OpDef (.Attr().<Type>()), the
+# aclnn signature opbuild generates (a float attribute is a double there), the op info JSON, the torch
+# schema, and the plain C++ the host tiling takes it as.
+ATTR_TYPES = {
+    "float": {"ge": "Float", "aclnn": "double", "op_info": "float", "torch": "float", "cpp": "float"},
+    "int": {"ge": "Int", "aclnn": "int64_t", "op_info": "int", "torch": "int", "cpp": "int64_t"},
+    "bool": {"ge": "Bool", "aclnn": "bool", "op_info": "bool", "torch": "bool", "cpp": "bool"},
+}
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute of the operator ([[attrs]]): optional, with a default."""
+    name: str
+    type: str        # a key of ATTR_TYPES
+    default: object
+    doc: str
+
+    def spelling(self, layer: str) -> str:
+        """The attribute's type as `layer` (a key of ATTR_TYPES' rows) spells it."""
+        return ATTR_TYPES[self.type][layer]
+
+    @property
+    def literal(self) -> str:
+        """The default as a C++ (and op info) literal: 0.0, 3, true."""
+        if self.type == "bool":
+            return "true" if self.default else "false"
+        return repr(float(self.default)) if self.type == "float" else str(int(self.default))
+
+    @property
+    def camel(self) -> str:
+        """The aclnn parameter name opbuild gives an optional attribute: gamma_offset -> gammaOffsetOptional."""
+        head, *rest = self.name.split("_")
+        return head + "".join(w.capitalize() for w in rest) + "Optional"
+
+
+def _attr(raw: dict, where: str) -> Attr:
+    if raw.get("type") not in ATTR_TYPES:
+        raise ValueError(f"{where}: attribute {raw.get('name')!r} has type {raw.get('type')!r}; it must be one of "
+                         f"{', '.join(ATTR_TYPES)}")
+    kinds = {"float": (int, float), "int": (int,), "bool": (bool,)}[raw["type"]]
+    default = raw.get("default")
+    if isinstance(default, bool) != (raw["type"] == "bool") or not isinstance(default, kinds):
+        raise ValueError(f"{where}: attribute {raw['name']!r} needs a {raw['type']} default (got {default!r})")
+    return Attr(raw["name"], raw["type"], default, raw["doc"])
+
+
 # Fixed-width C++ types a tiling field may have, with their sizes (the host and the kernel must agree
 # on every byte, so nothing platform-dependent).
 TILING_FIELD_TYPES = {"uint8_t": 1, "int8_t": 1, "uint16_t": 2, "int16_t": 2, "uint32_t": 4, "int32_t": 4,
@@ -173,6 +220,7 @@ class OpDef:
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     host: dict
+    attrs: tuple[Attr, ...] = ()
     dtypes: dict = field(default_factory=dict)   # name -> DType: the dtype table
     rejected_dtypes: dict = field(default_factory=dict)   # name -> ge::DataType of dtypes no tensor may have
     tiling: TilingData | None = None
@@ -238,6 +286,7 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         inputs=tuple(_tensor(t, table, type_values, str(path)) for t in raw["inputs"]),
         outputs=tuple(_tensor(t, table, type_values, str(path)) for t in raw["outputs"]),
         host=dict(raw.get("host", {})),
+        attrs=tuple(_attr(a, str(path)) for a in raw.get("attrs", ())),
         dtypes=table,
         rejected_dtypes=dict(raw["dtypes"].get("rejected", {})),
         tiling=_tiling(raw["tiling_data"], type_values, str(path)) if "tiling_data" in raw else None,

@@ -30,11 +30,26 @@ GOLDEN_F64_ARRAYS = 6
 TILING_CACHE_SIZE = 256
 
 
-def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, soc: str = "Ascend910B2",
-           block_dim: Optional[int] = None) -> dict:
-    """The C++ tiling's verdict on these shapes and dtype names (dy, x, rstd, gamma): its dict (a
-    copy of the cached one: the search runs once per distinct request), or InvalidInputError with
-    its sentence."""
+def gamma_offset_value(gamma_offset) -> float:
+    """The gamma_offset attribute as the operator holds it, a float32 (as a Python float), or
+    InvalidInputError: a real number, finite in float32."""
+    if isinstance(gamma_offset, bool) or not isinstance(gamma_offset, numbers.Real):
+        raise InvalidInputError(f"gamma_offset must be a real number (got {gamma_offset!r}).")
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        value = float(np.float32(gamma_offset))
+    if not math.isfinite(value):
+        raise InvalidInputError(f"gamma_offset must be finite in float32 (got {gamma_offset!r}).")
+    return value
+
+
+def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, gamma_offset: float = 0.0,
+           soc: str = "Ascend910B2", block_dim: Optional[int] = None) -> dict:
+    """The C++ tiling's verdict on these shapes and dtype names (dy, x, rstd, gamma) and the
+    gamma_offset attribute: its dict (a copy of the cached one: the search runs once per distinct
+    request), or InvalidInputError with its sentence."""
+    gamma_offset = gamma_offset_value(gamma_offset)
     if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral)
                                   or block_dim < 1):
         raise InvalidInputError(f"block_dim must be a positive integer or None (got {block_dim!r}).")
@@ -42,16 +57,16 @@ def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, so
         if any(int(d) > _INT64_MAX for d in shapes[name]):
             raise InvalidInputError(f"{name}'s shape {list(shapes[name])} has a dim that does not fit in int64.")
     key = tuple((tuple(int(d) for d in shapes[n]), str(dtypes[n])) for n in NAMES)
-    return copy.deepcopy(_decision(key, str(soc), int(block_dim or 0)))
+    return copy.deepcopy(_decision(key, gamma_offset, str(soc), int(block_dim or 0)))
 
 
 @functools.lru_cache(maxsize=TILING_CACHE_SIZE)
-def _decision(key: tuple, soc: str, block_dim: int) -> dict:
+def _decision(key: tuple, gamma_offset: float, soc: str, block_dim: int) -> dict:
     _twin = resources.extension()
 
     kwargs = {f"{n}_shape": list(shape) for n, (shape, _) in zip(NAMES, key)}
     kwargs.update({f"{n}_dtype": dtype for n, (_, dtype) in zip(NAMES, key)})
-    return _twin.compute_tiling(**kwargs, soc=soc, block_dim=block_dim)
+    return _twin.compute_tiling(**kwargs, gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
 
 
 def clear_tiling_cache() -> None:
@@ -109,12 +124,13 @@ def golden_bytes(shapes: Mapping[str, Sequence[int]]) -> int:
     return GOLDEN_F64_ARRAYS * 8 * elements(shapes["x"])
 
 
-def golden_run(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, soc: str) -> dict:
+def golden_run(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, soc: str,
+               gamma_offset: float = 0.0) -> dict:
     """The checks of a whole golden run (inputs made, golden, the twin's run, the comparison) on
     shapes and dtype names: the tiling's dict, or InvalidInputError before any array exists."""
     from . import op_def
 
-    found = tiling(shapes, dtypes, soc=soc)
+    found = tiling(shapes, dtypes, gamma_offset=gamma_offset, soc=soc)
     itemsizes = {n: op_def.DTYPES[dtypes[n]].numpy().itemsize for n in NAMES}
     inputs = sum(elements(shapes[n]) * itemsizes[n] for n in NAMES)
     need = inputs + golden_bytes(shapes) + simulate_bytes(shapes, itemsizes, found, {n: True for n in NAMES})

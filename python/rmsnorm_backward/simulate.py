@@ -1,9 +1,9 @@
 """RmsNormBackward on the CPU twin: the real kernel source (op_kernel/) with the real tiling.
 
-    dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc="Ascend910B2")
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, gamma_offset=0.0, soc="Ascend910B2")
 
 Inputs are NumPy arrays: dy, x and gamma float16, float32 or ml_dtypes.bfloat16 (one dtype), rstd
-float32. The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs) on
+float32; gamma_offset is the attribute (the scale is gamma + gamma_offset, in float32). The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs) on
 their shapes and dtypes, with the host memory the run needs, before anything is copied (broadcast
 views are densified only then): a bad input raises InvalidInputError with its sentence. dx has x's shape and dtype, dgamma gamma's
 shape in float32. block_dim caps the cores (None: as many as the tiling's dgamma row groups, at most
@@ -35,19 +35,21 @@ def _dense(array: np.ndarray) -> bool:
     return bool(array.flags.c_contiguous and array.flags.writeable)
 
 
-def tiling_for(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None) -> dict:
+def tiling_for(dy, x, rstd, gamma, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
+               block_dim: Optional[int] = None) -> dict:
     """The C++ tiling's verdict on these arrays' shapes and dtypes: its dict, or InvalidInputError."""
     arrays = dict(zip(preflight.NAMES, (dy, x, rstd, gamma)))
     return preflight.tiling({n: a.shape for n, a in arrays.items()}, {n: a.dtype.name for n, a in arrays.items()},
-                            soc=soc, block_dim=block_dim)
+                            gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
 
 
-def simulate(dy, x, rstd, gamma, *, soc: str = "Ascend910B2", block_dim: Optional[int] = None):
+def simulate(dy, x, rstd, gamma, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
+             block_dim: Optional[int] = None):
     """Runs the kernel on the twin; returns (dx, dgamma, stats). See the module docstring."""
     from .twin import run_kernel
 
     arrays = {n: _numeric(n, a) for n, a in zip(preflight.NAMES, (dy, x, rstd, gamma))}
-    tiling = tiling_for(*arrays.values(), soc=soc, block_dim=block_dim)  # shapes only, before any copy
+    tiling = tiling_for(*arrays.values(), gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)  # shapes only
     preflight.require_host_memory(
         preflight.simulate_bytes({n: a.shape for n, a in arrays.items()},
                                  {n: a.dtype.itemsize for n, a in arrays.items()}, tiling,

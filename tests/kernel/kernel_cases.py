@@ -12,6 +12,26 @@ from rmsnorm_backward.simulate import simulate
 
 DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
 
+# (path, dtype, shape) reaching each path and each of its layouts: the ring with a dx queue and with
+# dx over dy, row buffers, gamma whole or in slots, dgamma whole in UB or partly in GM; one and
+# several row groups (test_ub_budget checks that they do).
+LAYOUT_CASES = [
+    ("small_cols", "float32", (40, 64)),      # a row is one repeat: scalars as blocks, gamma a 64-lane pattern
+    ("small_cols", "float16", (9, 200)),      # rows of more than two repeats: gamma one row
+    ("small_cols", "bfloat16", (50, 72)),     # scalars spread over the row, gamma over the tile
+    ("small_cols", "float32", (4096, 16)),    # several row groups: the dgamma reduction after the reset
+    ("rows_in_ub", "float32", (48, 1000)),
+    ("rows_in_ub", "float16", (33, 3000)),
+    ("long_rows", "float32", (3, 6080)),      # two row buffers
+    ("long_rows", "float16", (3, 11081)),     # a ring with a dx queue
+    ("long_rows", "float32", (3, 8192)),      # a ring, dx over dy
+    ("long_rows", "bfloat16", (2, 12287)),
+    ("long_rows_streamed", "float32", (2, 12288)),
+    ("long_rows_streamed", "float16", (2, 20000)),
+    ("long_rows_streamed", "float32", (2, 100000)),   # fp32 gamma in slots
+    ("long_rows_streamed", "bfloat16", (2, 1000000)),
+]
+
 
 def make_inputs(rng, shape, gamma_dims=1, dtype="float16", rstd_keepdims=True):
     """dy, x, gamma of `dtype`, rstd float32 from x's rows (as a forward pass would save it)."""
@@ -28,13 +48,13 @@ def make_inputs(rng, shape, gamma_dims=1, dtype="float16", rstd_keepdims=True):
     return dy, x, rstd, gamma
 
 
-def run_and_check(dy, x, rstd, gamma, **options):
+def run_and_check(dy, x, rstd, gamma, gamma_offset=0.0, **options):
     """simulate vs the float64 golden by the precision standard; inputs must come back unchanged."""
     before = [a.copy() for a in (dy, x, rstd, gamma)]
-    dx, dgamma, stats = simulate(dy, x, rstd, gamma, **options)
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, gamma_offset=gamma_offset, **options)
     for original, now in zip(before, (dy, x, rstd, gamma)):
         assert original.tobytes() == now.tobytes(), "simulate changed an input"
-    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma, gamma_offset)
     assert dx.shape == x.shape and dx.dtype == x.dtype
     assert dgamma.shape == gamma.shape and dgamma.dtype == np.float32
     dx_report = compare(dx, golden_dx, x.dtype.name)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_cases import make_inputs, run_and_check
+from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
 from rmsnorm_backward import resources
 
 KERNEL_DIR = Path(resources.path("op_kernel"))
@@ -85,26 +85,9 @@ def launch_budget(path, fields, elem_bytes) -> int:
     return max(main, reduce)
 
 
-# Each path and each of its layouts: the ring with a dx queue and with dx over dy, row buffers, gamma
-# whole or in slots, dgamma whole in UB or partly in GM; one and several row groups.
-CASES = [
-    ("small_cols", "float32", (40, 64)),      # a row is one repeat: scalars as blocks, gamma a 64-lane pattern
-    ("small_cols", "float16", (9, 200)),      # rows of more than two repeats: gamma one row
-    ("small_cols", "bfloat16", (50, 72)),     # scalars spread over the row, gamma over the tile
-    ("small_cols", "float32", (4096, 16)),    # several row groups: the dgamma reduction after the reset
-    ("rows_in_ub", "float32", (48, 1000)),
-    ("rows_in_ub", "float16", (33, 3000)),
-    ("long_rows", "float32", (3, 6080)),      # two row buffers
-    ("long_rows", "float16", (3, 11081)),     # a ring with a dx queue
-    ("long_rows", "float32", (3, 8192)),      # a ring, dx over dy
-    ("long_rows", "bfloat16", (2, 12287)),
-    ("long_rows_streamed", "float32", (2, 12288)),
-    ("long_rows_streamed", "float16", (2, 20000)),
-    ("long_rows_streamed", "bfloat16", (2, 1000000)),
-]
 
 
-@pytest.mark.parametrize("path,dtype,shape", CASES)
+@pytest.mark.parametrize("path,dtype,shape", LAYOUT_CASES)
 def test_budget_table_matches_the_tiling_and_the_kernel(rng, path, dtype, shape):
     _, _, stats = run_and_check(*make_inputs(rng, shape, dtype=dtype))
     assert stats["path"] == path
@@ -115,11 +98,11 @@ def test_budget_table_matches_the_tiling_and_the_kernel(rng, path, dtype, shape)
 
 
 def test_the_cases_cover_every_layout():
-    """The CASES above reach each store of long rows and each streamed variant (checked on the tiling)."""
+    """The LAYOUT_CASES above reach each store of long rows and each streamed variant (checked on the tiling)."""
     from rmsnorm_backward import _twin
 
     seen = set()
-    for path, dtype, (rows, cols) in CASES:
+    for path, dtype, (rows, cols) in LAYOUT_CASES:
         f = _twin.compute_tiling([rows, cols], [rows, cols], [rows, 1], [cols], dtype, dtype, "float32", dtype)["fields"]
         if path == "long_rows":
             seen.add("ring" if f["row_buffers"] == 1 else "row buffers")

@@ -28,5 +28,7 @@ inline pybind11::dict RmsNormBackwardTilingDataFields(const RmsNormBackwardTilin
     d["partial_stride"] = t.partial_stride;
     d["reduce_chunk"] = t.reduce_chunk;
     d["inv_cols"] = t.inv_cols;
+    d["gamma_offset"] = t.gamma_offset;
+    d["has_gamma"] = t.has_gamma;
     return d;
 }

@@ -1,0 +1,57 @@
+"""The operator's forms beyond the plain backward, on every path and layout against the float64 golden.
+
+gamma_offset: the forward scaled by gamma + offset (Gemma's 1 + w with w near 0), the offset added in
+fp32 after gamma is widened, so a 16-bit w keeps its low bits; dgamma is the plain one.
+"""
+import numpy as np
+import pytest
+
+from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
+from rmsnorm_backward.errors import InvalidInputError
+from rmsnorm_backward.golden import golden
+from rmsnorm_backward.simulate import simulate
+
+
+def gemma_inputs(rng, shape, dtype):
+    """make_inputs with a gamma near 0, as Gemma stores w of the scale 1 + w."""
+    dy, x, rstd, gamma = make_inputs(rng, shape, dtype=dtype)
+    return dy, x, rstd, (0.1 * rng.standard_normal(gamma.shape)).astype(gamma.dtype)
+
+
+@pytest.mark.parametrize("path,dtype,shape", LAYOUT_CASES)
+def test_gamma_offset_on_every_layout(rng, path, dtype, shape):
+    dy, x, rstd, gamma = gemma_inputs(rng, shape, dtype)
+    dx, _, stats = run_and_check(dy, x, rstd, gamma, gamma_offset=1.0)
+    assert stats["path"] == path and stats["tiling"]["gamma_offset"] == 1.0
+    # An offset the kernel dropped would be far outside the standard: the scale is ~1 instead of ~0.1.
+    without, _ = golden(dy, x, rstd, gamma)
+    assert np.abs(dx.astype(np.float64) - without).max() > 0.1
+
+
+@pytest.mark.parametrize("offset", [-0.5, 0.375, 1e-3])
+def test_other_offsets(rng, offset):
+    run_and_check(*gemma_inputs(rng, (33, 3000), "bfloat16"), gamma_offset=offset)
+
+
+def test_offset_in_fp32_keeps_16_bit_gammas_low_bits(rng):
+    """(1 + w) rounded to bf16 before the kernel loses w's low bits; the attribute does not: its dx
+    is the golden rounded to bf16 far more often."""
+    dy, x, rstd, gamma = gemma_inputs(rng, (48, 1000), "bfloat16")
+    exact = golden(dy, x, rstd, gamma, 1.0)[0].astype(gamma.dtype)
+    via_attr, _, _ = simulate(dy, x, rstd, gamma, gamma_offset=1.0)
+    folded, _, _ = simulate(dy, x, rstd, (gamma.astype(np.float32) + 1).astype(gamma.dtype))
+    off = [np.mean(d != exact) for d in (via_attr, folded)]
+    assert off[0] < 0.01 < 0.1 < off[1], off
+
+
+@pytest.mark.parametrize("offset,why", [
+    (float("inf"), "gamma_offset must be finite in float32 (got inf)."),
+    (float("nan"), "gamma_offset must be finite in float32 (got nan)."),
+    (1e39, "gamma_offset must be finite in float32 (got 1e+39)."),
+    ("1", "gamma_offset must be a real number (got '1')."),
+    (True, "gamma_offset must be a real number (got True)."),
+])
+def test_bad_offsets_are_refused_in_one_sentence(rng, offset, why):
+    with pytest.raises(InvalidInputError) as e:
+        simulate(*make_inputs(rng, (4, 64), dtype="float32"), gamma_offset=offset)
+    assert str(e.value) == why
