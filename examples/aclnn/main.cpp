@@ -96,7 +96,8 @@ int main()
 
     uint64_t workspaceSize = 0;
     aclOpExecutor *executor = nullptr;
-    CHECK(aclnnRmsNormBackwardGetWorkspaceSize(dy.tensor, x.tensor, rstd.tensor, gamma.tensor, dx.tensor,
+    const double gammaOffset = 0.0;  // the plain RMSNorm; 1.0 for Gemma's scale (1 + gamma)
+    CHECK(aclnnRmsNormBackwardGetWorkspaceSize(dy.tensor, x.tensor, rstd.tensor, gamma.tensor, gammaOffset, dx.tensor,
                                                dgamma.tensor, &workspaceSize, &executor));
     void *workspace = nullptr;
     if (workspaceSize > 0) {

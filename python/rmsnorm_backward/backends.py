@@ -125,15 +125,15 @@ def best() -> Backend:
     raise EnvironmentSetupError(f"no backend is usable here ({twin.detail}); run `rmsnorm-backward doctor`")
 
 
-def run(name: str, dy, x, rstd, gamma, *, soc: str):
+def run(name: str, dy, x, rstd, gamma, *, soc: str, gamma_offset: float = 0.0):
     """(dx, dgamma, details) from backend `name` ('twin' or 'npu')."""
     if name == "twin":
         from .simulate import simulate
 
-        dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc=soc)
+        dx, dgamma, stats = simulate(dy, x, rstd, gamma, gamma_offset=gamma_offset, soc=soc)
         return dx, dgamma, _stats_dict(stats)
     if name == "npu":
-        return _run_npu(dy, x, rstd, gamma)
+        return _run_npu(dy, x, rstd, gamma, gamma_offset)
     raise InvalidInputError(f"backend must be 'twin' or 'npu', got {name!r}")
 
 
@@ -144,7 +144,7 @@ def _stats_dict(stats) -> dict:
     return {k: getattr(stats, k) for k in keys if hasattr(stats, k)}
 
 
-def _run_npu(dy, x, rstd, gamma):
+def _run_npu(dy, x, rstd, gamma, gamma_offset):
     # Reached only after probe_npu() succeeded, so importing torch_npu here is safe.
     import torch
     import torch_npu  # noqa: F401
@@ -153,6 +153,6 @@ def _run_npu(dy, x, rstd, gamma):
     from .torch._bridge import from_numpy, to_numpy
 
     dev = [from_numpy(a).to("npu") for a in (dy, x, rstd, gamma)]
-    dx, dgamma = rms_norm_backward(*dev)
+    dx, dgamma = rms_norm_backward(*dev, gamma_offset)
     torch.npu.synchronize()
     return to_numpy(dx.cpu()), to_numpy(dgamma.cpu()), {"device": torch.npu.get_device_name(0)}

@@ -47,7 +47,8 @@ def golden(dy, x, rstd, gamma, gamma_offset: float = 0.0):
     dy64 = dy.astype(np.float64).reshape(rows, cols)
     x64 = x.astype(np.float64).reshape(rows, cols)
     rstd64 = rstd.astype(np.float64).reshape(rows, 1)
-    gamma64 = gamma.astype(np.float64).reshape(1, cols) + preflight.gamma_offset_value(gamma_offset)
+    offset = float(np.float32(preflight.gamma_offset_value(gamma_offset)))  # the float32 the kernel adds
+    gamma64 = gamma.astype(np.float64).reshape(1, cols) + offset
 
     with np.errstate(all="ignore"):  # NaN/Inf inputs are legitimate and must propagate
         xh = x64 * rstd64

@@ -99,9 +99,10 @@ class Attr:
 
     @property
     def camel(self) -> str:
-        """The aclnn parameter name opbuild gives an optional attribute: gamma_offset -> gammaOffsetOptional."""
+        """The aclnn parameter name opbuild gives the attribute: lower camel case, gamma_offset ->
+        gammaOffset (its "Optional" suffix is for string and list attributes only, none of ATTR_TYPES)."""
         head, *rest = self.name.split("_")
-        return head + "".join(w.capitalize() for w in rest) + "Optional"
+        return head + "".join(w.capitalize() for w in rest)
 
 
 def _attr(raw: dict, where: str) -> Attr:

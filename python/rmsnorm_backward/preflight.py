@@ -30,17 +30,18 @@ GOLDEN_F64_ARRAYS = 6
 TILING_CACHE_SIZE = 256
 
 
-def gamma_offset_value(gamma_offset) -> float:
-    """The gamma_offset attribute as the operator holds it, a float32 (as a Python float), or
-    InvalidInputError: a real number, finite in float32."""
-    if isinstance(gamma_offset, bool) or not isinstance(gamma_offset, numbers.Real):
-        raise InvalidInputError(f"gamma_offset must be a real number (got {gamma_offset!r}).")
-    import numpy as np
+FLOAT32_MAX = 3.4028234663852886e38
 
-    with np.errstate(over="ignore"):
-        value = float(np.float32(gamma_offset))
-    if not math.isfinite(value):
-        raise InvalidInputError(f"gamma_offset must be finite in float32 (got {gamma_offset!r}).")
+
+def gamma_offset_value(gamma_offset, name: str = "gamma_offset") -> float:
+    """The gamma_offset attribute as a Python float, or InvalidInputError naming it as `name`: a real
+    number, finite in float32 (the operator holds it as a float32: the kernel adds float32(offset)).
+    Plain Python, so torch.compile traces it."""
+    if isinstance(gamma_offset, bool) or not isinstance(gamma_offset, numbers.Real):
+        raise InvalidInputError(f"{name} must be a real number (got {gamma_offset!r}).")
+    value = float(gamma_offset)
+    if not (math.isfinite(value) and abs(value) <= FLOAT32_MAX):
+        raise InvalidInputError(f"{name} must be finite in float32 (got {gamma_offset!r}).")
     return value
 
 

@@ -38,21 +38,22 @@ def test_golden_passes_on_the_twin(capsys, argv):
 def test_golden_defaults_are_the_operator_texts_example(capsys, monkeypatch):
     seen = {}
 
-    def fake_run(name, dy, x, rstd, gamma, *, soc):
-        seen.update(dy=dy.shape, x=x.shape, rstd=rstd.shape, gamma=gamma.shape, dtype=x.dtype, soc=soc)
+    def fake_run(name, dy, x, rstd, gamma, *, soc, gamma_offset):
+        seen.update(dy=dy.shape, x=x.shape, rstd=rstd.shape, gamma=gamma.shape, dtype=x.dtype, soc=soc,
+                    gamma_offset=gamma_offset)
         raise KeyboardInterrupt  # stop before computing: only the inputs are under test
 
     monkeypatch.setattr(backends, "run", fake_run)
     assert main(["golden"]) == 130
     assert seen == {"dy": (32, 64, 128), "x": (32, 64, 128), "rstd": (32, 64, 1), "gamma": (128,),
-                    "dtype": np.float32, "soc": "Ascend910B2"}
+                    "dtype": np.float32, "soc": "Ascend910B2", "gamma_offset": 0.0}
 
 
 def test_golden_exits_non_zero_when_the_result_is_wrong(capsys, monkeypatch):
     real_run = backends.run
 
-    def off_by_one_percent(name, dy, x, rstd, gamma, *, soc):
-        dx, dgamma, details = real_run(name, dy, x, rstd, gamma, soc=soc)
+    def off_by_one_percent(name, dy, x, rstd, gamma, **options):
+        dx, dgamma, details = real_run(name, dy, x, rstd, gamma, **options)
         return (dx * np.float32(1.01)).astype(dx.dtype), dgamma, details
 
     monkeypatch.setattr(backends, "run", off_by_one_percent)

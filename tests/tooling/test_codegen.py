@@ -190,6 +190,12 @@ def test_generated_registration_compiles_and_declares_op_def(tmp_path, which):
     assert [(p["name"], p["types"]) for p in proto["inputs"]] == [
         (t.name, list(dict.fromkeys(d.ge for d in t.dtypes))) for t in op.inputs]
     assert [p["name"] for p in proto["outputs"]] == [t.name for t in op.outputs]
+    kinds = {"float": float, "int": int, "bool": lambda v: v == "true"}
+    for declared in (reg["attrs"], proto["attrs"]):
+        assert [a["name"] for a in declared] == [a.name for a in op.attrs]
+        for got, a in zip(declared, op.attrs):
+            assert got["type"] == a.spelling("ge") and kinds[a.type](got["default"]) == a.default
+            assert got.get("optional", True)
 
 
 TILING_OPS = [("toy", TOY, TOY_SNAPSHOTS)] + ([("repository", op_def.DEFAULT_PATH, ROOT)] if op_def.load().tiling else [])

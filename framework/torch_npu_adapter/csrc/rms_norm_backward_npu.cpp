@@ -83,7 +83,8 @@ void CheckDevice(const at::Tensor &t, const char *name, const at::Tensor &x)
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, const at::Tensor &x_in,
-                                                   const at::Tensor &rstd_in, const at::Tensor &gamma_in)
+                                                   const at::Tensor &rstd_in, const at::Tensor &gamma_in,
+                                                   double gamma_offset)
 {
     TORCH_CHECK(x_in.device().type() == c10::DeviceType::PrivateUse1, "x is on ", x_in.device(),
                 "; the NPU adapter takes NPU tensors");
@@ -104,7 +105,7 @@ std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, cons
     uint64_t workspace_size = 0;
     aclOpExecutor *executor = nullptr;
     const aclnnStatus status = reinterpret_cast<GetWorkspaceSizeFn>(api.get_workspace_size)(
-        args[0], args[1], args[2], args[3], args[4], args[5], &workspace_size, &executor);
+        args[0], args[1], args[2], args[3], gamma_offset, args[4], args[5], &workspace_size, &executor);
     if (status != 0) {
         for (aclTensor *a : args) {
             aclDestroyTensor(a);
@@ -138,7 +139,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
     m.doc() = "NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward (aclnnRmsNormBackward)";
     m.def("rms_norm_backward", &rmsnorm_backward_npu::RmsNormBackward, "(dx, dgamma) on the NPU",
-          pybind11::arg("dy"), pybind11::arg("x"), pybind11::arg("rstd"), pybind11::arg("gamma"));
+          pybind11::arg("dy"), pybind11::arg("x"), pybind11::arg("rstd"), pybind11::arg("gamma"),
+          pybind11::arg("gamma_offset") = 0.0);
     m.def("library", [] { return rmsnorm_backward_npu::Api().library; },
           "the libcust_opapi.so that aclnnRmsNormBackward is taken from");
 }

@@ -4,7 +4,8 @@ Inputs are random (seeded), or read from a directory in the msopgen sample layou
 writes:
 
 \b
-    D/case.json                  shapes and dtypes of the tensors, and of every file below
+    D/case.json                  shapes and dtypes of the tensors, the attributes
+                                 (gamma_offset), and the files below
     D/input/<dy|x|rstd|gamma>.bin
     D/output/golden_<dx|dgamma>.bin (float64), D/output/output_<dx|dgamma>.bin
 
@@ -21,6 +22,7 @@ import click
 import numpy as np
 
 from .. import backends, op_def, preflight
+from ..errors import InvalidInputError
 from ..fileio import atomic_directory, check_writable_dir
 from ..golden import golden
 from ..precision import compare
@@ -29,7 +31,7 @@ from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progres
 EPS = 1e-6  # of the forward pass that produced rstd
 CASE_FILE = "case.json"
 # Options that describe the inputs: a sample directory's case.json does that instead.
-CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed")
+CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed", "offset")
 
 
 def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
@@ -45,13 +47,18 @@ def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
     return dims
 
 
-def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str) -> dict:
+def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str, offset: float = 0.0) -> dict:
     if not k < len(shape):
         raise click.BadParameter(f"must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {k})",
                                  param_hint="'--gamma-dims'")
     rstd = shape[:-k] if rstd_flat else shape[:-k] + (1,) * k
     return {"shapes": {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:], "dx": shape, "dgamma": shape[-k:]},
-            "dtypes": _dtypes_for(op_def.dtype_of(dtype).name)}
+            "dtypes": _dtypes_for(op_def.dtype_of(dtype).name), "attrs": _attrs({"gamma_offset": offset})}
+
+
+def _attrs(given: dict) -> dict:
+    """op_def's attributes: the given values, the defaults for the rest."""
+    return {a.name: given.get(a.name, a.default) for a in op_def.load().attrs}
 
 
 def _dtypes_for(t: str) -> dict:
@@ -73,7 +80,8 @@ def random_inputs(case: dict, seed: int) -> dict:
         "dy": rng.standard_normal(shapes["dy"], dtype=np.float32).astype(np_dtype["dy"]),
         "x": x,
         "rstd": (1.0 / np.sqrt(mean_sq + EPS)).reshape(shapes["rstd"]).astype(np_dtype["rstd"]),
-        "gamma": rng.uniform(0.5, 1.5, shapes["gamma"]).astype(np_dtype["gamma"]),
+        # the scale gamma + offset in [0.5, 1.5) whatever the offset (Gemma's gamma is near 0)
+        "gamma": (rng.uniform(0.5, 1.5, shapes["gamma"]) - case["attrs"]["gamma_offset"]).astype(np_dtype["gamma"]),
     }
 
 
@@ -106,7 +114,12 @@ def _read_bin(d: Path, relative: str, entry: dict) -> np.ndarray:
 def _read_case(meta: Path) -> dict:
     try:
         raw = json.loads(meta.read_text())
-        case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"]}
+        case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"],
+                "attrs": _attrs(raw.get("attrs", {}))}  # (directories written before attributes: defaults)
+        unknown = sorted(set(raw.get("attrs", {})) - set(case["attrs"]))
+        if unknown:
+            raise ValueError(f"no attribute {', '.join(unknown)} in op_def")
+        case["attrs"]["gamma_offset"] = preflight.gamma_offset_value(case["attrs"]["gamma_offset"])
         missing = [t.name for t in op_def.load().tensors if t.name not in case["shapes"] or t.name not in case["dtypes"]]
         if missing:
             raise ValueError(f"no shape or dtype for {', '.join(missing)}")
@@ -125,7 +138,7 @@ def load_dir(d: Path, soc: str) -> tuple[dict, dict, dict | None]:
     if not meta.is_file():
         raise CliError(f"--from-dir {d} has no {CASE_FILE} ({meta} is missing): make samples with --save-dir")
     case = _read_case(meta)
-    preflight.golden_run(case["shapes"], case["dtypes"], soc=soc)  # before any .bin is read
+    preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any .bin is read
     files = sample_files(case)
     op = op_def.load()
     inputs = {t.name: _read_bin(d, f"input/{t.name}.bin", files[f"input/{t.name}.bin"]) for t in op.inputs}
@@ -143,7 +156,7 @@ def write_sample_dir(d: Path, case: dict, inputs: dict, gold: dict, outputs: dic
     arrays.update({f"output/golden_{n}.bin": gold[n] for n in gold})
     arrays.update({f"output/output_{n}.bin": outputs[n] for n in outputs})
     meta = {"op": op_def.load().type, "shapes": {n: list(s) for n, s in case["shapes"].items()},
-            "dtypes": case["dtypes"], "files": files}
+            "dtypes": case["dtypes"], "attrs": case["attrs"], "files": files}
     with atomic_directory(d) as work:
         (work / "input").mkdir()
         (work / "output").mkdir()
@@ -174,6 +187,9 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
 @click.option("--dtype", type=click.Choice([d.short for d in op_def.load().type_values]), default="fp32",
               show_default=True, help="dtype of dy, x, gamma and dx")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the random inputs")
+@click.option("--offset", type=float, default=0.0, show_default=True, metavar="F",
+              help="the gamma_offset attribute: the scale is gamma + F (1.0: Gemma's 1 + w); random gamma is "
+                   "drawn so that the scale lies in [0.5, 1.5)")
 @click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC the twin simulates")
 @click.option("--backend", type=click.Choice(["auto", "twin", "npu"]), default="auto", show_default=True,
               help="where to run: auto is the NPU when usable, else the twin")
@@ -183,15 +199,18 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
               help="write inputs, golden and outputs to the new directory D")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.pass_context
-def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, soc, backend, from_dir, save_dir, as_json) -> int:
+def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, offset, soc, backend, from_dir, save_dir, as_json) -> int:
     if from_dir is not None:
         given = [f"--{n.replace('_', '-')}" for n in CASE_OPTIONS
                  if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
         if given:
             raise click.UsageError(f"--from-dir takes the case from its {CASE_FILE}: drop {', '.join(given)}")
     else:
-        case = case_from_options(shape, gamma_dims, rstd_flat, dtype)
-        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc)  # before any array is made
+        try:
+            case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset))
+        except InvalidInputError as e:
+            raise click.BadParameter(str(e), param_hint="'--offset'") from None
+        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any array is made
     if save_dir is not None:
         _check_save_dir(save_dir, from_dir)
     chosen = backends.best() if backend == "auto" else _chosen(backend)
@@ -210,9 +229,9 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, soc, backend, from_d
         step(1)
         dy, x, rstd, gamma = (inputs[n] for n in ("dy", "x", "rstd", "gamma"))
         if gold is None:
-            gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma)))
+            gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma, **case["attrs"])))
         step(2)
-        dx, dgamma, details = backends.run(chosen.name, dy, x, rstd, gamma, soc=soc)
+        dx, dgamma, details = backends.run(chosen.name, dy, x, rstd, gamma, soc=soc, **case["attrs"])
         outputs = {"dx": dx, "dgamma": dgamma}
         step(3)
         reports = {"dx": compare(dx, gold["dx"], case["dtypes"]["dx"]),
@@ -228,11 +247,14 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, soc, backend, from_d
     if as_json:
         print_json({"op": op_def.load().type, "backend": chosen.name, "soc": soc,
                     "shapes": {n: list(s) for n, s in case["shapes"].items()}, "dtypes": case["dtypes"],
+                    "attrs": case["attrs"],
                     "seed": None if from_dir else seed, "details": details,
                     "reports": {n: r.to_dict() for n, r in reports.items()}, "passed": passed})
     else:
         shapes = ", ".join(f"{n} {list(s)}" for n, s in case["shapes"].items() if n in inputs)
-        click.echo(f"{op_def.load().type} on {chosen.name} ({soc}): {shapes}; {case['dtypes']['x']}"
+        defaults = _attrs({})
+        attrs = "".join(f"; {n} {v}" for n, v in case["attrs"].items() if v != defaults[n])
+        click.echo(f"{op_def.load().type} on {chosen.name} ({soc}): {shapes}; {case['dtypes']['x']}{attrs}"
                    + ("" if from_dir else f"; seed {seed}"))
         for name, report in reports.items():
             click.echo(f"  {name:7s} {report}")

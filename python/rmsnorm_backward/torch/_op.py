@@ -1,6 +1,7 @@
-"""torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma) -> (dx, dgamma).
+"""torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma, gamma_offset=0.0) -> (dx, dgamma).
 
-The schema's names come from op_def (the operator's one definition). Implementations:
+The schema's names, and its attributes with their defaults, come from op_def (the operator's one
+definition). Implementations:
   CPU     the kernel run on the CPU twin (rmsnorm_backward.simulate);
   fake    shapes and dtypes only, for torch.compile and meta tensors, checked by the same C++ rules
           the tiling applies (rmsnorm_backward._twin.compute_tiling);
@@ -19,24 +20,25 @@ _OP = op_def.load()
 NAMESPACE = "rmsnorm_backward"
 NAME = f"{NAMESPACE}::{_OP.file}"
 SCHEMA = "({}) -> ({})".format(
-    ", ".join(f"Tensor {t.name}" for t in _OP.inputs),
+    ", ".join([f"Tensor {t.name}" for t in _OP.inputs]
+              + [f"{a.spelling('torch')} {a.name}={a.default!r}" for a in _OP.attrs]),
     ", ".join(f"Tensor {t.name}" for t in _OP.outputs),
 )
 
 
 @torch.library.custom_op(NAME, mutates_args=(), device_types="cpu", schema=SCHEMA)
-def rms_norm_backward(dy, x, rstd, gamma):
-    """(dx, dgamma) of RMSNorm computed by the RmsNormBackward kernel on the CPU twin."""
+def rms_norm_backward(dy, x, rstd, gamma, gamma_offset=0.0):
+    """(dx, dgamma) of RMSNorm, scaled by gamma + gamma_offset, by the RmsNormBackward kernel on the CPU twin."""
     from ..simulate import simulate
 
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
     # Views, not copies: simulate checks the shapes (once) before it densifies anything.
-    dx, dgamma, _stats = simulate(*(_bridge.as_numpy(t) for t in (dy, x, rstd, gamma)))
+    dx, dgamma, _stats = simulate(*(_bridge.as_numpy(t) for t in (dy, x, rstd, gamma)), gamma_offset=gamma_offset)
     return _bridge.from_numpy(dx), _bridge.from_numpy(dgamma)
 
 
 @rms_norm_backward.register_fake
-def _fake(dy, x, rstd, gamma):
+def _fake(dy, x, rstd, gamma, gamma_offset=0.0):
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
-    _validate.check(dy, x, rstd, gamma)
+    _validate.check(dy, x, rstd, gamma, gamma_offset)
     return x.new_empty(x.shape), gamma.new_empty(gamma.shape, dtype=torch.float32)

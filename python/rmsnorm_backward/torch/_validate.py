@@ -41,20 +41,30 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def _tiling_rules(shapes: dict, dtypes: dict) -> None:
-    preflight.tiling(shapes, {n: _dtype_name(dtypes[n]) for n in NAMES})  # InvalidInputError with its sentence
+def _tiling_rules(shapes: dict, dtypes: dict, gamma_offset: float) -> None:
+    # InvalidInputError with its sentence
+    preflight.tiling(shapes, {n: _dtype_name(dtypes[n]) for n in NAMES}, gamma_offset=gamma_offset)
 
 
-def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor) -> None:
-    """The operator's rules for (dy, x, rstd, gamma): InvalidInputError naming the tensor and rule."""
+def check_offset(value, name: str = "gamma_offset") -> None:
+    """The offset's rule (preflight.gamma_offset_value); a symbolic float, while torch.compile traces
+    with a dynamic one, is checked when the kernel gets its value."""
+    if not isinstance(value, torch.SymFloat):
+        preflight.gamma_offset_value(value, name)
+
+
+def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor, gamma_offset=0.0) -> None:
+    """The operator's rules for (dy, x, rstd, gamma, gamma_offset): InvalidInputError naming the
+    tensor or attribute and the rule."""
+    check_offset(gamma_offset)
     tensors = dict(zip(NAMES, (dy, x, rstd, gamma)))
     shapes = {n: _shape(t) for n, t in tensors.items()}
-    if None in shapes.values():
+    if None in shapes.values() or isinstance(gamma_offset, torch.SymFloat):
         return
-    _tiling_rules(shapes, {n: t.dtype for n, t in tensors.items()})
+    _tiling_rules(shapes, {n: t.dtype for n, t in tensors.items()}, gamma_offset)
 
 
-def check_forward(x: torch.Tensor, gamma: torch.Tensor) -> None:
+def check_forward(x: torch.Tensor, gamma: torch.Tensor, offset=0.0) -> None:
     """Will the backward of rms_norm(x, gamma) be accepted? Checked before the forward runs.
 
     The backward runs the operator on dy shaped like x, rstd shaped x.shape[:-k] + (1,) * k
@@ -62,6 +72,7 @@ def check_forward(x: torch.Tensor, gamma: torch.Tensor) -> None:
     each being one of the operator's; the shapes then go to the tiling once, in the wider dtype.
     """
     check_devices(x=x, gamma=gamma)
+    check_offset(offset, "offset")
     allowed = [d.name for d in op_def.load().type_values]
     for name, t in (("x", x), ("gamma", gamma)):
         if _dtype_name(t.dtype) not in allowed:
@@ -73,4 +84,5 @@ def check_forward(x: torch.Tensor, gamma: torch.Tensor) -> None:
     k = min(len(gamma_shape), len(x_shape))
     shapes = {"dy": x_shape, "x": x_shape, "rstd": x_shape[:len(x_shape) - k] + (1,) * k, "gamma": gamma_shape}
     wide = torch.promote_types(x.dtype, gamma.dtype)
-    _tiling_rules(shapes, {"dy": wide, "x": wide, "rstd": torch.float32, "gamma": wide})
+    _tiling_rules(shapes, {"dy": wide, "x": wide, "rstd": torch.float32, "gamma": wide},
+                  0.0 if isinstance(offset, torch.SymFloat) else offset)

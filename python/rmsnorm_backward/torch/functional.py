@@ -1,8 +1,11 @@
 """rms_norm: the forward as the operator torch.ops.rmsnorm_backward.rms_norm, whose backward is ours.
 
-    rstd = 1 / sqrt(mean(x^2 over gamma's dims) + eps)        y = x * rstd * gamma
+    rstd = 1 / sqrt(mean(x^2 over gamma's dims) + eps)        y = x * rstd * (gamma + offset)
 
-The forward runs in fp32 torch ops (torch_npu.npu_rms_norm on an NPU, when gamma has x's dtype) and
+offset is Gemma's (1 + w), Megatron's layernorm_1p: added to gamma in fp32, so a 16-bit gamma keeps
+its low bits; the operator's gamma_offset attribute, so the backward costs what offset 0 does.
+The forward runs in fp32 torch ops (torch_npu.npu_rms_norm on an NPU, when gamma has x's dtype and
+offset is 0) and
 returns y in x's dtype with rstd in fp32, shaped x.shape[:-k] + (1,) * k, k = gamma.ndim. Being an
 operator with a fake implementation, it checks its inputs by the C++ rules in eager mode and while
 torch.compile traces, gradients wanted or not. The backward runs rms_norm_backward in one dtype for
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import preflight
 from . import _validate
 from ._op import NAMESPACE, rms_norm_backward
 
@@ -33,11 +37,12 @@ def _eps(x: torch.Tensor, eps: float | None) -> float:
 
 
 @torch.library.custom_op(f"{NAMESPACE}::rms_norm", mutates_args=())
-def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor, eps: float | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(y, rstd) of RMSNorm over x's last gamma.ndim dims."""
-    _validate.check_forward(x, gamma)
+def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor, eps: float | None,
+                     offset: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y, rstd) of RMSNorm over x's last gamma.ndim dims, scaled by gamma + offset."""
+    _validate.check_forward(x, gamma, offset)
     eps = _eps(x, eps)
-    if x.device.type == "npu" and gamma.dtype == x.dtype:
+    if x.device.type == "npu" and gamma.dtype == x.dtype and offset == 0.0:
         import torch_npu  # already loaded: a tensor lives on an NPU
 
         y, rstd = torch_npu.npu_rms_norm(x, gamma, epsilon=eps)
@@ -45,32 +50,32 @@ def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor, eps: float | None) ->
     dims = tuple(range(x.ndim - gamma.ndim, x.ndim))
     xf = x.float()
     rstd = torch.rsqrt(xf.square().mean(dim=dims, keepdim=True) + eps)
-    return (xf * rstd * gamma.float()).to(x.dtype), rstd
+    return (xf * rstd * (gamma.float() + offset)).to(x.dtype), rstd
 
 
 @rms_norm_forward.register_fake
-def _fake(x, gamma, eps):
-    _validate.check_forward(x, gamma)
+def _fake(x, gamma, eps, offset=0.0):
+    _validate.check_forward(x, gamma, offset)
     return x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma), dtype=torch.float32)
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, _eps = inputs
+    x, gamma, _eps, ctx.offset = inputs
     ctx.save_for_backward(x, output[1], gamma)
 
 
 def _backward(ctx, dy, _drstd):
     x, rstd, gamma = ctx.saved_tensors
     dtype = torch.promote_types(x.dtype, gamma.dtype)
-    dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype))
-    return dx.to(x.dtype), dgamma.to(gamma.dtype), None
+    dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype), ctx.offset)
+    return dx.to(x.dtype), dgamma.to(gamma.dtype), None, None
 
 
 rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
-def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float | None = 1e-6) -> torch.Tensor:
-    """RMSNorm of `x` over its last gamma.ndim dims, scaled by `gamma`; y has x's dtype.
+def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float | None = 1e-6, offset: float = 0.0) -> torch.Tensor:
+    """RMSNorm of `x` over its last gamma.ndim dims, scaled by `gamma + offset`; y has x's dtype.
 
     eps=None means torch.finfo(x.dtype).eps, as in torch.nn.functional.rms_norm (under autocast, of
     the dtype the op computes in: float32). A gamma shaped like all of x (a 1-D x, or one row) is
@@ -79,9 +84,11 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float | None = 1e-6) -> 
     dtype outside float16/bfloat16/float32.
     """
     eps = None if eps is None else float(eps)
+    if not torch.compiler.is_compiling():  # traced, the op's fake checks it
+        offset = preflight.gamma_offset_value(offset, "offset")
     if x.ndim == gamma.ndim and x.shape == gamma.shape:
-        return rms_norm_forward(x.unsqueeze(0), gamma, eps)[0].squeeze(0)
-    return rms_norm_forward(x, gamma, eps)[0]
+        return rms_norm_forward(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
+    return rms_norm_forward(x, gamma, eps, offset)[0]
 
 
 # torch's own autocast rule of rms_norm (see the module docstring), for the forward and the backward.

@@ -172,7 +172,8 @@ aclnnStatus aclDestroyTensor(const aclTensor *t)
     return status;
 }
 aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclTensor *x, const aclTensor *rstd,
-                                                 const aclTensor *gamma, const aclTensor *dx, const aclTensor *dgamma,
+                                                 const aclTensor *gamma, double gammaOffset,
+                                                 const aclTensor *dx, const aclTensor *dgamma,
                                                  uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     static aclOpExecutor executor_;
@@ -192,6 +193,7 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
     in.dy_shape = dy->shape, in.x_shape = x->shape, in.rstd_shape = rstd->shape, in.gamma_shape = gamma->shape;
     in.dy_dtype = Dtype(dy->dtype), in.x_dtype = Dtype(x->dtype), in.rstd_dtype = Dtype(rstd->dtype);
     in.gamma_dtype = Dtype(gamma->dtype);
+    in.gamma_offset = float(gammaOffset);  // a float attribute, as CANN holds it
     rmsnorm_backward::TilingResult tiling;
     std::string error;
     if (!rmsnorm_backward::ComputeTiling(in, tiling, error)) {

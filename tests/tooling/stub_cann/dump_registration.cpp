@@ -35,6 +35,27 @@ void Params(const char *key, const std::vector<ops::OpParamDef> &params)
     std::printf("]");
 }
 
+void Attrs(const std::vector<ops::OpAttrDef> &attrs)
+{
+    std::printf("\"attrs\": [");
+    for (size_t i = 0; i < attrs.size(); ++i) {
+        const ops::OpAttrDef &a = attrs[i];
+        std::printf("%s{\"name\": \"%s\", \"optional\": %s, \"type\": \"%s\", \"default\": \"%s\"}", i ? ", " : "",
+                    a.name.c_str(), a.attr_type == ops::OPTIONAL ? "true" : "false", a.type.c_str(), a.value.c_str());
+    }
+    std::printf("]");
+}
+
+void ProtoAttrs(const std::vector<std::vector<std::string>> &attrs)
+{
+    std::printf("\"attrs\": [");
+    for (size_t i = 0; i < attrs.size(); ++i) {
+        std::printf("%s{\"name\": \"%s\", \"type\": \"%s\", \"default\": \"%s\"}", i ? ", " : "",
+                    attrs[i][0].c_str(), attrs[i][1].c_str(), attrs[i][2].c_str());
+    }
+    std::printf("]");
+}
+
 void Protos(const char *key, const std::vector<std::pair<std::string, ge::TensorType>> &params)
 {
     std::printf("\"%s\": [", key);
@@ -60,6 +81,8 @@ int main()
         Params("inputs", op->inputs_);
         std::printf(", ");
         Params("outputs", op->outputs_);
+        std::printf(", ");
+        Attrs(op->attrs_);
         std::printf("}");
         delete op;
     }
@@ -70,6 +93,8 @@ int main()
         Protos("inputs", p.inputs);
         std::printf(", ");
         Protos("outputs", p.outputs);
+        std::printf(", ");
+        ProtoAttrs(p.attrs);
         std::printf("}");
     }
     std::printf("]}\n");

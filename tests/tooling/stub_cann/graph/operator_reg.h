@@ -1,5 +1,5 @@
 // Test double of the graph prototype macros (REG_OP ... OP_END_FACTORY_REG) and the ge enums the
-// generated files name; records each prototype's inputs and outputs.
+// generated files name; records each prototype's inputs, outputs and attributes.
 #pragma once
 #include <initializer_list>
 #include <string>
@@ -19,8 +19,10 @@ struct TensorType {
 struct ProtoReg {
     std::string op;
     std::vector<std::pair<std::string, TensorType>> inputs, outputs;
+    std::vector<std::vector<std::string>> attrs;  // name, type, default as written
     ProtoReg &Input(const char *n, TensorType t) { inputs.push_back({n, t}); return *this; }
     ProtoReg &Output(const char *n, TensorType t) { outputs.push_back({n, t}); return *this; }
+    ProtoReg &Attr(const char *n, const char *type, const char *value) { attrs.push_back({n, type, value}); return *this; }
     ProtoReg &End() { return *this; }
 };
 inline std::vector<ProtoReg> &Protos()
@@ -36,4 +38,5 @@ struct ProtoEnd {
 #define REG_OP(T) static ::ge::ProtoReg kProto##T = ::ge::ProtoReg{#T}
 #define INPUT(n, t) Input(#n, t)
 #define OUTPUT(n, t) Output(#n, t)
+#define ATTR(n, type, value) Attr(#n, #type, #value)
 #define OP_END_FACTORY_REG(T) End(); static ::ge::ProtoEnd kProtoEnd##T(kProto##T);

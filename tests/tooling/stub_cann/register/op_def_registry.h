@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <initializer_list>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ struct OpParamDef {
     OpParamDef &AutoContiguous() { auto_contiguous = true; return *this; }
 };
 
+struct OpAttrDef {
+    std::string name;
+    int attr_type = -1;
+    std::string type, value;  // the setter called and its argument, printed
+    OpAttrDef &AttrType(int t) { attr_type = t; return *this; }
+    OpAttrDef &Float(float v) { type = "Float", value = std::to_string(v); return *this; }
+    OpAttrDef &Int(int64_t v) { type = "Int", value = std::to_string(v); return *this; }
+    OpAttrDef &Bool(bool v) { type = "Bool", value = v ? "true" : "false"; return *this; }
+};
+
 struct OpAICoreDef {
     std::vector<std::string> socs;
     bool has_tiling = false;
@@ -42,12 +53,14 @@ public:
     explicit OpDef(const char *name) : name_(name) {}
     OpParamDef &Input(const char *n) { inputs_.push_back({n}); return inputs_.back(); }
     OpParamDef &Output(const char *n) { outputs_.push_back({n}); return outputs_.back(); }
+    OpAttrDef &Attr(const char *n) { attrs_.push_back({n}); return attrs_.back(); }
     OpDef &SetInferShape(ge::graphStatus (*)(gert::InferShapeContext *)) { infer_shape_ = true; return *this; }
     OpDef &SetInferDataType(ge::graphStatus (*)(gert::InferDataTypeContext *)) { infer_dtype_ = true; return *this; }
     OpAICoreDef &AICore() { return aicore_; }
 
     std::string name_;
     std::vector<OpParamDef> inputs_, outputs_;
+    std::vector<OpAttrDef> attrs_;
     bool infer_shape_ = false, infer_dtype_ = false;
     OpAICoreDef aicore_;
 };

@@ -36,6 +36,8 @@ public:
             .Format({ge::FORMAT_ND, ge::FORMAT_NCHW, ge::FORMAT_ND, ge::FORMAT_NCHW})
             .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_NCHW, ge::FORMAT_ND, ge::FORMAT_NCHW})
             .AutoContiguous();
+        this->Attr("row_axis").AttrType(OPTIONAL).Int(-1);  // The axis of the rows.
+        this->Attr("keep_sign").AttrType(OPTIONAL).Bool(false);  // Scale by |s| when false.
 
         this->SetInferShape(ge::ToyInferShape).SetInferDataType(ge::ToyInferDataType);
         this->AICore().SetTiling(optiling::ToyTiling);

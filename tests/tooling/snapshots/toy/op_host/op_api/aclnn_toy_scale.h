@@ -24,6 +24,8 @@ extern "C" {
  *
  * @param [in] a: ACL_FLOAT/ACL_FLOAT16. The values.
  * @param [in] s: ACL_FLOAT. One scale per row.
+ * @param [in] rowAxis: attribute row_axis (int; -1 is its default). The axis of the rows.
+ * @param [in] keepSign: attribute keep_sign (bool; false is its default). Scale by |s| when false.
  * @param [out] y: ACL_FLOAT/ACL_FLOAT16. a scaled.
  * @param [out] norm: ACL_FLOAT. Squared norm per row.
  * @param [out] workspaceSize: bytes of device workspace aclnnToyScale needs.
@@ -33,6 +35,8 @@ extern "C" {
 __attribute__((visibility("default"))) aclnnStatus aclnnToyScaleGetWorkspaceSize(
     const aclTensor *a,
     const aclTensor *s,
+    int64_t rowAxis,
+    bool keepSign,
     const aclTensor *y,
     const aclTensor *norm,
     uint64_t *workspaceSize, aclOpExecutor **executor);

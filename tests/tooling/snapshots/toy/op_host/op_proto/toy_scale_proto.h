@@ -35,12 +35,18 @@ namespace ge {
  * @par Outputs:
  * @li y: fp32/fp16, ND/NCHW. a scaled.
  * @li norm: fp32, ND/NCHW. Squared norm per row.
+ *
+ * @par Attributes:
+ * @li row_axis: int, optional, default -1. The axis of the rows.
+ * @li keep_sign: bool, optional, default false. Scale by |s| when false.
  */
 REG_OP(ToyScale)
     .INPUT(a, TensorType({DT_FLOAT, DT_FLOAT16}))
     .INPUT(s, TensorType({DT_FLOAT}))
     .OUTPUT(y, TensorType({DT_FLOAT, DT_FLOAT16}))
     .OUTPUT(norm, TensorType({DT_FLOAT}))
+    .ATTR(row_axis, Int, -1)
+    .ATTR(keep_sign, Bool, false)
     .OP_END_FACTORY_REG(ToyScale)
 }  // namespace ge
 
