@@ -30,8 +30,8 @@ public:
             .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
             .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
             .AutoContiguous();
-        this->Input("gamma")  // Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim).
-            .ParamType(REQUIRED)
+        this->Input("gamma")  // Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim). Optional: without it the scale is 1, the row is the dims of x that rstd does not have, and dgamma is empty.
+            .ParamType(OPTIONAL)
             .DataType({ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16})
             .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
             .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
@@ -42,7 +42,7 @@ public:
             .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
             .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
             .AutoContiguous();
-        this->Output("dgamma")  // Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma.
+        this->Output("dgamma")  // Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma, or [0] without gamma (nothing is computed).
             .ParamType(REQUIRED)
             .DataType({ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT})
             .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})

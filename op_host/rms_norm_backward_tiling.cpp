@@ -89,11 +89,13 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
     in.dy_shape = Dims(context->GetInputShape(kDy));
     in.x_shape = Dims(context->GetInputShape(kX));
     in.rstd_shape = Dims(context->GetInputShape(kRstd));
-    in.gamma_shape = Dims(context->GetInputShape(kGamma));
+    const gert::StorageShape *gamma = context->GetOptionalInputShape(kGamma);  // null: no gamma
+    in.has_gamma = gamma != nullptr;
+    in.gamma_shape = Dims(gamma);
     in.dy_dtype = DtypeName(context->GetInputDesc(kDy));
     in.x_dtype = DtypeName(context->GetInputDesc(kX));
     in.rstd_dtype = DtypeName(context->GetInputDesc(kRstd));
-    in.gamma_dtype = DtypeName(context->GetInputDesc(kGamma));
+    in.gamma_dtype = in.has_gamma ? DtypeName(context->GetOptionalInputDesc(kGamma)) : "";
     const gert::RuntimeAttrs *attrs = context->GetAttrs();
     if (attrs == nullptr) {
         return Fail(context, "CANN provided no attributes (GetAttrs returned null).");
@@ -141,14 +143,14 @@ namespace ge {
 ge::graphStatus RmsNormBackwardInferShape(gert::InferShapeContext *context)
 {
     const gert::Shape *x = context->GetInputShape(kX);
-    const gert::Shape *gamma = context->GetInputShape(kGamma);
+    const gert::Shape *gamma = context->GetOptionalInputShape(kGamma);  // null: no gamma, and dgamma is empty
     gert::Shape *dx = context->GetOutputShape(kDx);
     gert::Shape *dgamma = context->GetOutputShape(kDgamma);
-    if (x == nullptr || gamma == nullptr || dx == nullptr || dgamma == nullptr) {
-        return Fail(context, "CANN provided no shape for x, gamma, dx or dgamma (InferShape).");
+    if (x == nullptr || dx == nullptr || dgamma == nullptr) {
+        return Fail(context, "CANN provided no shape for x, dx or dgamma (InferShape).");
     }
     *dx = *x;
-    *dgamma = *gamma;
+    *dgamma = gamma != nullptr ? *gamma : gert::Shape({0});
     return ge::GRAPH_SUCCESS;
 }
 

@@ -1,5 +1,6 @@
 // RmsNormBackward kernel entry: reads the tiling, runs the path the tiling key names, then (when dgamma
 // was summed in several row groups) waits for all cores and reduces the partials in a fixed order.
+// Without gamma there is no dgamma: no partials, no SyncAll, no reduction.
 #include "kernel_operator.h"
 #include "rms_norm_backward_dgamma.h"
 #include "rms_norm_backward_long_rows.h"
@@ -56,7 +57,7 @@ extern "C" __global__ __aicore__ void rms_norm_backward(GM_ADDR dy, GM_ADDR x, G
     } else if (TILING_KEY_IS(402)) {
         RunPath<RmsNormBackwardLongRowsStreamed, bfloat16_t, 402>(args, tilingData, &pipe);
     }
-    if (tilingData.groups > 1) {
+    if (tilingData.has_gamma != 0 && tilingData.groups > 1) {
         pipe.Reset();
         SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed
         RmsNormBackwardDgammaReduce reduce;

@@ -96,7 +96,9 @@ struct OperatorGm {
         x.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.x), t.rows * t.cols);
         dx.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.dx), t.rows * t.cols);
         rstd.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(args.rstd), t.rows);
-        gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.gamma), t.cols);
+        if (t.has_gamma != 0) {  // absent: a null GM_ADDR, never read
+            gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.gamma), t.cols);
+        }
         dgamma = args.dgamma;
         workspace = args.workspace;
     }

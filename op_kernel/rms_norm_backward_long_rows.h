@@ -97,9 +97,11 @@ private:
     {
         // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
         // flag waits for every earlier copy-in, this one too. fp32 gamma takes its offset here, once.
-        CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
+        if (hasGamma_) {
+            CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
+        }
         if constexpr (kIsFloat<T>) {
-            if (t_.gamma_offset != 0.0f) {
+            if (hasGamma_ && t_.gamma_offset != 0.0f) {
                 WaitFor<HardEvent::MTE2_V>(pipe_);
                 AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
             }
@@ -107,7 +109,9 @@ private:
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
-            Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
+            if (hasGamma_) {
+                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
+            }
             rstd_.Start(group);  // before the group's row copies
             if constexpr (store != LongRowsStore::kRowBuffers) {
                 rings_.Start(group.begin, group.end);
@@ -230,29 +234,42 @@ private:
             const Chunk c = LoadChunk<store>(rowView, chunk, true);
             const LocalTensor<float> dyX = a;
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
-            Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
-            AddRowSum(ScaleAsFloat(b, c.gamma, c.count), dyX, chunk, c.count);
+            if (hasGamma_) {
+                Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
+                AddRowSum<true>(ScaleAsFloat(b, c.gamma, c.count), dyX, chunk, c.count);
+            } else {
+                AddRowSum<false>(b, dyX, chunk, c.count);
+            }
         }
     }
 
-    // The row sum of gamma*(dy*x): per chunk into sum[chunk] (sum_cols = 0), else lane-wise over
-    // the chunks in sum_cols lanes.
+    // The row sum of gamma*(dy*x) (of dy*x without gamma, `scaled` false): per chunk into sum[chunk]
+    // (sum_cols = 0), else lane-wise over the chunks in sum_cols lanes.
+    template <bool scaled>
     __aicore__ inline void AddRowSum(const LocalTensor<float> &gamma, const LocalTensor<float> &dyX, uint32_t chunk,
                                      uint32_t count)
     {
         const LocalTensor<float> sum = sumBuf_.Get<float>();
         if (sumPerChunk_) {
             const LocalTensor<float> b = bBuf_.Get<float>();
-            Mul(b, gamma, dyX, count);
-            ReduceSum(sum[chunk], b, workBuf_.Get<float>(), count);
+            if constexpr (scaled) {
+                Mul(b, gamma, dyX, count);
+            }
+            ReduceSum(sum[chunk], scaled ? b : dyX, workBuf_.Get<float>(), count);
             return;
         }
         for (uint32_t p = 0; p < count; p += t_.sum_cols) {
             const uint32_t n = count - p < t_.sum_cols ? count - p : t_.sum_cols;
-            if (chunk == 0 && p == 0) {
-                Mul(sum, gamma, dyX, n);
+            if constexpr (scaled) {
+                if (chunk == 0 && p == 0) {
+                    Mul(sum, gamma, dyX, n);
+                } else {
+                    MulAddDst(sum, gamma[p], dyX[p], n);
+                }
+            } else if (chunk == 0 && p == 0) {
+                Muls(sum, dyX, 1.0f, n);
             } else {
-                MulAddDst(sum, gamma[p], dyX[p], n);
+                Add(sum, sum, dyX[p], n);
             }
         }
     }
@@ -276,8 +293,16 @@ private:
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             const Chunk c = LoadChunk<store>(rowView, chunk, false);
             const LocalTensor<float> g = a;
-            Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c.gamma, c.count), c.count);
-            Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+            if (hasGamma_) {
+                Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c.gamma, c.count), c.count);
+                Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+            } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
+                Muls(g, c.x, xScale, c.count);
+                Add(g, g, c.dy, c.count);
+            } else {
+                Widen(g, c.dy, c.count);
+                Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+            }
             if constexpr (store != LongRowsStore::kRowBuffers) {
                 rings_.RefillX();
             }

@@ -74,7 +74,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
+        if (hasGamma_ && t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
             if constexpr (kIsFloat<T>) {  // fp32 gamma held whole takes its offset once
                 if (t_.gamma_offset != 0.0f) {
@@ -86,7 +86,7 @@ public:
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
-            if (t_.dgamma_ub_cols > 0) {
+            if (hasGamma_ && t_.dgamma_ub_cols > 0) {
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.dgamma_ub_cols);
             }
             rstdBatches_.Start(group);  // before the group's row copies
@@ -97,10 +97,10 @@ public:
             for (uint32_t i = 0; i < t_.stream_slots; ++i) {
                 CopyIn(groupIdx != FirstGroup());  // the core's earlier group wrote dx from these slots
             }
-            for (uint32_t i = 0; i < t_.gamma_slots; ++i) {
+            for (uint32_t i = 0; hasGamma_ && i < t_.gamma_slots; ++i) {
                 CopyInGamma();
             }
-            if (group.begin == group.end) {
+            if (hasGamma_ && group.begin == group.end) {
                 ZeroStreamedPartial();
             }
             for (Step step = first; step.row < group.end; step = Next(step)) {
@@ -243,10 +243,14 @@ private:
         const uint32_t n = Count(chunk);
         const LocalTensor<float> dyX = AsFloat(kWideDy, slot, n);
         Mul(dyX, dyX, AsFloat(kWideX, slot[C_], n), n);
-        AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);
-        LocalTensor<T> gamma = TakeGamma(chunk);
-        AddRowSum(ScaleAsFloat(gamma, n), dyX, n, chunk == 0);
-        ReleaseGamma(gamma);
+        if (hasGamma_) {
+            AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);
+            LocalTensor<T> gamma = TakeGamma(chunk);
+            AddRowSum<true>(ScaleAsFloat(gamma, n), dyX, n, chunk == 0);
+            ReleaseGamma(gamma);
+        } else {
+            AddRowSum<false>(dyX, dyX, n, chunk == 0);
+        }
         inQueSlot_.FreeTensor(slot);
         CopyIn(false);
         if (chunk + 1 == chunks_) {
@@ -261,9 +265,11 @@ private:
         LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         const uint32_t n = Count(chunk);
         const LocalTensor<float> g = AsFloat(kWideDy, slot, n);
-        LocalTensor<T> gamma = TakeGamma(chunk);
-        Mul(g, g, ScaleAsFloat(gamma, n), n);
-        ReleaseGamma(gamma);
+        if (hasGamma_) {
+            LocalTensor<T> gamma = TakeGamma(chunk);
+            Mul(g, g, ScaleAsFloat(gamma, n), n);
+            ReleaseGamma(gamma);
+        }
         AddScaled(g, AsFloat(kWideX, slot[C_], n), n);
         Muls(g, g, rstd, n);
         if constexpr (!kIsFloat<T>) {
@@ -274,17 +280,25 @@ private:
         CopyIn(true);
     }
 
-    // sum[0, SC) += gamma*(dy*x) over the chunk in pieces of SC lanes; the row's first piece initialises it.
+    // sum[0, SC) += gamma*(dy*x) (dy*x without gamma, `scaled` false) over the chunk in pieces of SC
+    // lanes; the row's first piece initialises it.
+    template <bool scaled>
     __aicore__ inline void AddRowSum(const LocalTensor<float> &gamma, const LocalTensor<float> &dyX, uint32_t count,
                                      bool firstChunk)
     {
         const LocalTensor<float> sum = sumBuf_.Get<float>();
         for (uint32_t p = 0; p < count; p += t_.sum_cols) {
             const uint32_t n = count - p < t_.sum_cols ? count - p : t_.sum_cols;
-            if (firstChunk && p == 0) {
-                Mul(sum, gamma, dyX, n);
+            if constexpr (scaled) {
+                if (firstChunk && p == 0) {
+                    Mul(sum, gamma, dyX, n);
+                } else {
+                    MulAddDst(sum, gamma[p], dyX[p], n);
+                }
+            } else if (firstChunk && p == 0) {
+                Muls(sum, dyX, 1.0f, n);
             } else {
-                MulAddDst(sum, gamma[p], dyX[p], n);
+                Add(sum, sum, dyX[p], n);
             }
         }
     }

@@ -14,6 +14,7 @@ protected:
     {
         t_ = tiling;
         pipe_ = pipe;
+        hasGamma_ = t_.has_gamma != 0;
         gm.Init(args, t_);
     }
 
@@ -21,18 +22,27 @@ protected:
     __aicore__ inline uint32_t FirstGroup() const { return GetBlockIdx(); }
     __aicore__ inline uint32_t NextGroup(uint32_t groupIdx) const { return groupIdx + GetBlockNum(); }
 
-    // The group's dgamma (its first `count` cols) leaves once the vector unit has written it.
+    // The group's dgamma (its first `count` cols) leaves once the vector unit has written it (without
+    // gamma there is none).
     __aicore__ inline void CopyOutDgamma(const GlobalTensor<float> &partial, const LocalTensor<float> &dgamma,
                                          uint32_t count)
     {
-        WaitFor<HardEvent::V_MTE3>(pipe_);
-        CopyOutPad(partial, dgamma, count);
+        if (hasGamma_) {
+            WaitFor<HardEvent::V_MTE3>(pipe_);
+            CopyOutPad(partial, dgamma, count);
+        }
     }
     // The next group zeroes its dgamma accumulator only once the last one has left.
-    __aicore__ inline void WaitDgammaLeft() { WaitFor<HardEvent::MTE3_V>(pipe_); }
+    __aicore__ inline void WaitDgammaLeft()
+    {
+        if (hasGamma_) {
+            WaitFor<HardEvent::MTE3_V>(pipe_);
+        }
+    }
 
     RmsNormBackwardTilingData t_;
     TPipe *pipe_ = nullptr;
+    bool hasGamma_ = true;  // false: the scale is 1 and there is no dgamma to sum
 };
 
 }  // namespace rms_norm_backward_impl

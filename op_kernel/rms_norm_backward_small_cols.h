@@ -71,9 +71,11 @@ public:
         bool gammaLoaded = false;
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
-            Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
+            if (hasGamma_) {
+                Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
+            }
             rstd_.Start(group);
-            if (!gammaLoaded) {  // first: its widening overlaps the first tile's copies
+            if (!gammaLoaded && hasGamma_) {  // first: its widening overlaps the first tile's copies
                 LoadGamma();
                 gammaLoaded = true;
             }
@@ -108,7 +110,7 @@ public:
             rstd_.Finish();
             // Fold the tile's rows pairwise, the upper rows onto the lower ones, in log2(R) steps:
             // a fixed order, so the same sum on every core and every run.
-            for (uint32_t rows = t_.tile_rows; rows > 1;) {
+            for (uint32_t rows = hasGamma_ ? t_.tile_rows : 1; rows > 1;) {
                 const uint32_t half = rows / 2;
                 Add(dgamma, dgamma, dgamma[(rows - half) * t_.row_stride], half * t_.row_stride);
                 rows -= half;
@@ -273,6 +275,7 @@ private:
     }
 
     // xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, c = -rstd*mean(g*xhat), dx = g*rstd + xhat*c.
+    // Without gamma g is dy itself (16-bit dy is widened straight into g), and there is no dgamma.
     __aicore__ inline void Compute(uint64_t row, uint32_t n)
     {
         LocalTensor<T> dyT = inQueDy_.DeQue<T>();
@@ -287,11 +290,11 @@ private:
             dy = dyT;
             x = xT;
         } else {  // widened at once, so the input slots take the next tile's copy early
-            Widen(a, dyT, lanes);
+            dy = hasGamma_ ? a : g;
+            Widen(dy, dyT, lanes);
             Widen(xhat, xT, lanes);
             inQueDy_.FreeTensor(dyT);
             inQueX_.FreeTensor(xT);
-            dy = a;
             x = xhat;
         }
         const LocalTensor<float> rstd = rstd_.Of(row);
@@ -301,22 +304,28 @@ private:
         if constexpr (kIsFloat<T>) {
             inQueX_.FreeTensor(xT);
         }
-        MulAddDst(dgamma, dy, xhat, int32_t(lanes));
-        MulGamma(g, dy, n);
-        if constexpr (kIsFloat<T>) {
-            inQueDy_.FreeTensor(dyT);
+        if (hasGamma_) {
+            MulAddDst(dgamma, dy, xhat, int32_t(lanes));
+            MulGamma(g, dy, n);
+            if constexpr (kIsFloat<T>) {
+                inQueDy_.FreeTensor(dyT);
+            }
         }
-        Mul(a, g, xhat, int32_t(lanes));
+        const LocalTensor<float> scaled = hasGamma_ ? g : dy;  // dy*gamma
+        Mul(a, scaled, xhat, int32_t(lanes));
         RowSums(sums, a, n);
         Mul(sums, sums, rk, int32_t(n));
         PerRow(cRow, sums, n);
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
         if constexpr (kIsFloat<T>) {
             MulRows<false>(dxT, xhat, cRow, n);
-            MulRows<true>(dxT, g, rstdRow, n);
+            MulRows<true>(dxT, scaled, rstdRow, n);
+            if (!hasGamma_) {  // dy's slot held g
+                inQueDy_.FreeTensor(dyT);
+            }
         } else {
             MulRows<false>(a, xhat, cRow, n);
-            MulRows<true>(a, g, rstdRow, n);
+            MulRows<true>(a, scaled, rstdRow, n);
             Narrow(dxT, a, lanes);
         }
         outQueDx_.EnQue(dxT);

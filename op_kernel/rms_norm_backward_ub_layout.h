@@ -196,7 +196,7 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t PathUbBytes(RmsNormBackwardPath path, const Rm
 RMS_NORM_BACKWARD_LAYOUT uint64_t LaunchUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
 {
     const uint64_t main = PathUbBytes(path, t, s);
-    const uint64_t reduce = t.groups > 1 ? UbBytes(DgammaReduce(t.reduce_chunk)) : 0;
+    const uint64_t reduce = t.has_gamma != 0 && t.groups > 1 ? UbBytes(DgammaReduce(t.reduce_chunk)) : 0;
     return main > reduce ? main : reduce;
 }
 

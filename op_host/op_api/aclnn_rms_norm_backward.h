@@ -26,10 +26,10 @@ extern "C" {
  * @param [in] dy: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Gradient of the forward output; same shape and dtype as x.
  * @param [in] x: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Input of the forward pass, shape [d0, ..., dn]; the last k dims (those of gamma) are the normalised row.
  * @param [in] rstd: ACL_FLOAT. Reciprocal RMS saved by the forward pass, one value per row: shape x.shape[:-k] + (1,)*k or x.shape[:-k].
- * @param [in] gamma: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim).
+ * @param [in] gammaOptional: ACL_FLOAT16/ACL_FLOAT/ACL_BF16, may be null. Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim). Optional: without it the scale is 1, the row is the dims of x that rstd does not have, and dgamma is empty.
  * @param [in] gammaOffset: attribute gamma_offset (float; 0.0 is its default). Added to gamma in fp32 after widening: the forward scaled by (gamma + gamma_offset), as Gemma's (1 + w); dgamma is unchanged. Finite.
  * @param [out] dx: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Gradient of x; shape and dtype of x.
- * @param [out] dgamma: ACL_FLOAT. Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma.
+ * @param [out] dgamma: ACL_FLOAT. Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma, or [0] without gamma (nothing is computed).
  * @param [out] workspaceSize: bytes of device workspace aclnnRmsNormBackward needs.
  * @param [out] executor: the executor to hand to aclnnRmsNormBackward.
  * @return ACLNN_SUCCESS, or an error code (shapes or dtypes outside the rules above).
@@ -38,7 +38,7 @@ __attribute__((visibility("default"))) aclnnStatus aclnnRmsNormBackwardGetWorksp
     const aclTensor *dy,
     const aclTensor *x,
     const aclTensor *rstd,
-    const aclTensor *gamma,
+    const aclTensor *gammaOptional,
     double gammaOffset,
     const aclTensor *dx,
     const aclTensor *dgamma,

@@ -32,11 +32,11 @@ namespace ge {
  * @li dy: fp16/fp32/bf16, ND. Gradient of the forward output; same shape and dtype as x.
  * @li x: fp16/fp32/bf16, ND. Input of the forward pass, shape [d0, ..., dn]; the last k dims (those of gamma) are the normalised row.
  * @li rstd: fp32, ND. Reciprocal RMS saved by the forward pass, one value per row: shape x.shape[:-k] + (1,)*k or x.shape[:-k].
- * @li gamma: fp16/fp32/bf16, ND. Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim).
+ * @li gamma: fp16/fp32/bf16, ND. Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim). Optional: without it the scale is 1, the row is the dims of x that rstd does not have, and dgamma is empty.
  *
  * @par Outputs:
  * @li dx: fp16/fp32/bf16, ND. Gradient of x; shape and dtype of x.
- * @li dgamma: fp32, ND. Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma.
+ * @li dgamma: fp32, ND. Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma, or [0] without gamma (nothing is computed).
  *
  * @par Attributes:
  * @li gamma_offset: float, optional, default 0.0. Added to gamma in fp32 after widening: the forward scaled by (gamma + gamma_offset), as Gemma's (1 + w); dgamma is unchanged. Finite.
@@ -45,7 +45,7 @@ REG_OP(RmsNormBackward)
     .INPUT(dy, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .INPUT(x, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .INPUT(rstd, TensorType({DT_FLOAT}))
-    .INPUT(gamma, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
+    .OPTIONAL_INPUT(gamma, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .OUTPUT(dx, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .OUTPUT(dgamma, TensorType({DT_FLOAT}))
     .ATTR(gamma_offset, Float, 0.0)

@@ -35,9 +35,36 @@ bool DtypeCode(const std::string &name, RmsNormBackwardDtype &code, uint32_t &si
     return true;
 }
 
+std::string RowDimsWithoutGamma(const std::vector<int64_t> &x, const std::vector<int64_t> &rstd,
+                                std::vector<int64_t> &row)
+{
+    for (size_t k = 1; k < x.size(); ++k) {
+        std::vector<int64_t> lead(x.begin(), x.end() - k), keepdims = lead;
+        keepdims.insert(keepdims.end(), k, 1);
+        if (rstd == lead || rstd == keepdims) {
+            row.assign(x.end() - k, x.end());
+            return "";
+        }
+    }
+    return "rstd must hold one value per row of x, shaped x.shape[:-k] + (1,)*k or x.shape[:-k] for the k "
+           "normalised dims (1 <= k < x.ndim), which give the row when there is no gamma (rstd " + ShapeText(rstd) +
+           ", x " + ShapeText(x) + ").";
+}
+
 std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
 {
-    const auto &xs = in.x_shape, &gs = in.gamma_shape, &rs = in.rstd_shape;
+    std::vector<int64_t> rowDims;
+    if (!in.has_gamma) {
+        if (in.x_shape.size() < 2 || in.x_shape.size() > size_t(kMaxRank)) {
+            return "x must have rank 2 to 8 without gamma (got rank " + std::to_string(in.x_shape.size()) + ").";
+        }
+        const std::string why = RowDimsWithoutGamma(in.x_shape, in.rstd_shape, rowDims);
+        if (!why.empty()) return why;
+        if (in.gamma_offset != 0.0f) {
+            return "gamma_offset must be 0 without gamma (got " + std::to_string(in.gamma_offset) + ").";
+        }
+    }
+    const auto &xs = in.x_shape, &gs = in.has_gamma ? in.gamma_shape : rowDims, &rs = in.rstd_shape;
     if (xs.empty() || int64_t(xs.size()) > kMaxRank) {
         return "x must have rank 1 to 8 (got rank " + std::to_string(xs.size()) + ").";
     }
@@ -71,7 +98,7 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
         return "x must be float16, float32 or bfloat16 (got " + in.x_dtype + ").";
     }
     if (in.dy_dtype != in.x_dtype) return "dy must have the dtype of x (dy " + in.dy_dtype + ", x " + in.x_dtype + ").";
-    if (in.gamma_dtype != in.x_dtype) {
+    if (in.has_gamma && in.gamma_dtype != in.x_dtype) {
         return "gamma must have the dtype of x (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
     }
     if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
@@ -105,7 +132,11 @@ std::string CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_s
     if (dx_dtype != in.x_dtype) {
         return "dx must have the dtype of x (dx " + dx_dtype + ", x " + in.x_dtype + ").";
     }
-    if (dgamma_shape != in.gamma_shape) {
+    if (!in.has_gamma) {
+        if (dgamma_shape != std::vector<int64_t>{0}) {
+            return "dgamma must be empty, shaped [0], without gamma (got " + ShapeText(dgamma_shape) + ").";
+        }
+    } else if (dgamma_shape != in.gamma_shape) {
         return "dgamma must have the shape of gamma (dgamma " + ShapeText(dgamma_shape) + ", gamma " +
                ShapeText(in.gamma_shape) + ").";
     }

@@ -28,15 +28,21 @@ constexpr uint32_t kReduceChunk = 4096;  // fp32 elements per step of the dgamma
 constexpr double kGroupTrafficShare = 0.02;
 constexpr uint64_t kMaxGroups = 48;
 
-// Each input read once, each output written once.
-uint64_t MinBytes(const TilingShape &shape)
+// Each input read once, each output written once (gamma and dgamma only when there is a gamma).
+uint64_t MinBytes(const TilingShape &shape, bool hasGamma)
 {
     const uint64_t s = shape.elem_bytes;
-    return shape.rows * shape.cols * 3 * s + shape.rows * sizeof(float) + shape.cols * s + shape.cols * sizeof(float);
+    return shape.rows * shape.cols * 3 * s + shape.rows * sizeof(float) +
+           (hasGamma ? shape.cols * s + shape.cols * sizeof(float) : 0);
 }
 
-uint32_t Groups(const TilingShape &shape, uint64_t minBytes)
+// Without gamma a group costs nothing beyond its rows (no partial), so there are as many as cores
+// could take.
+uint32_t Groups(const TilingShape &shape, uint64_t minBytes, bool hasGamma)
 {
+    if (!hasGamma) {
+        return uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(shape.rows, kMaxGroups)));
+    }
     const uint64_t s = shape.elem_bytes;
     const double extra = kGroupTrafficShare * double(minBytes) + double(shape.cols * s);
     const uint64_t groups = uint64_t(extra / double(shape.cols * (2 * sizeof(float) + s)));
@@ -44,7 +50,7 @@ uint32_t Groups(const TilingShape &shape, uint64_t minBytes)
 }
 
 // The fields every path reads.
-RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups, float gammaOffset)
+RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups, const TilingInput &in)
 {
     RmsNormBackwardTilingData t{};
     t.rows = shape.rows;
@@ -55,8 +61,8 @@ RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups
     t.groups = groups;
     t.partial_stride = uint32_t(layout::RoundUp(shape.cols, layout::kFloatsPerBlock));
     t.reduce_chunk = kReduceChunk;
-    t.gamma_offset = gammaOffset;
-    t.has_gamma = 1;
+    t.gamma_offset = in.gamma_offset;
+    t.has_gamma = in.has_gamma ? 1 : 0;
     return t;
 }
 
@@ -95,8 +101,8 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     shape.row_stride = layout::RowStride(shape.cols, shape.elem_bytes);
     shape.ub_bytes = platform.ub_bytes - kUbReservedBytes;
 
-    out.min_bytes = MinBytes(shape);
-    RmsNormBackwardTilingData t = SharedFields(shape, Groups(shape, out.min_bytes), in.gamma_offset);
+    out.min_bytes = MinBytes(shape, in.has_gamma);
+    RmsNormBackwardTilingData t = SharedFields(shape, Groups(shape, out.min_bytes, in.has_gamma), in);
     const PathTiler &tiler = FirstCapable(shape);
     tiler.DoTiling(shape, t);
 
@@ -111,7 +117,7 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     out.tiling_key = uint32_t(MakeKey(tiler.Path(), shape.dtype));
     out.block_dim = std::min(t.groups, platform.vector_cores);
     if (in.block_dim_cap != 0) out.block_dim = std::min(out.block_dim, in.block_dim_cap);
-    out.user_workspace_bytes = t.groups > 1 ? uint64_t(t.groups) * t.partial_stride * sizeof(float) : 0;
+    out.user_workspace_bytes = in.has_gamma && t.groups > 1 ? uint64_t(t.groups) * t.partial_stride * sizeof(float) : 0;
     out.workspace_bytes = platform.sys_workspace_bytes + out.user_workspace_bytes;
     return true;
 }

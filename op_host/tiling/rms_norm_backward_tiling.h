@@ -15,6 +15,7 @@ namespace rmsnorm_backward {
 struct TilingInput {
     std::vector<int64_t> dy_shape, x_shape, rstd_shape, gamma_shape;
     std::string dy_dtype, x_dtype, rstd_dtype, gamma_dtype;  // NumPy names: float16, float32, bfloat16, ...
+    bool has_gamma = true;                                    // false: gamma absent (scale 1, no dgamma); gamma_* unused
     float gamma_offset = 0.0f;                                // op_def's attribute: the scale is gamma + gamma_offset
     PlatformFacts platform;                                   // the SoC it runs on (platform_facts.h)
     uint32_t block_dim_cap = 0;                               // 0: as many cores as useful
@@ -33,12 +34,17 @@ struct TilingResult {
 // The name of a tiling key's path ("rows_in_ub", "long_rows", ...), for stats and messages.
 const char *TilingPathName(uint32_t tiling_key);
 
+// The normalised dims of a launch without gamma: x's trailing dims that rstd (x.shape[:-k] + (1,)*k
+// or x.shape[:-k]) does not have, the smallest such k; "" on success, else the rule rstd breaks.
+std::string RowDimsWithoutGamma(const std::vector<int64_t> &x, const std::vector<int64_t> &rstd,
+                                std::vector<int64_t> &row);
+
 // Fills `out` and returns true, or returns false with one sentence naming the tensor and the rule.
 bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error);
 
 // The outputs a caller allocated (an aclnn caller passes dx and dgamma) against valid inputs: one
 // sentence naming the tensor and the rule, or "" when they fit (dx: shape and dtype of x; dgamma:
-// shape of gamma, float32).
+// shape of gamma, float32; without gamma an empty [0]).
 std::string CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
                          const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype);
 

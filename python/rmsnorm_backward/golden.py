@@ -22,7 +22,10 @@ from .errors import InvalidInputError
 
 
 def row_layout(dy, x, rstd, gamma) -> tuple[int, int]:
-    """(rows, cols) of a valid input set; InvalidInputError naming the tensor and rule otherwise."""
+    """(rows, cols) of a valid input set; InvalidInputError naming the tensor and rule otherwise.
+    Without gamma (None) the row is x's trailing dims that rstd does not have (the smallest k)."""
+    if gamma is None:
+        gamma = np.empty(_row_without_gamma(x.shape, rstd.shape))
     k = gamma.ndim
     if not 1 <= k < x.ndim:
         raise InvalidInputError(
@@ -39,9 +42,25 @@ def row_layout(dy, x, rstd, gamma) -> tuple[int, int]:
     return math.prod(lead), math.prod(gamma.shape)
 
 
+def _row_without_gamma(x_shape, rstd_shape) -> tuple[int, ...]:
+    x_shape, rstd_shape = tuple(x_shape), tuple(rstd_shape)
+    for k in range(1, len(x_shape)):
+        if rstd_shape in (x_shape[:-k], x_shape[:-k] + (1,) * k):
+            return x_shape[-k:]
+    raise InvalidInputError(f"rstd's shape {rstd_shape} must be x.shape[:-k] + (1,)*k or x.shape[:-k] for some "
+                            f"1 <= k < x.ndim (x {x_shape}): without gamma it gives the row")
+
+
 def golden(dy, x, rstd, gamma, gamma_offset: float = 0.0):
-    """(dx, dgamma) in float64, dx shaped like x and dgamma like gamma; see the module docstring."""
-    dy, x, rstd, gamma = (np.asarray(a) for a in (dy, x, rstd, gamma))
+    """(dx, dgamma) in float64, dx shaped like x and dgamma like gamma (without gamma, None: the scale
+    is 1 and dgamma is empty, shape (0,)); see the module docstring."""
+    dy, x, rstd = (np.asarray(a) for a in (dy, x, rstd))
+    if gamma is None:
+        if preflight.gamma_offset_value(gamma_offset) != 0.0:
+            raise InvalidInputError(f"gamma_offset must be 0 without gamma (got {gamma_offset!r}).")
+        dx, _ = golden(dy, x, rstd, np.ones(_row_without_gamma(x.shape, rstd.shape)))
+        return dx, np.zeros((0,))
+    gamma = np.asarray(gamma)
     rows, cols = row_layout(dy, x, rstd, gamma)
     preflight.require_host_memory(preflight.golden_bytes({"x": x.shape}), f"golden on x {list(x.shape)}")
     dy64 = dy.astype(np.float64).reshape(rows, cols)

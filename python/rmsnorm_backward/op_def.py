@@ -66,6 +66,12 @@ class Tensor:
     doc: str
     dtypes: tuple[DType, ...]     # one per dtype combination, in op_def order
     shape_like: str | None = None
+    optional: bool = False        # an input that may be absent (CANN's OPTIONAL param type)
+
+    @property
+    def aclnn_name(self) -> str:
+        """The aclnn parameter name opbuild gives it: an optional input's name ends in Optional."""
+        return self.name + ("Optional" if self.optional else "")
 
 
 # How each layer spells an attribute's type: CANN's op proto (.ATTR) and OpDef (.Attr().<Type>()), the
@@ -256,7 +262,7 @@ def _tensor(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], 
         dtypes = (table[spec],) * len(type_values)
     else:
         raise ValueError(f"{where}: tensor {raw['name']!r} has dtype {spec!r}; it must be 'T' or one of {', '.join(table)}")
-    return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"))
+    return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"), bool(raw.get("optional", False)))
 
 
 def _soc_chips(raw: dict, socs: list, path: Path) -> dict:

@@ -51,13 +51,16 @@ def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, ga
     gamma_offset attribute: its dict (a copy of the cached one: the search runs once per distinct
     request), or InvalidInputError with its sentence."""
     gamma_offset = gamma_offset_value(gamma_offset)
+    shapes, dtypes = dict(shapes), dict(dtypes)
+    if shapes.get("gamma") is None:  # no gamma: the scale is 1, there is no dgamma
+        shapes["gamma"], dtypes["gamma"] = None, ""
     if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral)
                                   or block_dim < 1):
         raise InvalidInputError(f"block_dim must be a positive integer or None (got {block_dim!r}).")
     for name in NAMES:
-        if any(int(d) > _INT64_MAX for d in shapes[name]):
+        if shapes[name] is not None and any(int(d) > _INT64_MAX for d in shapes[name]):
             raise InvalidInputError(f"{name}'s shape {list(shapes[name])} has a dim that does not fit in int64.")
-    key = tuple((tuple(int(d) for d in shapes[n]), str(dtypes[n])) for n in NAMES)
+    key = tuple((None if shapes[n] is None else tuple(int(d) for d in shapes[n]), str(dtypes[n])) for n in NAMES)
     return copy.deepcopy(_decision(key, gamma_offset, str(soc), int(block_dim or 0)))
 
 
@@ -65,7 +68,7 @@ def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, ga
 def _decision(key: tuple, gamma_offset: float, soc: str, block_dim: int) -> dict:
     _twin = resources.extension()
 
-    kwargs = {f"{n}_shape": list(shape) for n, (shape, _) in zip(NAMES, key)}
+    kwargs = {f"{n}_shape": None if shape is None else list(shape) for n, (shape, _) in zip(NAMES, key)}
     kwargs.update({f"{n}_dtype": dtype for n, (_, dtype) in zip(NAMES, key)})
     return _twin.compute_tiling(**kwargs, gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
 
@@ -104,8 +107,9 @@ def require_host_memory(need: int, what: str) -> None:
                                 "available here; use smaller shapes.")
 
 
-def elements(shape: Sequence[int]) -> int:
-    return math.prod(int(d) for d in shape)
+def elements(shape: Optional[Sequence[int]]) -> int:
+    """Elements of a shape (0 for an absent tensor's None)."""
+    return 0 if shape is None else math.prod(int(d) for d in shape)
 
 
 def simulate_bytes(shapes: Mapping[str, Sequence[int]], itemsizes: Mapping[str, int], tiling_dict: dict,
@@ -114,9 +118,9 @@ def simulate_bytes(shapes: Mapping[str, Sequence[int]], itemsizes: Mapping[str, 
     guarded GM copy of every input, dx and dgamma each with its guarded copy, and the workspace."""
     need = 0
     for name in NAMES:
-        nbytes = elements(shapes[name]) * itemsizes[name]
+        nbytes = elements(shapes.get(name)) * itemsizes.get(name, 0)
         need += nbytes * (1 if dense_already.get(name, False) else 2)
-    need += 2 * elements(shapes["x"]) * itemsizes["x"] + 2 * elements(shapes["gamma"]) * 4
+    need += 2 * elements(shapes["x"]) * itemsizes["x"] + 2 * elements(shapes.get("gamma")) * 4
     return need + 2 * int(tiling_dict["workspace_bytes"])
 
 
@@ -132,8 +136,8 @@ def golden_run(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *
     from . import op_def
 
     found = tiling(shapes, dtypes, gamma_offset=gamma_offset, soc=soc)
-    itemsizes = {n: op_def.DTYPES[dtypes[n]].numpy().itemsize for n in NAMES}
-    inputs = sum(elements(shapes[n]) * itemsizes[n] for n in NAMES)
+    itemsizes = {n: op_def.DTYPES[dtypes[n]].numpy().itemsize if shapes.get(n) is not None else 0 for n in NAMES}
+    inputs = sum(elements(shapes.get(n)) * itemsizes[n] for n in NAMES)
     need = inputs + golden_bytes(shapes) + simulate_bytes(shapes, itemsizes, found, {n: True for n in NAMES})
     require_host_memory(need, f"golden on x {list(shapes['x'])} {dtypes['x']}")
     return found

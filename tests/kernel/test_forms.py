@@ -2,14 +2,20 @@
 
 gamma_offset: the forward scaled by gamma + offset (Gemma's 1 + w with w near 0), the offset added in
 fp32 after gamma is widened, so a 16-bit w keeps its low bits; dgamma is the plain one.
+No gamma: the scale is 1 and there is no dgamma (an empty one comes back): no partials, workspace
+or SyncAll, fewer bytes and a shorter modelled time (rows spread over more cores, as no dgamma
+partial limits the row groups).
 """
 import numpy as np
 import pytest
 
 from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
 from rmsnorm_backward.errors import InvalidInputError
+from rmsnorm_backward.precision import compare
 from rmsnorm_backward.golden import golden
-from rmsnorm_backward.simulate import simulate
+from rmsnorm_backward.perf.constants import load_model
+from rmsnorm_backward.perf.model import measured
+from rmsnorm_backward.simulate import simulate, tiling_for
 
 
 def gemma_inputs(rng, shape, dtype):
@@ -54,4 +60,44 @@ def test_offset_in_fp32_keeps_16_bit_gammas_low_bits(rng):
 def test_bad_offsets_are_refused_in_one_sentence(rng, offset, why):
     with pytest.raises(InvalidInputError) as e:
         simulate(*make_inputs(rng, (4, 64), dtype="float32"), gamma_offset=offset)
+    assert str(e.value) == why
+
+
+@pytest.mark.parametrize("path,dtype,shape", LAYOUT_CASES)
+def test_no_gamma_on_every_layout(rng, path, dtype, shape):
+    dy, x, rstd, gamma = make_inputs(rng, shape, dtype=dtype)
+    dx, dgamma, stats = simulate(dy, x, rstd, None)
+    assert stats["path"] == path and stats["tiling"]["has_gamma"] == 0
+    assert dgamma.shape == (0,) and dx.shape == x.shape and dx.dtype == x.dtype
+    report = compare(dx, golden(dy, x, rstd, None)[0], dtype)
+    assert report.passed, f"dx {stats['tiling_key']}: {report}"
+    assert stats["total"]["sync_alls"] == 0 and tiling_for(dy, x, rstd, None)["user_workspace_bytes"] == 0
+    assert {core["ub_peak_bytes"] for core in stats["cores"]} == {stats["ub_bytes"]}
+    with_gamma = simulate(dy, x, rstd, gamma)[2]
+    model = load_model()
+    assert measured(stats["cores"], model).modelled_us < measured(with_gamma["cores"], model).modelled_us
+    moved = [s["gm_read_bytes"] + s["gm_write_bytes"] for s in (stats, with_gamma)]
+    assert moved[0] < moved[1]
+
+
+@pytest.mark.parametrize("shape,rstd_shape", [((6, 5, 40), (6, 1, 1)), ((6, 5, 40), (6, 5)), ((4, 1, 3), (4, 1, 1))])
+def test_no_gamma_takes_the_row_from_rstd(rng, shape, rstd_shape):
+    dy, x, _, _ = make_inputs(rng, shape, dtype="float32")
+    rows = int(np.prod(rstd_shape))
+    rstd = (1 / np.sqrt((x.astype(np.float64).reshape(rows, -1) ** 2).mean(1) + 1e-6)).astype(np.float32)
+    dx, dgamma, stats = simulate(dy, x, rstd.reshape(rstd_shape), None)
+    assert stats["rows"] == rows and stats["cols"] == x.size // rows
+    assert compare(dx, golden(dy, x, rstd.reshape(rstd_shape), None)[0], "float32").passed
+
+
+@pytest.mark.parametrize("rstd_shape,offset,why", [
+    ((6, 5, 2), 0.0, "rstd must hold one value per row of x, shaped x.shape[:-k] + (1,)*k or x.shape[:-k] for the k "
+                     "normalised dims (1 <= k < x.ndim), which give the row when there is no gamma (rstd [6, 5, 2], "
+                     "x [6, 5, 40])."),
+    ((6, 5, 1), 1.0, "gamma_offset must be 0 without gamma (got 1.000000)."),
+])
+def test_no_gamma_refusals_name_the_rule(rng, rstd_shape, offset, why):
+    dy, x, _, _ = make_inputs(rng, (6, 5, 40), dtype="float32")
+    with pytest.raises(InvalidInputError) as e:
+        simulate(dy, x, np.ones(rstd_shape, np.float32), None, gamma_offset=offset)
     assert str(e.value) == why

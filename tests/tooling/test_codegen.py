@@ -182,7 +182,7 @@ def test_generated_registration_compiles_and_declares_op_def(tmp_path, which):
     for kind, tensors in (("inputs", op.inputs), ("outputs", op.outputs)):
         assert [p["name"] for p in reg[kind]] == [t.name for t in tensors]
         for p, t in zip(reg[kind], tensors):
-            assert p["required"] and p["auto_contiguous"]
+            assert p["required"] == (not t.optional) and p["auto_contiguous"]
             assert p["dtypes"] == [t.dtypes[i].ge for i, _ in columns]
             assert p["formats"] == p["unknown_shape_formats"] == [f"FORMAT_{fmt}" for _, fmt in columns]
     (proto,) = got["protos"]
@@ -190,6 +190,7 @@ def test_generated_registration_compiles_and_declares_op_def(tmp_path, which):
     assert [(p["name"], p["types"]) for p in proto["inputs"]] == [
         (t.name, list(dict.fromkeys(d.ge for d in t.dtypes))) for t in op.inputs]
     assert [p["name"] for p in proto["outputs"]] == [t.name for t in op.outputs]
+    assert proto["optional"] == [t.name for t in op.inputs if t.optional]
     kinds = {"float": float, "int": int, "bool": lambda v: v == "true"}
     for declared in (reg["attrs"], proto["attrs"]):
         assert [a["name"] for a in declared] == [a.name for a in op.attrs]

@@ -36,7 +36,7 @@ rmsnorm_backward::PlatformFacts Platform(const std::string &soc)
 }
 
 py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_shape, std::vector<int64_t> rstd_shape,
-                       std::vector<int64_t> gamma_shape, std::string dy_dtype, std::string x_dtype,
+                       std::optional<std::vector<int64_t>> gamma_shape, std::string dy_dtype, std::string x_dtype,
                        std::string rstd_dtype, std::string gamma_dtype, float gamma_offset, const std::string &soc,
                        uint32_t block_dim)
 {
@@ -44,7 +44,8 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     in.dy_shape = std::move(dy_shape);
     in.x_shape = std::move(x_shape);
     in.rstd_shape = std::move(rstd_shape);
-    in.gamma_shape = std::move(gamma_shape);
+    in.has_gamma = gamma_shape.has_value();
+    in.gamma_shape = gamma_shape.value_or(std::vector<int64_t>{});
     in.dy_dtype = std::move(dy_dtype);
     in.x_dtype = std::move(x_dtype);
     in.rstd_dtype = std::move(rstd_dtype);
@@ -77,5 +78,5 @@ void BindTiling(py::module_ &m)
           py::arg("gamma_dtype"), py::arg("gamma_offset") = 0.0f, py::arg("soc") = "Ascend910B2", py::arg("block_dim") = 0,
           "Validates the inputs of RmsNormBackward and computes its tiling (op_host/tiling): a dict with the "
           "tiling bytes, block_dim, tiling_key, path, workspace_bytes, min_bytes, ub_bytes (the UB the launch holds at its peak) and the tiling fields. block_dim "
-          "caps the cores (0: as many as useful); gamma_offset is the attribute, as a float32. Bad inputs raise InvalidInputError naming the tensor and rule.");
+          "caps the cores (0: as many as useful); gamma_offset is the attribute, as a float32; gamma_shape None: no gamma. Bad inputs raise InvalidInputError naming the tensor and rule.");
 }

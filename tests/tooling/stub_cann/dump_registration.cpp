@@ -93,6 +93,8 @@ int main()
         Protos("inputs", p.inputs);
         std::printf(", ");
         Protos("outputs", p.outputs);
+        std::printf(", \"optional\": ");
+        List(p.optional, [](const std::string &s) { return s.c_str(); });
         std::printf(", ");
         ProtoAttrs(p.attrs);
         std::printf("}");

@@ -20,7 +20,9 @@ struct ProtoReg {
     std::string op;
     std::vector<std::pair<std::string, TensorType>> inputs, outputs;
     std::vector<std::vector<std::string>> attrs;  // name, type, default as written
+    std::vector<std::string> optional;            // the optional inputs' names
     ProtoReg &Input(const char *n, TensorType t) { inputs.push_back({n, t}); return *this; }
+    ProtoReg &OptionalInput(const char *n, TensorType t) { optional.push_back(n); return Input(n, t); }
     ProtoReg &Output(const char *n, TensorType t) { outputs.push_back({n, t}); return *this; }
     ProtoReg &Attr(const char *n, const char *type, const char *value) { attrs.push_back({n, type, value}); return *this; }
     ProtoReg &End() { return *this; }
@@ -37,6 +39,7 @@ struct ProtoEnd {
 
 #define REG_OP(T) static ::ge::ProtoReg kProto##T = ::ge::ProtoReg{#T}
 #define INPUT(n, t) Input(#n, t)
+#define OPTIONAL_INPUT(n, t) OptionalInput(#n, t)
 #define OUTPUT(n, t) Output(#n, t)
 #define ATTR(n, type, value) Attr(#n, #type, #value)
 #define OP_END_FACTORY_REG(T) End(); static ::ge::ProtoEnd kProtoEnd##T(kProto##T);
