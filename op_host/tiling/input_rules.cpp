@@ -24,6 +24,13 @@ std::string ShapeText(const std::vector<int64_t> &s)
     return out.str();
 }
 
+std::string FloatText(float value)
+{
+    std::ostringstream out;
+    out << value;
+    return out.str();
+}
+
 }  // namespace
 
 bool DtypeCode(const std::string &name, RmsNormBackwardDtype &code, uint32_t &size)
@@ -61,7 +68,7 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
         const std::string why = RowDimsWithoutGamma(in.x_shape, in.rstd_shape, rowDims);
         if (!why.empty()) return why;
         if (in.gamma_offset != 0.0f) {
-            return "gamma_offset must be 0 without gamma (got " + std::to_string(in.gamma_offset) + ").";
+            return "gamma_offset must be 0 without gamma (got " + FloatText(in.gamma_offset) + ").";
         }
     }
     const auto &xs = in.x_shape, &gs = in.has_gamma ? in.gamma_shape : rowDims, &rs = in.rstd_shape;
@@ -103,7 +110,7 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
     }
     if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
     if (!std::isfinite(in.gamma_offset)) {
-        return "gamma_offset must be a finite float (got " + std::to_string(in.gamma_offset) + ").";
+        return "gamma_offset must be finite in float32 (got " + FloatText(in.gamma_offset) + ").";
     }
     if (!in.platform.supported) {
         return "soc must be an Atlas A2 or A3 SoC (SocVersion ASCEND910B or ASCEND910_93; got " + in.platform.soc + ").";

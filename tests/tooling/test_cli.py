@@ -132,7 +132,31 @@ def test_malformed_case_json_is_one_sentence(capsys, tmp_path):
     (tmp_path / "case.json").write_text('{"shapes": {"x": [4, 8]}, "dtypes": {"x": "float32"}}')
     assert main(["golden", "--from-dir", str(tmp_path)]) == 2
     assert error_line(capsys) == (f"Error: {tmp_path}/case.json is not a valid case description "
-                                  "(no shape or dtype for dy, rstd, gamma, dx, dgamma)")
+                                  "(no shape or dtype for dy, rstd, dx, dgamma)")  # gamma is optional
+
+
+@pytest.mark.parametrize("argv,attrs,has_gamma", [
+    (["--offset", "1", "--dtype", "bf16"], {"gamma_offset": 1.0}, True),
+    (["--no-gamma", "--dtype", "fp16"], {"gamma_offset": 0.0}, False),
+    (["--no-gamma", "--gamma-dims", "2", "--shape", "3,5,40"], {"gamma_offset": 0.0}, False),
+])
+def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path, argv, attrs, has_gamma):
+    code, report = run_json(capsys, "golden", "--shape", "6,300", *argv, "--save-dir", str(tmp_path / "s"))
+    assert code == 0 and report["passed"] and report["attrs"] == attrs
+    assert ("gamma" in report["shapes"]) == has_gamma and (report["shapes"]["dgamma"] == [0]) != has_gamma
+    case = json.loads((tmp_path / "s" / "case.json").read_text())
+    assert case["attrs"] == attrs and (tmp_path / "s" / "input" / "gamma.bin").exists() == has_gamma
+    code, again = run_json(capsys, "golden", "--from-dir", str(tmp_path / "s"))
+    assert code == 0 and again["attrs"] == attrs and again["reports"] == report["reports"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--no-gamma", "--offset", "0.5"], "Error: gamma_offset must be 0 without gamma (got 0.5)."),
+    (["--offset", "inf"], "Error: Invalid value for '--offset': gamma_offset must be finite in float32 (got inf)."),
+])
+def test_golden_form_refusals_are_one_sentence(capsys, argv, message):
+    assert main(["golden", "--shape", "4,64", *argv]) == 2
+    assert error_line(capsys) == message
 
 
 @pytest.mark.parametrize(("argv", "message"), [

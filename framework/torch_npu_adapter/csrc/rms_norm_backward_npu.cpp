@@ -82,33 +82,42 @@ void CheckDevice(const at::Tensor &t, const char *name, const at::Tensor &x)
 
 }  // namespace
 
+// gamma absent (None): aclnn gets a null gammaOptional and an empty dgamma, which it leaves alone.
 std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, const at::Tensor &x_in,
-                                                   const at::Tensor &rstd_in, const at::Tensor &gamma_in,
-                                                   double gamma_offset)
+                                                   const at::Tensor &rstd_in,
+                                                   const c10::optional<at::Tensor> &gamma_in, double gamma_offset)
 {
     TORCH_CHECK(x_in.device().type() == c10::DeviceType::PrivateUse1, "x is on ", x_in.device(),
                 "; the NPU adapter takes NPU tensors");
     CheckDevice(dy_in, "dy", x_in);
     CheckDevice(rstd_in, "rstd", x_in);
-    CheckDevice(gamma_in, "gamma", x_in);
+    const bool has_gamma = gamma_in.has_value();
+    if (has_gamma) {
+        CheckDevice(*gamma_in, "gamma", x_in);
+    }
     // The kernel reads each tensor as one dense buffer: strided or expanded views are copied here.
-    at::Tensor dy = dy_in.contiguous(), x = x_in.contiguous(), rstd = rstd_in.contiguous(),
-               gamma = gamma_in.contiguous();
+    at::Tensor dy = dy_in.contiguous(), x = x_in.contiguous(), rstd = rstd_in.contiguous();
+    at::Tensor gamma = has_gamma ? gamma_in->contiguous() : at::Tensor();
     at::Tensor dx = at::empty(x.sizes(), x.options());
-    at::Tensor dgamma = at::empty(gamma.sizes(), gamma.options().dtype(at::kFloat));
+    at::Tensor dgamma = has_gamma ? at::empty(gamma.sizes(), gamma.options().dtype(at::kFloat))
+                                  : at::empty({0}, x.options().dtype(at::kFloat));
 
     const OpApi &api = Api();
     // Every dtype checked before any aclTensor exists, so a bad one leaks none.
-    AclDtype(dy, "dy"), AclDtype(x, "x"), AclDtype(rstd, "rstd"), AclDtype(gamma, "gamma");
+    AclDtype(dy, "dy"), AclDtype(x, "x"), AclDtype(rstd, "rstd");
+    if (has_gamma) {
+        AclDtype(gamma, "gamma");
+    }
     aclTensor *args[] = {AclTensor(dy, "dy"), AclTensor(x, "x"), AclTensor(rstd, "rstd"),
-                         AclTensor(gamma, "gamma"), AclTensor(dx, "dx"), AclTensor(dgamma, "dgamma")};
+                         has_gamma ? AclTensor(gamma, "gamma") : nullptr, AclTensor(dx, "dx"),
+                         AclTensor(dgamma, "dgamma")};
     uint64_t workspace_size = 0;
     aclOpExecutor *executor = nullptr;
     const aclnnStatus status = reinterpret_cast<GetWorkspaceSizeFn>(api.get_workspace_size)(
         args[0], args[1], args[2], args[3], gamma_offset, args[4], args[5], &workspace_size, &executor);
     if (status != 0) {
         for (aclTensor *a : args) {
-            aclDestroyTensor(a);
+            if (a != nullptr) aclDestroyTensor(a);
         }
         TORCH_CHECK(false, RMSNB_ACLNN_NAME "GetWorkspaceSize failed (status ", status, "): ", aclGetRecentErrMsg());
     }
@@ -121,7 +130,7 @@ std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, cons
         const aclnnStatus run_status = reinterpret_cast<RunFn>(run)(
             workspace_size != 0 ? workspace.data_ptr() : nullptr, workspace_size, executor, stream);
         for (aclTensor *a : args) {
-            aclDestroyTensor(a);
+            if (a != nullptr) aclDestroyTensor(a);
         }
         TORCH_CHECK(run_status == 0, RMSNB_ACLNN_NAME " failed (status ", run_status, "): ", aclGetRecentErrMsg());
         return run_status;
@@ -139,7 +148,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
     m.doc() = "NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward (aclnnRmsNormBackward)";
     m.def("rms_norm_backward", &rmsnorm_backward_npu::RmsNormBackward, "(dx, dgamma) on the NPU",
-          pybind11::arg("dy"), pybind11::arg("x"), pybind11::arg("rstd"), pybind11::arg("gamma"),
+          pybind11::arg("dy"), pybind11::arg("x"), pybind11::arg("rstd"), pybind11::arg("gamma") = pybind11::none(),
           pybind11::arg("gamma_offset") = 0.0);
     m.def("library", [] { return rmsnorm_backward_npu::Api().library; },
           "the libcust_opapi.so that aclnnRmsNormBackward is taken from");

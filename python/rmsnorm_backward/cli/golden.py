@@ -31,7 +31,7 @@ from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progres
 EPS = 1e-6  # of the forward pass that produced rstd
 CASE_FILE = "case.json"
 # Options that describe the inputs: a sample directory's case.json does that instead.
-CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed", "offset")
+CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed", "offset", "no_gamma")
 
 
 def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
@@ -47,13 +47,19 @@ def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
     return dims
 
 
-def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str, offset: float = 0.0) -> dict:
+def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str, offset: float = 0.0,
+                      no_gamma: bool = False) -> dict:
+    """The case the options describe; without gamma it has no gamma tensor and dgamma is empty."""
     if not k < len(shape):
         raise click.BadParameter(f"must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {k})",
                                  param_hint="'--gamma-dims'")
     rstd = shape[:-k] if rstd_flat else shape[:-k] + (1,) * k
-    return {"shapes": {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:], "dx": shape, "dgamma": shape[-k:]},
-            "dtypes": _dtypes_for(op_def.dtype_of(dtype).name), "attrs": _attrs({"gamma_offset": offset})}
+    shapes = {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:], "dx": shape, "dgamma": shape[-k:]}
+    dtypes = _dtypes_for(op_def.dtype_of(dtype).name)
+    if no_gamma:
+        del shapes["gamma"], dtypes["gamma"]
+        shapes["dgamma"] = (0,)
+    return {"shapes": shapes, "dtypes": dtypes, "attrs": _attrs({"gamma_offset": offset})}
 
 
 def _attrs(given: dict) -> dict:
@@ -73,22 +79,24 @@ def random_inputs(case: dict, seed: int) -> dict:
     shapes, dtypes = case["shapes"], case["dtypes"]
     np_dtype = {n: op_def.DTYPES[d].numpy() for n, d in dtypes.items()}
     x = rng.standard_normal(shapes["x"], dtype=np.float32).astype(np_dtype["x"])
-    k = len(shapes["gamma"])
-    axes = tuple(range(x.ndim - k, x.ndim))
-    mean_sq = np.mean(np.square(x.astype(np.float64)), axis=axes, keepdims=True) if x.size else np.zeros(shapes["rstd"])
-    return {
+    rows = math.prod(shapes["rstd"])
+    mean_sq = (np.mean(np.square(x.astype(np.float64)).reshape(rows, -1), axis=1) if x.size
+               else np.zeros(rows))
+    inputs = {
         "dy": rng.standard_normal(shapes["dy"], dtype=np.float32).astype(np_dtype["dy"]),
         "x": x,
         "rstd": (1.0 / np.sqrt(mean_sq + EPS)).reshape(shapes["rstd"]).astype(np_dtype["rstd"]),
-        # the scale gamma + offset in [0.5, 1.5) whatever the offset (Gemma's gamma is near 0)
-        "gamma": (rng.uniform(0.5, 1.5, shapes["gamma"]) - case["attrs"]["gamma_offset"]).astype(np_dtype["gamma"]),
     }
+    if "gamma" in shapes:  # the scale gamma + offset in [0.5, 1.5) whatever the offset (Gemma's gamma is near 0)
+        inputs["gamma"] = (rng.uniform(0.5, 1.5, shapes["gamma"]) - case["attrs"]["gamma_offset"]).astype(
+            np_dtype["gamma"])
+    return inputs
 
 
 def sample_files(case: dict) -> dict:
     """What a sample directory holds: relative path -> (tensor, shape, dtype name)."""
     op = op_def.load()
-    files = {f"input/{t.name}.bin": (t.name, case["dtypes"][t.name]) for t in op.inputs}
+    files = {f"input/{t.name}.bin": (t.name, case["dtypes"][t.name]) for t in op.inputs if t.name in case["shapes"]}
     for t in op.outputs:
         files[f"output/golden_{t.name}.bin"] = (t.name, "float64")
         files[f"output/output_{t.name}.bin"] = (t.name, case["dtypes"][t.name])
@@ -120,7 +128,8 @@ def _read_case(meta: Path) -> dict:
         if unknown:
             raise ValueError(f"no attribute {', '.join(unknown)} in op_def")
         case["attrs"]["gamma_offset"] = preflight.gamma_offset_value(case["attrs"]["gamma_offset"])
-        missing = [t.name for t in op_def.load().tensors if t.name not in case["shapes"] or t.name not in case["dtypes"]]
+        missing = [t.name for t in op_def.load().tensors if not t.optional
+                   and (t.name not in case["shapes"] or t.name not in case["dtypes"])]
         if missing:
             raise ValueError(f"no shape or dtype for {', '.join(missing)}")
         if any(name not in op_def.DTYPES for name in case["dtypes"].values()):
@@ -141,7 +150,8 @@ def load_dir(d: Path, soc: str) -> tuple[dict, dict, dict | None]:
     preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any .bin is read
     files = sample_files(case)
     op = op_def.load()
-    inputs = {t.name: _read_bin(d, f"input/{t.name}.bin", files[f"input/{t.name}.bin"]) for t in op.inputs}
+    inputs = {t.name: _read_bin(d, f"input/{t.name}.bin", files[f"input/{t.name}.bin"]) for t in op.inputs
+              if f"input/{t.name}.bin" in files}
     golden_files = {t.name: f"output/golden_{t.name}.bin" for t in op.outputs}
     if not all((d / p).is_file() for p in golden_files.values()):
         return case, inputs, None
@@ -187,6 +197,8 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
 @click.option("--dtype", type=click.Choice([d.short for d in op_def.load().type_values]), default="fp32",
               show_default=True, help="dtype of dy, x, gamma and dx")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the random inputs")
+@click.option("--no-gamma", is_flag=True,
+              help="the operator without gamma: the scale is 1 and dgamma is empty (none is computed)")
 @click.option("--offset", type=float, default=0.0, show_default=True, metavar="F",
               help="the gamma_offset attribute: the scale is gamma + F (1.0: Gemma's 1 + w); random gamma is "
                    "drawn so that the scale lies in [0.5, 1.5)")
@@ -199,7 +211,7 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
               help="write inputs, golden and outputs to the new directory D")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.pass_context
-def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, offset, soc, backend, from_dir, save_dir, as_json) -> int:
+def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, no_gamma, offset, soc, backend, from_dir, save_dir, as_json) -> int:
     if from_dir is not None:
         given = [f"--{n.replace('_', '-')}" for n in CASE_OPTIONS
                  if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
@@ -207,7 +219,8 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, offset, soc, backend
             raise click.UsageError(f"--from-dir takes the case from its {CASE_FILE}: drop {', '.join(given)}")
     else:
         try:
-            case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset))
+            case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset),
+                                     no_gamma)
         except InvalidInputError as e:
             raise click.BadParameter(str(e), param_hint="'--offset'") from None
         preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any array is made
@@ -227,7 +240,7 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, offset, soc, backend
         else:
             inputs, gold = random_inputs(case, seed), None
         step(1)
-        dy, x, rstd, gamma = (inputs[n] for n in ("dy", "x", "rstd", "gamma"))
+        dy, x, rstd, gamma = (inputs.get(n) for n in ("dy", "x", "rstd", "gamma"))
         if gold is None:
             gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma, **case["attrs"])))
         step(2)

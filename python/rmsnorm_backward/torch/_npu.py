@@ -39,7 +39,7 @@ def adapter():
 
 
 @rms_norm_backward.register_kernel(torch._C._get_privateuse1_backend_name())
-def _npu_kernel(dy, x, rstd, gamma, gamma_offset=0.0):
+def _npu_kernel(dy, x, rstd, gamma=None, gamma_offset=0.0):
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
     _validate.check(dy, x, rstd, gamma, gamma_offset)
     return adapter().rms_norm_backward(dy, x, rstd, gamma, gamma_offset)

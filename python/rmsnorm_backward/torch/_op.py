@@ -7,7 +7,8 @@ definition). Implementations:
           the tiling applies (rmsnorm_backward._twin.compute_tiling);
   NPU     aclnnRmsNormBackward, registered by the C++ adapter in framework/torch_npu_adapter when it
           is built and torch_npu is loaded (see _npu.py).
-Outputs are dense row-major: dx shaped like x in x's dtype, dgamma shaped like gamma in float32.
+Outputs are dense row-major: dx shaped like x in x's dtype, dgamma shaped like gamma in float32
+(gamma=None: the scale is 1 and dgamma is empty, shape (0,)).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ _OP = op_def.load()
 NAMESPACE = "rmsnorm_backward"
 NAME = f"{NAMESPACE}::{_OP.file}"
 SCHEMA = "({}) -> ({})".format(
-    ", ".join([f"Tensor {t.name}" for t in _OP.inputs]
+    ", ".join([f"Tensor{'?' if t.optional else ''} {t.name}" for t in _OP.inputs]
               + [f"{a.spelling('torch')} {a.name}={a.default!r}" for a in _OP.attrs]),
     ", ".join(f"Tensor {t.name}" for t in _OP.outputs),
 )
@@ -33,7 +34,8 @@ def rms_norm_backward(dy, x, rstd, gamma, gamma_offset=0.0):
 
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
     # Views, not copies: simulate checks the shapes (once) before it densifies anything.
-    dx, dgamma, _stats = simulate(*(_bridge.as_numpy(t) for t in (dy, x, rstd, gamma)), gamma_offset=gamma_offset)
+    arrays = (None if t is None else _bridge.as_numpy(t) for t in (dy, x, rstd, gamma))
+    dx, dgamma, _stats = simulate(*arrays, gamma_offset=gamma_offset)
     return _bridge.from_numpy(dx), _bridge.from_numpy(dgamma)
 
 
@@ -41,4 +43,4 @@ def rms_norm_backward(dy, x, rstd, gamma, gamma_offset=0.0):
 def _fake(dy, x, rstd, gamma, gamma_offset=0.0):
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
     _validate.check(dy, x, rstd, gamma, gamma_offset)
-    return x.new_empty(x.shape), gamma.new_empty(gamma.shape, dtype=torch.float32)
+    return x.new_empty(x.shape), x.new_empty((0,) if gamma is None else gamma.shape, dtype=torch.float32)

@@ -19,7 +19,7 @@ def check_devices(**tensors: torch.Tensor) -> None:
     """All tensors on x's device, else an error naming the first one that is not."""
     device = tensors["x"].device
     for name, t in tensors.items():
-        if t.device != device:
+        if t is not None and t.device != device:
             raise InvalidInputError(f"{name} is on {t.device} but x is on {device}; "
                                     "dy, x, rstd and gamma must be on one device")
 
@@ -42,8 +42,9 @@ def _dtype_name(dtype: torch.dtype) -> str:
 
 
 def _tiling_rules(shapes: dict, dtypes: dict, gamma_offset: float) -> None:
-    # InvalidInputError with its sentence
-    preflight.tiling(shapes, {n: _dtype_name(dtypes[n]) for n in NAMES}, gamma_offset=gamma_offset)
+    # InvalidInputError with its sentence; an absent gamma is a None shape
+    preflight.tiling(shapes, {n: _dtype_name(dtypes[n]) if dtypes.get(n) is not None else "" for n in NAMES},
+                     gamma_offset=gamma_offset)
 
 
 def check_offset(value, name: str = "gamma_offset") -> None:
@@ -57,32 +58,34 @@ def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Te
     """The operator's rules for (dy, x, rstd, gamma, gamma_offset): InvalidInputError naming the
     tensor or attribute and the rule."""
     check_offset(gamma_offset)
-    tensors = dict(zip(NAMES, (dy, x, rstd, gamma)))
+    tensors = {n: t for n, t in zip(NAMES, (dy, x, rstd, gamma)) if t is not None}
     shapes = {n: _shape(t) for n, t in tensors.items()}
     if None in shapes.values() or isinstance(gamma_offset, torch.SymFloat):
         return
     _tiling_rules(shapes, {n: t.dtype for n, t in tensors.items()}, gamma_offset)
 
 
-def check_forward(x: torch.Tensor, gamma: torch.Tensor, offset=0.0) -> None:
+def check_forward(x: torch.Tensor, gamma: torch.Tensor | None, offset=0.0, ndim: int = 0) -> None:
     """Will the backward of rms_norm(x, gamma) be accepted? Checked before the forward runs.
 
     The backward runs the operator on dy shaped like x, rstd shaped x.shape[:-k] + (1,) * k
-    (k = gamma.ndim), all in the wider dtype of x and gamma. x and gamma may differ in dtype here,
-    each being one of the operator's; the shapes then go to the tiling once, in the wider dtype.
+    (k = gamma.ndim, or `ndim` without gamma), all in the wider dtype of x and gamma. x and gamma may
+    differ in dtype here, each being one of the operator's; the shapes then go to the tiling once, in
+    the wider dtype.
     """
     check_devices(x=x, gamma=gamma)
     check_offset(offset, "offset")
     allowed = [d.name for d in op_def.load().type_values]
     for name, t in (("x", x), ("gamma", gamma)):
-        if _dtype_name(t.dtype) not in allowed:
+        if t is not None and _dtype_name(t.dtype) not in allowed:
             raise InvalidInputError(f"{name} must be {', '.join(allowed[:-1])} or {allowed[-1]} "
                                     f"(got {_dtype_name(t.dtype)}).")
-    x_shape, gamma_shape = _shape(x), _shape(gamma)
-    if x_shape is None or gamma_shape is None:
+    x_shape = _shape(x)
+    gamma_shape = None if gamma is None else _shape(gamma)
+    if x_shape is None or (gamma is not None and gamma_shape is None):
         return
-    k = min(len(gamma_shape), len(x_shape))
+    k = min(len(gamma_shape) if gamma is not None else ndim, len(x_shape))
     shapes = {"dy": x_shape, "x": x_shape, "rstd": x_shape[:len(x_shape) - k] + (1,) * k, "gamma": gamma_shape}
-    wide = torch.promote_types(x.dtype, gamma.dtype)
-    _tiling_rules(shapes, {"dy": wide, "x": wide, "rstd": torch.float32, "gamma": wide},
+    wide = x.dtype if gamma is None else torch.promote_types(x.dtype, gamma.dtype)
+    _tiling_rules(shapes, {"dy": wide, "x": wide, "rstd": torch.float32, "gamma": None if gamma is None else wide},
                   0.0 if isinstance(offset, torch.SymFloat) else offset)

@@ -23,12 +23,18 @@ from __future__ import annotations
 import torch
 
 from .. import preflight
+from ..errors import InvalidInputError
 from . import _validate
 from ._op import NAMESPACE, rms_norm_backward
 
 
-def _rstd_shape(x: torch.Tensor, gamma: torch.Tensor):
-    return x.shape[:x.ndim - gamma.ndim] + (1,) * gamma.ndim
+def _ndim(gamma: torch.Tensor | None, ndim: int) -> int:
+    """k: the normalised trailing dims (gamma's, or `ndim` without gamma)."""
+    return ndim if gamma is None else gamma.ndim
+
+
+def _rstd_shape(x: torch.Tensor, k: int):
+    return x.shape[:x.ndim - k] + (1,) * k
 
 
 def _eps(x: torch.Tensor, eps: float | None) -> float:
@@ -37,45 +43,55 @@ def _eps(x: torch.Tensor, eps: float | None) -> float:
 
 
 @torch.library.custom_op(f"{NAMESPACE}::rms_norm", mutates_args=())
-def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor, eps: float | None,
-                     offset: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """(y, rstd) of RMSNorm over x's last gamma.ndim dims, scaled by gamma + offset."""
-    _validate.check_forward(x, gamma, offset)
+def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None, offset: float = 0.0,
+                     ndim: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y, rstd) of RMSNorm over x's last k dims (k = gamma.ndim, or ndim without gamma), scaled by
+    gamma + offset (by 1 without gamma)."""
+    _validate.check_forward(x, gamma, offset, ndim)
     eps = _eps(x, eps)
-    if x.device.type == "npu" and gamma.dtype == x.dtype and offset == 0.0:
+    k = _ndim(gamma, ndim)
+    if x.device.type == "npu" and gamma is not None and gamma.dtype == x.dtype and offset == 0.0:
         import torch_npu  # already loaded: a tensor lives on an NPU
 
         y, rstd = torch_npu.npu_rms_norm(x, gamma, epsilon=eps)
-        return y, rstd.reshape(_rstd_shape(x, gamma))
-    dims = tuple(range(x.ndim - gamma.ndim, x.ndim))
+        return y, rstd.reshape(_rstd_shape(x, k))
+    dims = tuple(range(x.ndim - k, x.ndim))
     xf = x.float()
     rstd = torch.rsqrt(xf.square().mean(dim=dims, keepdim=True) + eps)
-    return (xf * rstd * (gamma.float() + offset)).to(x.dtype), rstd
+    y = xf * rstd if gamma is None else xf * rstd * (gamma.float() + offset)
+    return y.to(x.dtype), rstd
 
 
 @rms_norm_forward.register_fake
-def _fake(x, gamma, eps, offset=0.0):
-    _validate.check_forward(x, gamma, offset)
-    return x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma), dtype=torch.float32)
+def _fake(x, gamma, eps, offset=0.0, ndim=0):
+    _validate.check_forward(x, gamma, offset, ndim)
+    return x.new_empty(x.shape), x.new_empty(_rstd_shape(x, _ndim(gamma, ndim)), dtype=torch.float32)
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, _eps, ctx.offset = inputs
+    x, gamma, _eps, ctx.offset, _ndim_ = inputs
     ctx.save_for_backward(x, output[1], gamma)
 
 
 def _backward(ctx, dy, _drstd):
     x, rstd, gamma = ctx.saved_tensors
+    if gamma is None:  # the operator without gamma: no dgamma is computed
+        dx, _ = rms_norm_backward(dy.to(x.dtype), x, rstd, None)
+        return dx, None, None, None, None
     dtype = torch.promote_types(x.dtype, gamma.dtype)
     dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype), ctx.offset)
-    return dx.to(x.dtype), dgamma.to(gamma.dtype), None, None
+    return dx.to(x.dtype), dgamma.to(gamma.dtype), None, None, None
 
 
 rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
-def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float | None = 1e-6, offset: float = 0.0) -> torch.Tensor:
+def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e-6, offset: float = 0.0, *,
+             normalized_shape=None) -> torch.Tensor:
     """RMSNorm of `x` over its last gamma.ndim dims, scaled by `gamma + offset`; y has x's dtype.
+
+    gamma=None: no scale and no dgamma (the operator's form without gamma); `normalized_shape` (x's
+    trailing dims) then says what a row is, as in torch.nn.functional.rms_norm.
 
     eps=None means torch.finfo(x.dtype).eps, as in torch.nn.functional.rms_norm (under autocast, of
     the dtype the op computes in: float32). A gamma shaped like all of x (a 1-D x, or one row) is
@@ -86,6 +102,16 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor, eps: float | None = 1e-6, off
     eps = None if eps is None else float(eps)
     if not torch.compiler.is_compiling():  # traced, the op's fake checks it
         offset = preflight.gamma_offset_value(offset, "offset")
+    if gamma is None:
+        if normalized_shape is None:
+            raise InvalidInputError("normalized_shape must be given without gamma: it says which trailing dims of x "
+                                    "are the row.")
+        row = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list, torch.Size)) else (normalized_shape,)
+        if tuple(x.shape[x.ndim - len(row):]) != row:
+            raise InvalidInputError(f"normalized_shape {list(row)} must be the trailing dims of x {list(x.shape)}.")
+        if len(row) == x.ndim:
+            return rms_norm_forward(x.unsqueeze(0), None, eps, 0.0, len(row))[0].squeeze(0)
+        return rms_norm_forward(x, None, eps, 0.0, len(row))[0]
     if x.ndim == gamma.ndim and x.shape == gamma.shape:
         return rms_norm_forward(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
     return rms_norm_forward(x, gamma, eps, offset)[0]

@@ -180,6 +180,10 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
     executor_.tensors = {dy, x, rstd, gamma, dx, dgamma};
     std::string detail;
     for (const aclTensor *t : executor_.tensors) {
+        if (t == nullptr && t == gamma) {  // the optional input, absent
+            detail += " -";
+            continue;
+        }
         Require(g_tensors.count(t) == 1, "aclnnRmsNormBackwardGetWorkspaceSize of a tensor that does not exist");
         detail += (detail.empty() ? "t" : " t") + std::to_string(Id(t));
     }
@@ -190,9 +194,12 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
     in.platform.vector_cores = 48;
     in.platform.ub_bytes = 196608;
     in.platform.sys_workspace_bytes = 16ull << 20;
-    in.dy_shape = dy->shape, in.x_shape = x->shape, in.rstd_shape = rstd->shape, in.gamma_shape = gamma->shape;
+    in.dy_shape = dy->shape, in.x_shape = x->shape, in.rstd_shape = rstd->shape;
     in.dy_dtype = Dtype(dy->dtype), in.x_dtype = Dtype(x->dtype), in.rstd_dtype = Dtype(rstd->dtype);
-    in.gamma_dtype = Dtype(gamma->dtype);
+    in.has_gamma = gamma != nullptr;
+    if (in.has_gamma) {
+        in.gamma_shape = gamma->shape, in.gamma_dtype = Dtype(gamma->dtype);
+    }
     in.gamma_offset = float(gammaOffset);  // a float attribute, as CANN holds it
     rmsnorm_backward::TilingResult tiling;
     std::string error;

@@ -1,5 +1,8 @@
-"""gamma_offset through the torch layers: the op's attribute, rms_norm(..., offset=) and
-RMSNorm(..., offset=), against torch run in float64 on the scale weight + offset."""
+"""The operator's forms through the torch layers, against torch's own rms_norm in float64.
+
+gamma_offset: the op's attribute, rms_norm(..., offset=) and RMSNorm(..., offset=), on the scale
+weight + offset. No gamma: the op with gamma=None (an empty dgamma), rms_norm(x, None,
+normalized_shape=...) and RMSNorm(elementwise_affine=False)."""
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
@@ -83,3 +86,62 @@ def test_bad_offsets_are_refused_in_one_sentence(rng, make, why):
     with pytest.raises(InvalidInputError) as e:
         make(x, w)
     assert str(e.value) == why
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,normalized_shape", [((5, 40), (40,)), ((3, 7, 3000), (3000,)), ((4, 6, 8), (6, 8))])
+def test_rms_norm_without_gamma_matches_torch_in_float64(rng, dtype, shape, normalized_shape):
+    dtype = DTYPES[dtype]
+    x, dy = randn(rng, shape, dtype), randn(rng, shape, dtype)
+    leaf = x.clone().requires_grad_()
+    y = rms_norm(leaf, None, 1e-6, normalized_shape=normalized_shape)
+    y.backward(dy)
+    ref_x = x.double().requires_grad_()
+    ref = torch.nn.functional.rms_norm(ref_x, normalized_shape, None, 1e-6)
+    ref.backward(dy.double())
+    assert_precise(y.detach(), ref.detach(), what="y")
+    assert_precise(leaf.grad, ref_x.grad, what="dx")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_opcheck_without_gamma(rng, dtype):
+    dtype = DTYPES[dtype]
+    x = randn(rng, (6, 96), dtype)
+    rstd = torch.rsqrt(x.float().square().mean(-1, keepdim=True) + 1e-6)
+    dx, dgamma = OP(randn(rng, (6, 96), dtype), x, rstd, None)
+    assert dx.shape == x.shape and dgamma.shape == (0,) and dgamma.dtype == torch.float32
+    torch.library.opcheck(OP, (randn(rng, (6, 96), dtype), x, rstd, None))
+    forward = torch.ops.rmsnorm_backward.rms_norm
+    torch.library.opcheck(forward, (x.clone().requires_grad_(), None, 1e-6, 0.0, 1))
+
+
+def test_gamma_is_optional_in_the_schema():
+    (arg,) = [a for a in OP.default._schema.arguments if a.name == "gamma"]
+    assert str(arg.type) == "Optional[Tensor]"
+
+
+def test_a_module_without_weight_runs_the_operator_without_gamma(rng, monkeypatch):
+    import importlib
+
+    simulate_module = importlib.import_module("rmsnorm_backward.simulate")
+    seen = []
+    real = simulate_module.simulate
+
+    def spy(dy, x, rstd, gamma, **options):
+        seen.append(gamma)
+        return real(dy, x, rstd, gamma, **options)
+
+    monkeypatch.setattr(simulate_module, "simulate", spy)
+    x = randn(rng, (4, 64), torch.float32).requires_grad_()
+    RMSNorm(64, elementwise_affine=False)(x).sum().backward()
+    assert seen == [None] and x.grad is not None
+
+
+def test_rms_norm_without_gamma_needs_its_row():
+    x = torch.randn(4, 8)
+    with pytest.raises(InvalidInputError) as e:
+        rms_norm(x, None)
+    assert str(e.value) == "normalized_shape must be given without gamma: it says which trailing dims of x are the row."
+    with pytest.raises(InvalidInputError) as e:
+        rms_norm(x, None, normalized_shape=(5,))
+    assert str(e.value) == "normalized_shape [5] must be the trailing dims of x [4, 8]."
