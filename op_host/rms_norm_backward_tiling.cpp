@@ -23,7 +23,7 @@
 
 namespace {
 
-enum InputIndex : size_t { kDy = 0, kX = 1, kRstd = 2, kGamma = 3 };
+enum InputIndex : size_t { kDy = 0, kX = 1, kRstd = 2, kGamma = 3, kDres = 4 };
 enum OutputIndex : size_t { kDx = 0, kDgamma = 1 };
 enum AttrIndex : size_t { kGammaOffset = 0 };
 
@@ -96,6 +96,10 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
     in.x_dtype = DtypeName(context->GetInputDesc(kX));
     in.rstd_dtype = DtypeName(context->GetInputDesc(kRstd));
     in.gamma_dtype = in.has_gamma ? DtypeName(context->GetOptionalInputDesc(kGamma)) : "";
+    const gert::StorageShape *dres = context->GetOptionalInputShape(kDres);  // null: no residual stream
+    in.has_dres = dres != nullptr;
+    in.dres_shape = Dims(dres);
+    in.dres_dtype = in.has_dres ? DtypeName(context->GetOptionalInputDesc(kDres)) : "";
     const gert::RuntimeAttrs *attrs = context->GetAttrs();
     if (attrs == nullptr) {
         return Fail(context, "CANN provided no attributes (GetAttrs returned null).");

@@ -22,12 +22,12 @@ __aicore__ inline void RunPath(const KernelArgs &args, const RmsNormBackwardTili
 }
 
 extern "C" __global__ __aicore__ void rms_norm_backward(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma,
-                                                        GM_ADDR dx, GM_ADDR dgamma, GM_ADDR workspace,
-                                                        GM_ADDR tiling)
+                                                        GM_ADDR dres, GM_ADDR dx, GM_ADDR dgamma,
+                                                        GM_ADDR workspace, GM_ADDR tiling)
 {
     GET_TILING_DATA_WITH_STRUCT(RmsNormBackwardTilingData, tilingData, tiling);
     TPipe pipe;
-    const KernelArgs args{dy, x, rstd, gamma, dx, dgamma, workspace};
+    const KernelArgs args{dy, x, rstd, gamma, dres, dx, dgamma, workspace};
     // One branch per key, the key as a number: CANN's kernel compiler finds a kernel's tiling keys by
     // reading TILING_KEY_IS(<number>) in the preprocessed entry (an enum or constexpr there is no key to
     // it) and builds one binary per key, in which the other branches fold away. RunPath checks each

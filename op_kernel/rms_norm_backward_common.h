@@ -77,6 +77,7 @@ struct KernelArgs {
     GM_ADDR x;
     GM_ADDR rstd;
     GM_ADDR gamma;
+    GM_ADDR dres;
     GM_ADDR dx;
     GM_ADDR dgamma;
     GM_ADDR workspace;
@@ -85,7 +86,7 @@ struct KernelArgs {
 // The operator's tensors in GM, as every path sees them.
 template <typename T>
 struct OperatorGm {
-    GlobalTensor<T> dy, x, dx, gamma;
+    GlobalTensor<T> dy, x, dx, gamma, dres;
     GlobalTensor<float> rstd;
     GM_ADDR dgamma = nullptr;
     GM_ADDR workspace = nullptr;
@@ -98,6 +99,9 @@ struct OperatorGm {
         rstd.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(args.rstd), t.rows);
         if (t.has_gamma != 0) {  // absent: a null GM_ADDR, never read
             gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.gamma), t.cols);
+        }
+        if (t.has_dres != 0) {
+            dres.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.dres), t.rows * t.cols);
         }
         dgamma = args.dgamma;
         workspace = args.workspace;

@@ -9,7 +9,7 @@
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick the store); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  N = cols, S = row_stride, s = sizeof(T),
-// C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols
+// C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
@@ -19,6 +19,7 @@
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
 //   | dx queue                      | 2 * (D == 0)               | C * s                  |
+//   | dres queue                    | 2 * E                      | C * s                  |
 //   | rstd batches                  | 2                          | 64 * 4                 |
 //   | ReduceSum work                | 1                          | up(cdiv(SC or C, 64), 8) * 4 |
 //   | row total                     | 1                          | 32                     |
@@ -51,7 +52,9 @@ public:
         sumPerChunk_ = t_.sum_cols == 0;
         const auto layout = rms_norm_backward_layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
-            rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C);
+            // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
+            rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
+                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0));
         } else {
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
@@ -64,6 +67,9 @@ public:
         dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         if (layout.dxQueue) {
             pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
+        }
+        if (layout.dres) {
+            pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.chunkBytes);
         }
         rstd_.Init(pipe_, gm_.rstd);
         pipe_->InitBuffer(workBuf_, layout.workBytes);
@@ -213,6 +219,9 @@ private:
             rowView.x = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
+        if (t_.has_dres != 0) {  // read in pass 2, a chunk ahead
+            CopyInDres(row, 0);
+        }
         Pass1<store>(rowView, rstd);
         if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
@@ -292,6 +301,9 @@ private:
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             const Chunk c = LoadChunk<store>(rowView, chunk, false);
+            if (t_.has_dres != 0 && chunk + 1 < chunks) {
+                CopyInDres(row, chunk + 1);
+            }
             const LocalTensor<float> g = a;
             if (hasGamma_) {
                 Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c.gamma, c.count), c.count);
@@ -325,14 +337,38 @@ private:
         }
     }
 
+    // dx = rstd*g, plus the chunk's dres (dequeued here) added in fp32: widened into b, which pass 2
+    // is done with.
     __aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<float> &g, float rstd, uint32_t count)
     {
+        if (t_.has_dres == 0) {
+            if constexpr (kIsFloat<T>) {
+                Muls(dx, g, rstd, count);
+            } else {
+                Muls(g, g, rstd, count);
+                Narrow(dx, g, count);
+            }
+            return;
+        }
+        LocalTensor<T> dres = inQueDres_.DeQue<T>();
+        Muls(g, g, rstd, count);
         if constexpr (kIsFloat<T>) {
-            Muls(dx, g, rstd, count);
+            Add(dx, g, dres, count);
         } else {
-            Muls(g, g, rstd, count);
+            const LocalTensor<float> b = bBuf_.Get<float>();
+            Widen(b, dres, count);
+            Add(g, g, b, count);
             Narrow(dx, g, count);
         }
+        inQueDres_.FreeTensor(dres);
+    }
+
+    __aicore__ inline void CopyInDres(uint64_t row, uint32_t chunk)
+    {
+        const uint32_t begin = chunk * t_.chunk_cols;
+        LocalTensor<T> dres = inQueDres_.AllocTensor<T>();
+        CopyInPad(dres, gm_.dres[row * t_.cols + begin], t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols);
+        inQueDres_.EnQue(dres);
     }
 
     // dx replaced dy in the slot: once dx has left, the next row's chunk may land there (one chunk late).
@@ -382,6 +418,7 @@ private:
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDres_;  // pass 2 reads a chunk's dres, the next one queued
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 

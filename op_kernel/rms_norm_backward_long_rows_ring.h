@@ -17,10 +17,11 @@ template <typename T>
 class LongRowsRings {
 public:
     // `slots` slots of `chunkBytes` per ring, filled from the rows of dy and x (cols each) in chunks
-    // of chunkCols.
+    // of chunkCols; `landings` (at most kRingLandings) MTE2_V ids for them, the rest left to the caller.
     __aicore__ inline void Init(TPipe *pipe, const OperatorGm<T> &gm, uint32_t slots, uint32_t chunkBytes,
-                                uint32_t cols, uint32_t chunkCols)
+                                uint32_t cols, uint32_t chunkCols, uint32_t landings)
     {
+        landings_ = landings;
         pipe_ = pipe;
         dyGm_ = gm.dy;
         xGm_ = gm.x;
@@ -31,13 +32,13 @@ public:
             pipe_->InitBuffer(dy_.slot[i], chunkBytes);
             pipe_->InitBuffer(x_.slot[i], chunkBytes);
         }
-        for (uint32_t i = 0; i < kRingLandings; ++i) {
+        for (uint32_t i = 0; i < landings_; ++i) {
             landed_[i] = pipe_->AllocEventID<HardEvent::MTE2_V>();
         }
     }
     __aicore__ inline void Release()
     {
-        for (uint32_t i = 0; i < kRingLandings; ++i) {
+        for (uint32_t i = 0; i < landings_; ++i) {
             pipe_->ReleaseEventID<HardEvent::MTE2_V>(landed_[i]);
         }
     }
@@ -91,7 +92,7 @@ private:
         if (fill.row >= fill.end) {
             return;
         }
-        if (isDy && landingsSet_ - landingsWaited_ == kRingLandings) {
+        if (isDy && landingsSet_ - landingsWaited_ == landings_) {
             WaitLanding();
         }
         if (afterVector) {
@@ -101,7 +102,7 @@ private:
         CopyInPad(ring.slot[ring.received % slots_].template Get<T>(), src[fill.row * cols_ + fill.begin], n);
         ++ring.received;
         if (isDy) {
-            SetFlag<HardEvent::MTE2_V>(landed_[landingsSet_ % kRingLandings]);
+            SetFlag<HardEvent::MTE2_V>(landed_[landingsSet_ % landings_]);
             ++landingsSet_;
         }
         fill.begin += chunkCols_;
@@ -113,13 +114,14 @@ private:
     // The vector unit waits for the oldest pending landing.
     __aicore__ inline void WaitLanding()
     {
-        WaitFlag<HardEvent::MTE2_V>(landed_[landingsWaited_ % kRingLandings]);
+        WaitFlag<HardEvent::MTE2_V>(landed_[landingsWaited_ % landings_]);
         ++landingsWaited_;
     }
 
     TPipe *pipe_ = nullptr;
     GlobalTensor<T> dyGm_, xGm_;
     uint32_t slots_ = 0, cols_ = 0, chunkCols_ = 0;  // slots per ring; the row's cols and chunk cols
+    uint32_t landings_ = kRingLandings;              // MTE2_V ids held for landings
     Ring dy_, x_;                                    // one slot per chunk of the row, plus spare slots
     uint32_t slotOf_[kMaxRowSlots] = {};             // the current row's chunks: their slots, in order
     TEventID landed_[kRingLandings] = {};            // MTE2 -> V: dy's chunk (and x's before it) has landed

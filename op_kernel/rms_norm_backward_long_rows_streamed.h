@@ -19,7 +19,7 @@
 // UB budget: Streamed in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick chunks and slots); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  N = cols, s = sizeof(T), C = chunk_cols,
-// SS = stream_slots, GS = gamma_slots, SC = sum_cols, DR = dgamma_ub_cols
+// SS = stream_slots, GS = gamma_slots, SC = sum_cols, DR = dgamma_ub_cols, E = has_dres
 //   | buffer                        | buffers           | bytes each             |
 //   | dy, x slot pairs              | SS                | 2 * C * s              |
 //   | gamma whole                   | GS == 0           | N * s                  |
@@ -32,6 +32,7 @@
 //   | coef (a repeat)               | 1                 | 256                    |
 //   | rstd batches                  | 2                 | 64 * 4                 |
 //   | dgamma partial in, out        | 2 * 2 * (DR < N)  | C * 4                  |
+//   | dres queue                    | 2 * E             | C * s                  |
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
@@ -69,6 +70,9 @@ public:
         if (layout.partialBytes > 0) {
             pipe_->InitBuffer(inQuePartial_, kDoubleBuffer, layout.partialBytes);
             pipe_->InitBuffer(outQuePartial_, kDoubleBuffer, layout.partialBytes);
+        }
+        if (layout.dresBytes > 0) {
+            pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.dresBytes);
         }
     }
 
@@ -255,6 +259,9 @@ private:
         CopyIn(false);
         if (chunk + 1 == chunks_) {
             RowScale(rstd);
+            if (t_.has_dres != 0) {  // the row's pass 2 comes next: its first dres chunk
+                CopyInDres(row, 0);
+            }
         }
     }
 
@@ -272,12 +279,33 @@ private:
         }
         AddScaled(g, AsFloat(kWideX, slot[C_], n), n);
         Muls(g, g, rstd, n);
+        if (t_.has_dres != 0) {
+            AddDres(g, row, chunk, n);
+        }
         if constexpr (!kIsFloat<T>) {
             Narrow(slot, g, n);
         }
         CopyOut(row * t_.cols + chunk * C_, slot, n);
         inQueSlot_.FreeTensor(slot);
         CopyIn(true);
+    }
+
+    // g += the chunk's dres, in fp32 (16-bit dres widened into x's scratch, free now); the next chunk's
+    // dres is queued first, so two are in flight at most.
+    __aicore__ inline void AddDres(const LocalTensor<float> &g, uint64_t row, uint32_t chunk, uint32_t count)
+    {
+        if (chunk + 1 < chunks_) {
+            CopyInDres(row, chunk + 1);
+        }
+        LocalTensor<T> dres = inQueDres_.DeQue<T>();
+        Add(g, g, AsFloat(kWideX, dres, count), count);
+        inQueDres_.FreeTensor(dres);
+    }
+    __aicore__ inline void CopyInDres(uint64_t row, uint32_t chunk)
+    {
+        LocalTensor<T> dres = inQueDres_.AllocTensor<T>();
+        CopyInPad(dres, gm_.dres[row * t_.cols + uint64_t(chunk) * C_], Count(chunk));
+        inQueDres_.EnQue(dres);
     }
 
     // sum[0, SC) += gamma*(dy*x) (dy*x without gamma, `scaled` false) over the chunk in pieces of SC
@@ -384,6 +412,7 @@ private:
     float rstd_[kRowsInFlight] = {};  // by row parity
     TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
     TQue<QuePosition::VECIN, 1> inQuePartial_;
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDres_;  // pass 2 reads a chunk's dres, the next one queued
     TQue<QuePosition::VECOUT, 1> outQuePartial_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };

@@ -4,9 +4,10 @@
 //
 // UB budget: RowsInUb in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
-// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T)
+// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres
 //   | buffer                        | buffers     | bytes each                |
 //   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
+//   | dres queue                    | 2 * E       | R * S * s                 |
 //   | rstd queue                    | 2           | R * 4                     |
 //   | gamma                         | 1           | S * s                     |
 //   | dgamma, g (fp32 rows)         | 2           | S * 4                     |
@@ -31,6 +32,9 @@ public:
         pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.tileBytes);
         pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, layout.rstdBytes);
         pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.tileBytes);
+        if (layout.dres) {
+            pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.tileBytes);
+        }
         pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
         pipe_->InitBuffer(dgammaBuf_, layout.rowF32Bytes);
         pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);
@@ -101,6 +105,11 @@ private:
         inQueDy_.EnQue(dyT);
         inQueX_.EnQue(xT);
         inQueRstd_.EnQue(rstd);
+        if (t_.has_dres != 0) {
+            LocalTensor<T> dresT = inQueDres_.AllocTensor<T>();
+            CopyInRows(dresT, gm_.dres[row * t_.cols], n, t_.cols);
+            inQueDres_.EnQue(dresT);
+        }
     }
 
     // Per row (gamma: the scale, offset included; 1 without gamma): xhat = x*rstd, g = dy*gamma,
@@ -111,6 +120,11 @@ private:
         LocalTensor<T> xT = inQueX_.DeQue<T>();
         LocalTensor<float> rstd = inQueRstd_.DeQue<float>();
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
+        const bool hasDres = t_.has_dres != 0;
+        LocalTensor<T> dresT;
+        if (hasDres) {
+            dresT = inQueDres_.DeQue<T>();
+        }
         const uint32_t cols = t_.cols;
         for (uint32_t r = 0; r < n; ++r) {
             const float rstdRow = rstd.GetValue(r);
@@ -139,14 +153,27 @@ private:
                 Muls(xhat, xhat, mean, cols);
                 Sub(g_, dy, xhat, cols);
             }
+            // dx = rstd*g (+ dres, added in fp32: 16-bit dres is widened into dy's buffer, free now)
             if constexpr (kIsFloat<T>) {
-                Muls(dxT[r * t_.row_stride], g_, rstdRow, cols);
+                if (hasDres) {
+                    Muls(g_, g_, rstdRow, cols);
+                    Add(dxT[r * t_.row_stride], g_, dresT[r * t_.row_stride], cols);
+                } else {
+                    Muls(dxT[r * t_.row_stride], g_, rstdRow, cols);
+                }
             } else {
                 Muls(g_, g_, rstdRow, cols);
+                if (hasDres) {
+                    Widen(dy, dresT[r * t_.row_stride], cols);
+                    Add(g_, g_, dy, cols);
+                }
                 Narrow(dxT[r * t_.row_stride], g_, cols);
             }
         }
         outQueDx_.EnQue(dxT);
+        if (hasDres) {
+            inQueDres_.FreeTensor(dresT);
+        }
         inQueDy_.FreeTensor(dyT);
         inQueX_.FreeTensor(xT);
         inQueRstd_.FreeTensor(rstd);
@@ -170,7 +197,7 @@ private:
     }
 
     OperatorGm<T> gm_;
-    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_, inQueRstd_;  // the next tile is queued early
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_, inQueRstd_, inQueDres_;  // the next tile is queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, gBuf_, gammaF32Buf_, dyF32Buf_, xhatBuf_, workBuf_, sumBuf_;
     LocalTensor<float> gamma_, dgamma_, g_;

@@ -10,7 +10,7 @@
 // work is left behind the last copy-in.
 //
 // Per row r the scalars rstd[r] and c[r] = -rstd[r] * mean(g*xhat)[r] scale whole rows:
-//   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c.
+//   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c (+ dres, in fp32).
 // Where a row is exactly one repeat of 64 fp32 lanes (S = 64), two (S = 128) or wider than 128, a
 // row's scalar is one 32-byte block (Brcb) read with block stride 0 by every block of its repeat, one
 // instruction per 64-lane column chunk of the row covering all rows (repeat = row, repeat stride = S);
@@ -22,11 +22,12 @@
 //
 // UB budget: SmallCols in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
-// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T)
+// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres
 // where L = 8 if S == 64 or S >= 128 else S  (lanes of a row's scalar: a block, or the row)
 // where W = 64 if 64 % S == 0 else (S if L == 8 else R * S)  (lanes of widened gamma)
 //   | buffer                        | buffers     | bytes each                |
 //   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
+//   | dres queue                    | 2 * E       | R * S * s                 |
 //   | rstd queue (4 tiles' rows)    | 2           | 4 * R * 4                 |
 //   | a, xhat, g, dgamma (fp32)     | 4           | R * S * 4                 |
 //   | rstd, c per row               | 2           | R * L * 4                 |
@@ -53,6 +54,9 @@ public:
         pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.lanes * sizeof(T));
         rstd_.Init(pipe_, gm_.rstd, uint32_t(layout.rstdBatchRows));
         pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.lanes * sizeof(T));
+        if (layout.dres) {
+            pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.lanes * sizeof(T));
+        }
         pipe_->InitBuffer(aBuf_, layout.lanes * sizeof(float));
         pipe_->InitBuffer(xhatBuf_, layout.lanes * sizeof(float));
         pipe_->InitBuffer(gBuf_, layout.lanes * sizeof(float));
@@ -177,6 +181,11 @@ private:
         CopyInPacked(xT, gm_.x[row * t_.cols], n);
         inQueDy_.EnQue(dyT);
         inQueX_.EnQue(xT);
+        if (t_.has_dres != 0) {
+            LocalTensor<T> dresT = inQueDres_.AllocTensor<T>();
+            CopyInPacked(dresT, gm_.dres[row * t_.cols], n);
+            inQueDres_.EnQue(dresT);
+        }
         rstd_.CopyInFor(row, n);
     }
 
@@ -317,16 +326,31 @@ private:
         Mul(sums, sums, rk, int32_t(n));
         PerRow(cRow, sums, n);
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
+        const bool hasDres = t_.has_dres != 0;
+        LocalTensor<T> dresT;
+        if (hasDres) {
+            dresT = inQueDres_.DeQue<T>();
+        }
         if constexpr (kIsFloat<T>) {
             MulRows<false>(dxT, xhat, cRow, n);
             MulRows<true>(dxT, scaled, rstdRow, n);
+            if (hasDres) {
+                Add(dxT, dxT, dresT, int32_t(lanes));
+            }
             if (!hasGamma_) {  // dy's slot held g
                 inQueDy_.FreeTensor(dyT);
             }
         } else {
             MulRows<false>(a, xhat, cRow, n);
             MulRows<true>(a, scaled, rstdRow, n);
+            if (hasDres) {  // added in fp32, widened into xhat (read for the last time above)
+                Widen(xhat, dresT, lanes);
+                Add(a, a, xhat, int32_t(lanes));
+            }
             Narrow(dxT, a, lanes);
+        }
+        if (hasDres) {
+            inQueDres_.FreeTensor(dresT);
         }
         outQueDx_.EnQue(dxT);
     }
@@ -342,7 +366,7 @@ private:
     bool scalarAsBlock_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
     uint32_t gammaLanes_ = 0;
     RstdTileBatches rstd_;
-    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_;  // the next tile is queued early
+    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_, inQueDres_;  // the next tile is queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> aBuf_, xhatBuf_, gBuf_, dgammaBuf_, rstdRowBuf_, cRowBuf_, gammaBuf_, rkBuf_, sumBuf_,
         sumHighBuf_;

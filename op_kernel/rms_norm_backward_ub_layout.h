@@ -49,15 +49,17 @@ struct RowsInUbLayout {
     uint64_t rowF32Bytes;  // one fp32 row: dgamma, g, and for 16-bit gamma, dy and xhat widened
     uint32_t rowsF32;
     uint64_t workBytes;    // ReduceSum work, then one block for its sum
+    bool dres;             // a dres queue (2 tiles) beside dy, x and dx
 };
-RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s)
+RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s, bool dres)
 {
-    return {R * S * s, R * sizeof(float), S * s, S * sizeof(float), s == sizeof(float) ? 2u : 5u, ReduceWorkBytes(S)};
+    return {R * S * s, R * sizeof(float), S * s, S * sizeof(float), s == sizeof(float) ? 2u : 5u, ReduceWorkBytes(S),
+            dres};
 }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
 {
-    return 3 * kDoubleBuffer * Blocks(l.tileBytes) + kDoubleBuffer * Blocks(l.rstdBytes) + Blocks(l.gammaBytes) +
-           l.rowsF32 * Blocks(l.rowF32Bytes) + Blocks(l.workBytes) + kBlockBytes;
+    return (l.dres ? 4 : 3) * kDoubleBuffer * Blocks(l.tileBytes) + kDoubleBuffer * Blocks(l.rstdBytes) +
+           Blocks(l.gammaBytes) + l.rowsF32 * Blocks(l.rowF32Bytes) + Blocks(l.workBytes) + kBlockBytes;
 }
 
 // Small cols: tiles of R rows packed S = row_stride apart. A row's scalars (rstd, c) take one block
@@ -70,18 +72,19 @@ struct SmallColsLayout {
     uint64_t gammaLanes;    // lanes of widened gamma
     uint64_t rstdBatchRows; // rstd rows per copy: kSmallColsRstdBatchTiles tiles
     uint64_t rows;          // R
+    bool dres;              // a dres queue (2 tiles) beside dy, x and dx
 };
-RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S)
+RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S, bool dres)
 {
     const bool rowBlocks = S == kFloatsPerRepeat || S >= 2 * kFloatsPerRepeat;
     const uint64_t gammaLanes = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks ? S : R * S);
-    return {R * S, rowBlocks, rowBlocks ? kFloatsPerBlock : S, gammaLanes, kSmallColsRstdBatchTiles * R, R};
+    return {R * S, rowBlocks, rowBlocks ? kFloatsPerBlock : S, gammaLanes, kSmallColsRstdBatchTiles * R, R, dres};
 }
-// dy, x, dx queues (2 tiles each, dtype), the rstd queue (2 batches), fp32 a, xhat, g, dgamma (a tile
-// each), rstd and c per row, gamma, and -rstd/cols with the row sums' two halves (R each).
+// dy, x, dx (and dres) queues (2 tiles each, dtype), the rstd queue (2 batches), fp32 a, xhat, g,
+// dgamma (a tile each), rstd and c per row, gamma, and -rstd/cols with the row sums' two halves (R each).
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 {
-    return 3 * kDoubleBuffer * Blocks(l.lanes * s) + kDoubleBuffer * Blocks(l.rstdBatchRows * sizeof(float)) +
+    return (l.dres ? 4 : 3) * kDoubleBuffer * Blocks(l.lanes * s) + kDoubleBuffer * Blocks(l.rstdBatchRows * sizeof(float)) +
            4 * Blocks(l.lanes * sizeof(float)) + 2 * Blocks(l.rows * l.perRowLanes * sizeof(float)) +
            Blocks(l.gammaLanes * sizeof(float)) + 3 * Blocks(l.rows * sizeof(float));
 }
@@ -100,14 +103,15 @@ struct LongRowsLayout {
     uint64_t sumBytes;
     bool dxQueue;
     uint64_t workBytes;
+    bool dres;             // a dres queue of 2 chunks, read in pass 2
 };
 RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
-                                                 bool dxQueue, uint32_t SC, uint32_t spareSlots)
+                                                 bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres)
 {
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
     return {S * s, ring, uint64_t(C) * s, rowBuffers, S * s, S * sizeof(float), uint64_t(C) * sizeof(float),
-            (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC)};
+            (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC), dres};
 }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
 {
@@ -115,7 +119,7 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
     const uint64_t rows = l.ringSlots != 0 ? 2 * l.ringSlots * Blocks(l.chunkBytes)
                                            : 2 * l.rowBuffers * Blocks(l.rowBytes);
     return rows + Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) + 2 * Blocks(l.chunkF32Bytes) + Blocks(l.sumBytes) +
-           (l.dxQueue ? kDoubleBuffer * Blocks(l.chunkBytes) : 0) +
+           ((l.dxQueue ? kDoubleBuffer : 0) + (l.dres ? kDoubleBuffer : 0)) * Blocks(l.chunkBytes) +
            kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + Blocks(l.workBytes) + kBlockBytes;
 }
 
@@ -134,19 +138,21 @@ struct StreamedLayout {
     uint64_t sumBytes;
     uint64_t workBytes;
     uint64_t partialBytes; // one partial chunk in or out (0 when dgamma is whole in UB)
+    uint64_t dresBytes;    // one dres chunk of the 2 read in pass 2 (0 without dres)
 };
 RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(uint64_t cols, uint32_t s, uint32_t C, uint32_t streamSlots,
-                                                 uint32_t gammaSlots, uint32_t SC, uint64_t DR)
+                                                 uint32_t gammaSlots, uint32_t SC, uint64_t DR, bool dres)
 {
     return {2ull * C * s, streamSlots, gammaSlots == 0 ? cols * s : uint64_t(C) * s, gammaSlots == 0 ? 1u : gammaSlots,
             DR * sizeof(float), s == sizeof(float) ? 0 : 3ull * C * sizeof(float), SC * sizeof(float),
-            ReduceWorkBytes(SC), DR < cols ? uint64_t(C) * sizeof(float) : 0};
+            ReduceWorkBytes(SC), DR < cols ? uint64_t(C) * sizeof(float) : 0, dres ? uint64_t(C) * s : 0};
 }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
 {
     return l.streamSlots * Blocks(l.slotBytes) + l.gammaBuffers * Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) +
            Blocks(l.wideBytes) + Blocks(l.sumBytes) + Blocks(l.workBytes) + kBlockBytes + kRepeatBytes +
-           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + 2 * kDoubleBuffer * Blocks(l.partialBytes);
+           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + 2 * kDoubleBuffer * Blocks(l.partialBytes) +
+           kDoubleBuffer * Blocks(l.dresBytes);
 }
 
 // The dgamma reduction after SyncAll, on the reset pipe: a queue of RC fp32 partials in, one of sums out.
@@ -160,20 +166,21 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const DgammaReduceLayout &l) { return 
 // and PathUbBytes both take it from here. dx has its own queue unless a ring writes it over dy.
 RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(const RmsNormBackwardTilingData &t, uint32_t s)
 {
-    return RowsInUb(t.tile_rows, t.row_stride, s);
+    return RowsInUb(t.tile_rows, t.row_stride, s, t.has_dres != 0);
 }
 RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
 {
-    return SmallCols(t.tile_rows, t.row_stride);
+    return SmallCols(t.tile_rows, t.row_stride, t.has_dres != 0);
 }
 RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return LongRows(t.cols, s, t.chunk_cols, t.row_buffers, !(t.row_buffers == 1 && t.dx_over_dy != 0), t.sum_cols,
-                    t.spare_slots);
+                    t.spare_slots, t.has_dres != 0);
 }
 RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
 {
-    return Streamed(t.cols, s, t.chunk_cols, t.stream_slots, t.gamma_slots, t.sum_cols, t.dgamma_ub_cols);
+    return Streamed(t.cols, s, t.chunk_cols, t.stream_slots, t.gamma_slots, t.sum_cols, t.dgamma_ub_cols,
+                    t.has_dres != 0);
 }
 
 // The UB a launch holds at its peak, from its tiling alone: its path's buffers, or the dgamma

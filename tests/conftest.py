@@ -45,7 +45,7 @@ def run_source(tmp_path):
 
 
 # GM arguments of the operator's kernel that it may only read (names as simulate passes them).
-OPERATOR_INPUTS = ("dy", "x", "rstd", "gamma", "tiling")
+OPERATOR_INPUTS = ("dy", "x", "rstd", "gamma", "dres", "tiling")
 
 
 class InputChanged(AssertionError):
@@ -55,7 +55,7 @@ class InputChanged(AssertionError):
 @pytest.fixture(scope="session", autouse=True)
 def operator_inputs_unchanged():
     """Wraps rmsnorm_backward.twin.run_kernel for the whole session (simulate, the torch op and the
-    in-process CLI launch through it): a launch that changes dy, x, rstd, gamma or the tiling bytes
+    in-process CLI launch through it): a launch that changes dy, x, rstd, gamma, dres or the tiling bytes
     raises InputChanged. Session scope, so hypothesis tests see no function-scoped fixture."""
     import rmsnorm_backward.twin as twin
 

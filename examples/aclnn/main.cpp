@@ -96,9 +96,10 @@ int main()
 
     uint64_t workspaceSize = 0;
     aclOpExecutor *executor = nullptr;
-    const double gammaOffset = 0.0;  // the plain RMSNorm; 1.0 for Gemma's scale (1 + gamma)
-    CHECK(aclnnRmsNormBackwardGetWorkspaceSize(dy.tensor, x.tensor, rstd.tensor, gamma.tensor, gammaOffset, dx.tensor,
-                                               dgamma.tensor, &workspaceSize, &executor));
+    const aclTensor *dres = nullptr;  // no residual stream: the plain RMSNorm backward
+    const double gammaOffset = 0.0;   // the plain RMSNorm; 1.0 for Gemma's scale (1 + gamma)
+    CHECK(aclnnRmsNormBackwardGetWorkspaceSize(dy.tensor, x.tensor, rstd.tensor, gamma.tensor, dres, gammaOffset,
+                                               dx.tensor, dgamma.tensor, &workspaceSize, &executor));
     void *workspace = nullptr;
     if (workspaceSize > 0) {
         CHECK(aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST));

@@ -154,10 +154,10 @@ public:
                 }
             }
         }
-        // The seed's RmsNormBackwardParam has no offset: the operation is the plain backward.
+        // The seed's RmsNormBackwardParam has no offset and its VariantPack no dres: the plain backward.
         constexpr double kGammaOffset = 0.0;
         const aclnnStatus aclnn = aclnnRmsNormBackwardGetWorkspaceSize(tensors_[0], tensors_[1], tensors_[2], tensors_[3],
-                                                                       kGammaOffset, tensors_[4], tensors_[5],
+                                                                       nullptr, kGammaOffset, tensors_[4], tensors_[5],
                                                                        &workspaceSize_, &executor_);
         if (aclnn != 0 || executor_ == nullptr) {
             Release();

@@ -19,14 +19,15 @@ extern "C" {
  * Backward pass of RmsNorm: dx = rstd * (dy*gamma - xhat * mean(dy*gamma*xhat)), dgamma = sum over rows of dy*xhat, with xhat = x*rstd per row.
  *
  * Supported dtype combinations (ND format on ascend910b, ascend910_93):
- *   dy ACL_FLOAT16, x ACL_FLOAT16, rstd ACL_FLOAT, gamma ACL_FLOAT16, dx ACL_FLOAT16, dgamma ACL_FLOAT
- *   dy ACL_FLOAT, x ACL_FLOAT, rstd ACL_FLOAT, gamma ACL_FLOAT, dx ACL_FLOAT, dgamma ACL_FLOAT
- *   dy ACL_BF16, x ACL_BF16, rstd ACL_FLOAT, gamma ACL_BF16, dx ACL_BF16, dgamma ACL_FLOAT
+ *   dy ACL_FLOAT16, x ACL_FLOAT16, rstd ACL_FLOAT, gamma ACL_FLOAT16, dres ACL_FLOAT16, dx ACL_FLOAT16, dgamma ACL_FLOAT
+ *   dy ACL_FLOAT, x ACL_FLOAT, rstd ACL_FLOAT, gamma ACL_FLOAT, dres ACL_FLOAT, dx ACL_FLOAT, dgamma ACL_FLOAT
+ *   dy ACL_BF16, x ACL_BF16, rstd ACL_FLOAT, gamma ACL_BF16, dres ACL_BF16, dx ACL_BF16, dgamma ACL_FLOAT
  *
  * @param [in] dy: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Gradient of the forward output; same shape and dtype as x.
  * @param [in] x: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Input of the forward pass, shape [d0, ..., dn]; the last k dims (those of gamma) are the normalised row.
  * @param [in] rstd: ACL_FLOAT. Reciprocal RMS saved by the forward pass, one value per row: shape x.shape[:-k] + (1,)*k or x.shape[:-k].
  * @param [in] gammaOptional: ACL_FLOAT16/ACL_FLOAT/ACL_BF16, may be null. Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim). Optional: without it the scale is 1, the row is the dims of x that rstd does not have, and dgamma is empty.
+ * @param [in] dresOptional: ACL_FLOAT16/ACL_FLOAT/ACL_BF16, may be null. Optional: the gradient arriving through the residual stream of a fused add + RMSNorm (s = x + r; y = rmsnorm(s) * gamma), shape and dtype of x; dx is then dres + the RMSNorm gradient, added in fp32 and rounded once.
  * @param [in] gammaOffset: attribute gamma_offset (float; 0.0 is its default). Added to gamma in fp32 after widening: the forward scaled by (gamma + gamma_offset), as Gemma's (1 + w); dgamma is unchanged. Finite.
  * @param [out] dx: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Gradient of x; shape and dtype of x.
  * @param [out] dgamma: ACL_FLOAT. Gradient of gamma, accumulated in fp32 in a fixed order (bitwise reproducible); shape of gamma, or [0] without gamma (nothing is computed).
@@ -39,6 +40,7 @@ __attribute__((visibility("default"))) aclnnStatus aclnnRmsNormBackwardGetWorksp
     const aclTensor *x,
     const aclTensor *rstd,
     const aclTensor *gammaOptional,
+    const aclTensor *dresOptional,
     double gammaOffset,
     const aclTensor *dx,
     const aclTensor *dgamma,

@@ -33,6 +33,7 @@ namespace ge {
  * @li x: fp16/fp32/bf16, ND. Input of the forward pass, shape [d0, ..., dn]; the last k dims (those of gamma) are the normalised row.
  * @li rstd: fp32, ND. Reciprocal RMS saved by the forward pass, one value per row: shape x.shape[:-k] + (1,)*k or x.shape[:-k].
  * @li gamma: fp16/fp32/bf16, ND. Scale of the forward pass; dtype of x, shape = the last k dims of x (1 <= k < x.ndim). Optional: without it the scale is 1, the row is the dims of x that rstd does not have, and dgamma is empty.
+ * @li dres: fp16/fp32/bf16, ND. Optional: the gradient arriving through the residual stream of a fused add + RMSNorm (s = x + r; y = rmsnorm(s) * gamma), shape and dtype of x; dx is then dres + the RMSNorm gradient, added in fp32 and rounded once.
  *
  * @par Outputs:
  * @li dx: fp16/fp32/bf16, ND. Gradient of x; shape and dtype of x.
@@ -46,6 +47,7 @@ REG_OP(RmsNormBackward)
     .INPUT(x, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .INPUT(rstd, TensorType({DT_FLOAT}))
     .OPTIONAL_INPUT(gamma, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
+    .OPTIONAL_INPUT(dres, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .OUTPUT(dx, TensorType({DT_FLOAT16, DT_FLOAT, DT_BF16}))
     .OUTPUT(dgamma, TensorType({DT_FLOAT}))
     .ATTR(gamma_offset, Float, 0.0)

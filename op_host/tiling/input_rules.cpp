@@ -109,6 +109,12 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
         return "gamma must have the dtype of x (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
     }
     if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
+    if (in.has_dres && in.dres_shape != xs) {
+        return "dres must have the shape of x (dres " + ShapeText(in.dres_shape) + ", x " + ShapeText(xs) + ").";
+    }
+    if (in.has_dres && in.dres_dtype != in.x_dtype) {
+        return "dres must have the dtype of x (dres " + in.dres_dtype + ", x " + in.x_dtype + ").";
+    }
     if (!std::isfinite(in.gamma_offset)) {
         return "gamma_offset must be finite in float32 (got " + FloatText(in.gamma_offset) + ").";
     }

@@ -18,6 +18,7 @@ struct TilingShape {
     uint32_t elem_bytes = 0;  // sizeof the dtype of dy, x, gamma and dx
     uint64_t row_stride = 0;  // cols rounded up to whole 32-byte blocks of the dtype
     uint64_t ub_bytes = 0;    // the Unified Buffer a kernel may use (the platform's, less the reserve)
+    bool dres = false;        // dres is read and added to dx (its buffers count in every layout)
 };
 
 class PathTiler {

@@ -28,11 +28,12 @@ constexpr uint32_t kReduceChunk = 4096;  // fp32 elements per step of the dgamma
 constexpr double kGroupTrafficShare = 0.02;
 constexpr uint64_t kMaxGroups = 48;
 
-// Each input read once, each output written once (gamma and dgamma only when there is a gamma).
+// Each input read once, each output written once (gamma and dgamma only when there is a gamma, dres
+// when there is one).
 uint64_t MinBytes(const TilingShape &shape, bool hasGamma)
 {
     const uint64_t s = shape.elem_bytes;
-    return shape.rows * shape.cols * 3 * s + shape.rows * sizeof(float) +
+    return shape.rows * shape.cols * (shape.dres ? 4 : 3) * s + shape.rows * sizeof(float) +
            (hasGamma ? shape.cols * s + shape.cols * sizeof(float) : 0);
 }
 
@@ -63,6 +64,7 @@ RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups
     t.reduce_chunk = kReduceChunk;
     t.gamma_offset = in.gamma_offset;
     t.has_gamma = in.has_gamma ? 1 : 0;
+    t.has_dres = in.has_dres ? 1 : 0;
     return t;
 }
 
@@ -100,6 +102,7 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     DtypeCode(in.x_dtype, shape.dtype, shape.elem_bytes);
     shape.row_stride = layout::RowStride(shape.cols, shape.elem_bytes);
     shape.ub_bytes = platform.ub_bytes - kUbReservedBytes;
+    shape.dres = in.has_dres;
 
     out.min_bytes = MinBytes(shape, in.has_gamma);
     RmsNormBackwardTilingData t = SharedFields(shape, Groups(shape, out.min_bytes, in.has_gamma), in);

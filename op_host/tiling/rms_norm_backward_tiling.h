@@ -16,6 +16,9 @@ struct TilingInput {
     std::vector<int64_t> dy_shape, x_shape, rstd_shape, gamma_shape;
     std::string dy_dtype, x_dtype, rstd_dtype, gamma_dtype;  // NumPy names: float16, float32, bfloat16, ...
     bool has_gamma = true;                                    // false: gamma absent (scale 1, no dgamma); gamma_* unused
+    bool has_dres = false;                                    // true: dres given (added to dx), dres_* describe it
+    std::vector<int64_t> dres_shape;
+    std::string dres_dtype;
     float gamma_offset = 0.0f;                                // op_def's attribute: the scale is gamma + gamma_offset
     PlatformFacts platform;                                   // the SoC it runs on (platform_facts.h)
     uint32_t block_dim_cap = 0;                               // 0: as many cores as useful

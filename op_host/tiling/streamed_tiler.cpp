@@ -53,7 +53,7 @@ constexpr double kThinFactor3Slots16Bit = 1.08;
 uint64_t Bytes(const StreamedChoice &c, const TilingShape &shape)
 {
     return layout::UbBytes(layout::Streamed(shape.cols, shape.elem_bytes, c.chunk_cols, c.stream_slots, c.gamma_slots,
-                                            c.sum_cols, c.dgamma_ub_cols));
+                                            c.sum_cols, c.dgamma_ub_cols, shape.dres));
 }
 
 double Cost(const StreamedChoice &c, const TilingShape &shape)
@@ -72,13 +72,15 @@ double Cost(const StreamedChoice &c, const TilingShape &shape)
     return std::max(mte2, hbm * thin);
 }
 
-// As many stream slots as fit (each is a VECIN queue buffer: one event id, beside the gamma slots').
+// As many stream slots as fit (each is a VECIN queue buffer: one event id, beside the gamma slots'
+// and dres's two).
 StreamedChoice WithSlots(StreamedChoice c, const TilingShape &shape)
 {
     for (;;) {
         StreamedChoice more = c;
         ++more.stream_slots;
-        if (c.stream_slots >= kMaxRowSlots || more.stream_slots + c.gamma_slots > layout::kEventIdsPerEvent ||
+        const uint32_t dresSlots = shape.dres ? uint32_t(layout::kDoubleBuffer) : 0;
+        if (c.stream_slots >= kMaxRowSlots || more.stream_slots + c.gamma_slots + dresSlots > layout::kEventIdsPerEvent ||
             Bytes(more, shape) > shape.ub_bytes) {
             return c;
         }

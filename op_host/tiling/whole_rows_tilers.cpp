@@ -36,7 +36,7 @@ public:
 private:
     static uint64_t Bytes(uint32_t rows, const TilingShape &shape)
     {
-        return layout::UbBytes(layout::SmallCols(rows, shape.row_stride), shape.elem_bytes);
+        return layout::UbBytes(layout::SmallCols(rows, shape.row_stride, shape.dres), shape.elem_bytes);
     }
 };
 
@@ -54,7 +54,8 @@ private:
     {
         uint32_t rows = 0;
         while (rows < kMaxTileRows &&
-               layout::UbBytes(layout::RowsInUb(rows + 1, shape.row_stride, shape.elem_bytes)) <= shape.ub_bytes) {
+               layout::UbBytes(layout::RowsInUb(rows + 1, shape.row_stride, shape.elem_bytes, shape.dres)) <=
+                   shape.ub_bytes) {
             ++rows;
         }
         return rows;

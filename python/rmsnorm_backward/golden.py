@@ -6,6 +6,7 @@ With cols = gamma.size, rows = x.size / cols, every tensor viewed as [rows, cols
     g      = dy * (gamma + gamma_offset)        (broadcast across rows; the offset is a float32)
     dx     = rstd * (g - xh * mean(g * xh))     (mean over the cols of one row)
     dgamma = sum over rows of dy * xh
+    dx    += dres                               (the fused add-RMSNorm backward, when dres is given)
 
 Everything is computed in float64 from the inputs as given (16-bit inputs are exact in float64);
 rounding to the device dtype is the comparison's business (precision.compare). rows = 0 gives an empty
@@ -51,10 +52,18 @@ def _row_without_gamma(x_shape, rstd_shape) -> tuple[int, ...]:
                             f"1 <= k < x.ndim (x {x_shape}): without gamma it gives the row")
 
 
-def golden(dy, x, rstd, gamma, gamma_offset: float = 0.0):
+def golden(dy, x, rstd, gamma, gamma_offset: float = 0.0, dres=None):
     """(dx, dgamma) in float64, dx shaped like x and dgamma like gamma (without gamma, None: the scale
-    is 1 and dgamma is empty, shape (0,)); see the module docstring."""
+    is 1 and dgamma is empty, shape (0,)); with dres, dx is dres + the RMSNorm gradient (the fused
+    add-RMSNorm backward); see the module docstring."""
     dy, x, rstd = (np.asarray(a) for a in (dy, x, rstd))
+    if dres is not None:
+        dres = np.asarray(dres)
+        if dres.shape != x.shape:
+            raise InvalidInputError(f"dres's shape {tuple(dres.shape)} must equal x's shape {tuple(x.shape)}")
+        dx, dgamma = golden(dy, x, rstd, gamma, gamma_offset)
+        with np.errstate(all="ignore"):
+            return dx + dres.astype(np.float64), dgamma
     if gamma is None:
         if preflight.gamma_offset_value(gamma_offset) != 0.0:
             raise InvalidInputError(f"gamma_offset must be 0 without gamma (got {gamma_offset!r}).")

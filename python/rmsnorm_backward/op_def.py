@@ -67,6 +67,7 @@ class Tensor:
     dtypes: tuple[DType, ...]     # one per dtype combination, in op_def order
     shape_like: str | None = None
     optional: bool = False        # an input that may be absent (CANN's OPTIONAL param type)
+    atb: bool = True              # part of the ATB operation's VariantPack
 
     @property
     def aclnn_name(self) -> str:
@@ -262,7 +263,8 @@ def _tensor(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], 
         dtypes = (table[spec],) * len(type_values)
     else:
         raise ValueError(f"{where}: tensor {raw['name']!r} has dtype {spec!r}; it must be 'T' or one of {', '.join(table)}")
-    return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"), bool(raw.get("optional", False)))
+    return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"), bool(raw.get("optional", False)),
+                  bool(raw.get("atb", True)))
 
 
 def _soc_chips(raw: dict, socs: list, path: Path) -> dict:

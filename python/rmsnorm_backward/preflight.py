@@ -18,7 +18,8 @@ from typing import Optional
 from . import resources
 from .errors import InvalidInputError
 
-NAMES = ("dy", "x", "rstd", "gamma")
+NAMES = ("dy", "x", "rstd", "gamma", "dres")
+OPTIONAL = ("gamma", "dres")  # absent: a None shape (gamma: the scale is 1; dres: nothing added to dx)
 _INT64_MAX = 2**63 - 1
 # Float64 arrays of rows x cols that golden() holds at its peak (dy, x, x*rstd, dy*gamma, a product,
 # dx): what makes it by far the largest user of memory of a golden run.
@@ -52,8 +53,9 @@ def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, ga
     request), or InvalidInputError with its sentence."""
     gamma_offset = gamma_offset_value(gamma_offset)
     shapes, dtypes = dict(shapes), dict(dtypes)
-    if shapes.get("gamma") is None:  # no gamma: the scale is 1, there is no dgamma
-        shapes["gamma"], dtypes["gamma"] = None, ""
+    for name in OPTIONAL:
+        if shapes.get(name) is None:
+            shapes[name], dtypes[name] = None, ""
     if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral)
                                   or block_dim < 1):
         raise InvalidInputError(f"block_dim must be a positive integer or None (got {block_dim!r}).")

@@ -1,9 +1,10 @@
 """RmsNormBackward on the CPU twin: the real kernel source (op_kernel/) with the real tiling.
 
-    dx, dgamma, stats = simulate(dy, x, rstd, gamma, gamma_offset=0.0, soc="Ascend910B2")
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, dres=None, gamma_offset=0.0, soc="Ascend910B2")
 
 Inputs are NumPy arrays: dy, x and gamma float16, float32 or ml_dtypes.bfloat16 (one dtype), rstd
-float32; gamma may be None (the scale is 1; dgamma comes back empty, shape (0,)); gamma_offset is the attribute (the scale is gamma + gamma_offset, in float32). The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs) on
+float32; gamma may be None (the scale is 1; dgamma comes back empty, shape (0,)); dres (the residual
+stream's gradient of a fused add + RMSNorm, x's shape and dtype) is added to dx; gamma_offset is the attribute (the scale is gamma + gamma_offset, in float32). The inputs are checked by the C++ tiling (op_host/tiling, the code CANN's TilingFunc runs) on
 their shapes and dtypes, with the host memory the run needs, before anything is copied (broadcast
 views are densified only then): a bad input raises InvalidInputError with its sentence. dx has x's shape and dtype, dgamma gamma's
 shape in float32. block_dim caps the cores (None: as many as the tiling's dgamma row groups, at most
@@ -35,20 +36,20 @@ def _dense(array: np.ndarray) -> bool:
     return bool(array.flags.c_contiguous and array.flags.writeable)
 
 
-def tiling_for(dy, x, rstd, gamma, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
+def tiling_for(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
                block_dim: Optional[int] = None) -> dict:
     """The C++ tiling's verdict on these arrays' shapes and dtypes: its dict, or InvalidInputError."""
-    arrays = {n: a for n, a in zip(preflight.NAMES, (dy, x, rstd, gamma)) if a is not None}
+    arrays = {n: a for n, a in zip(preflight.NAMES, (dy, x, rstd, gamma, dres)) if a is not None}
     return preflight.tiling({n: a.shape for n, a in arrays.items()}, {n: a.dtype.name for n, a in arrays.items()},
                             gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
 
 
-def simulate(dy, x, rstd, gamma, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
+def simulate(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
              block_dim: Optional[int] = None):
     """Runs the kernel on the twin; returns (dx, dgamma, stats). See the module docstring."""
     from .twin import run_kernel
 
-    arrays = {n: _numeric(n, a) for n, a in zip(preflight.NAMES, (dy, x, rstd, gamma)) if a is not None}
+    arrays = {n: _numeric(n, a) for n, a in zip(preflight.NAMES, (dy, x, rstd, gamma, dres)) if a is not None}
     tiling = tiling_for(*(arrays.get(n) for n in preflight.NAMES), gamma_offset=gamma_offset, soc=soc,
                         block_dim=block_dim)  # shapes only, before any copy
     preflight.require_host_memory(
@@ -57,7 +58,7 @@ def simulate(dy, x, rstd, gamma, *, gamma_offset: float = 0.0, soc: str = "Ascen
                                  {n: _dense(a) for n, a in arrays.items()}),
         f"simulate on x {list(arrays['x'].shape)} {arrays['x'].dtype.name}")
     dense = {n: a if _dense(a) else np.array(a, order="C") for n, a in arrays.items()}
-    dy, x, rstd, gamma = (dense.get(n) for n in preflight.NAMES)
+    dy, x, rstd, gamma, dres = (dense.get(n) for n in preflight.NAMES)
     fields = tiling["fields"]
     dx = np.empty(x.shape, dtype=x.dtype)
     dgamma = np.empty((0,) if gamma is None else gamma.shape, dtype=np.float32)  # no gamma: empty
@@ -67,7 +68,8 @@ def simulate(dy, x, rstd, gamma, *, gamma_offset: float = 0.0, soc: str = "Ascen
     def gm(a: np.ndarray):  # rows = 0: nothing to read or write there, a null GM_ADDR as on the NPU
         return a if a.size else None
 
-    args = {"dy": gm(dy), "x": gm(x), "rstd": gm(rstd), "gamma": gamma, "dx": gm(dx), "dgamma": gm(dgamma),
+    args = {"dy": gm(dy), "x": gm(x), "rstd": gm(rstd), "gamma": gamma, "dres": None if dres is None else gm(dres),
+            "dx": gm(dx), "dgamma": gm(dgamma),
             "workspace": workspace, "tiling": tiling_bytes}
     # auto_sync off: our kernel states every sync itself, so a missing one is a rule error (twin/RULES.md).
     launch = run_kernel(KERNEL_SOURCE, KERNEL_NAME, args, block_dim=tiling["block_dim"], soc=soc,

@@ -142,6 +142,9 @@ class Case(NamedTuple):
     shape: tuple
     path: str
     block_dim: int | None = None  # fewer cores than row groups: several groups per core
+    offset: float = 0.0           # gamma_offset
+    dres: bool = False            # the fused add-RMSNorm form
+    gamma: bool = True            # False: the form without gamma
 
 
 # Every path variant (see tests/kernel/test_exact_and_tails.py), and row groups reduced after SyncAll.
@@ -160,6 +163,16 @@ CASES = [
     Case("float32", (0, 13), "small_cols"), Case("float16", (0, 1000), "rows_in_ub"),
     Case("float16", (0, 8193), "long_rows"), Case("float32", (0, 4097), "long_rows"),
     Case("float32", (0, 12289), "long_rows_streamed"), Case("float16", (0, 65537), "long_rows_streamed"),
+    # The forms, last (a site the cases above catch never reaches them): fp32 gamma taking its offset
+    # once, dres's queues on every path and store, no gamma.
+    Case("float32", (3, 4097), "long_rows", offset=1.0), Case("float32", (3, 12289), "long_rows_streamed", offset=1.0),
+    Case("float16", (37, 13), "small_cols", dres=True), Case("float32", (300, 40), "small_cols", 2, dres=True),
+    Case("float32", (5, 1001), "rows_in_ub", dres=True), Case("float16", (300, 1000), "rows_in_ub", 2, dres=True),
+    Case("float32", (3, 4000), "long_rows", dres=True), Case("float32", (3, 7250), "long_rows", dres=True),
+    Case("float16", (3, 4250), "long_rows", dres=True), Case("float32", (3, 12289), "long_rows_streamed", dres=True),
+    Case("float16", (2, 65537), "long_rows_streamed", dres=True),
+    Case("float16", (37, 13), "small_cols", gamma=False), Case("float32", (5, 1001), "rows_in_ub", gamma=False),
+    Case("float16", (3, 8193), "long_rows", gamma=False), Case("float32", (3, 12289), "long_rows_streamed", gamma=False),
 ]
 # The paths each kernel file serves; the entry and the reduction run after several row groups.
 PATHS = {
@@ -183,22 +196,24 @@ def inputs(case: Case):
     rng = np.random.default_rng(11)
     t = DTYPES[case.dtype]
     dy, x = (rng.standard_normal(case.shape).astype(t) for _ in range(2))
-    gamma = rng.uniform(0.5, 1.5, case.shape[-1]).astype(t)
+    gamma = rng.uniform(0.5, 1.5, case.shape[-1]).astype(t) if case.gamma else None
     rstd = (1 / np.sqrt(np.square(x.astype(np.float64)).mean(axis=1, keepdims=True) + 1e-6)).astype(np.float32)
-    return dy, x, rstd, gamma
+    dres = rng.standard_normal(case.shape).astype(t) if case.dres else None
+    return dy, x, rstd, gamma, dres
 
 
 def failure(case: Case) -> str | None:
     """Why the launch of `case` failed (a rule, the input check, the golden), or None."""
-    dy, x, rstd, gamma = inputs(case)
+    dy, x, rstd, gamma, dres = inputs(case)
     try:
-        dx, dgamma, stats = simulate_module.simulate(dy, x, rstd, gamma, block_dim=case.block_dim)
+        dx, dgamma, stats = simulate_module.simulate(dy, x, rstd, gamma, dres, gamma_offset=case.offset,
+                                                     block_dim=case.block_dim)
     except TwinRuleError as e:
         return str(e)
     except InputChanged as e:
         return str(e)
     assert stats["path"] == case.path, f"{case} now takes the {stats['path']} path"
-    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma, case.offset, dres)
     if not (compare(dx, golden_dx, case.dtype).passed and
             compare(dgamma, golden_dgamma, "float32", round_golden=False).passed):
         return "the golden"

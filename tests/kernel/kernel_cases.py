@@ -48,13 +48,14 @@ def make_inputs(rng, shape, gamma_dims=1, dtype="float16", rstd_keepdims=True):
     return dy, x, rstd, gamma
 
 
-def run_and_check(dy, x, rstd, gamma, gamma_offset=0.0, **options):
+def run_and_check(dy, x, rstd, gamma, gamma_offset=0.0, dres=None, **options):
     """simulate vs the float64 golden by the precision standard; inputs must come back unchanged."""
-    before = [a.copy() for a in (dy, x, rstd, gamma)]
-    dx, dgamma, stats = simulate(dy, x, rstd, gamma, gamma_offset=gamma_offset, **options)
-    for original, now in zip(before, (dy, x, rstd, gamma)):
+    inputs = [a for a in (dy, x, rstd, gamma, dres) if a is not None]
+    before = [a.copy() for a in inputs]
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, dres, gamma_offset=gamma_offset, **options)
+    for original, now in zip(before, inputs):
         assert original.tobytes() == now.tobytes(), "simulate changed an input"
-    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma, gamma_offset)
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma, gamma_offset, dres)
     assert dx.shape == x.shape and dx.dtype == x.dtype
     assert dgamma.shape == gamma.shape and dgamma.dtype == np.float32
     dx_report = compare(dx, golden_dx, x.dtype.name)

@@ -2,6 +2,8 @@
 
 gamma_offset: the forward scaled by gamma + offset (Gemma's 1 + w with w near 0), the offset added in
 fp32 after gamma is widened, so a 16-bit w keeps its low bits; dgamma is the plain one.
+dres (the fused add-RMSNorm backward): the residual stream's gradient added to dx in fp32 before dx
+is rounded, on every path with and without gamma.
 No gamma: the scale is 1 and there is no dgamma (an empty one comes back): no partials, workspace
 or SyncAll, fewer bytes and a shorter modelled time (rows spread over more cores, as no dgamma
 partial limits the row groups).
@@ -9,6 +11,7 @@ partial limits the row groups).
 import numpy as np
 import pytest
 
+from kernel_cases import DTYPES as DTYPE
 from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.precision import compare
@@ -101,3 +104,60 @@ def test_no_gamma_refusals_name_the_rule(rng, rstd_shape, offset, why):
     with pytest.raises(InvalidInputError) as e:
         simulate(dy, x, np.ones(rstd_shape, np.float32), None, gamma_offset=offset)
     assert str(e.value) == why
+
+
+@pytest.mark.parametrize("no_gamma", [False, True], ids=["gamma", "no-gamma"])
+@pytest.mark.parametrize("path,dtype,shape", LAYOUT_CASES)
+def test_dres_on_every_layout(rng, path, dtype, shape, no_gamma):
+    dy, x, rstd, gamma = make_inputs(rng, shape, dtype=dtype)
+    dres = rng.standard_normal(shape).astype(x.dtype)
+    if no_gamma:
+        dx, _, stats = simulate(dy, x, rstd, None, dres)
+        assert compare(dx, golden(dy, x, rstd, None, dres=dres)[0], dtype).passed
+    else:
+        dx, _, stats = run_and_check(dy, x, rstd, gamma, dres=dres)
+    assert stats["tiling"]["has_dres"] == 1
+    # one rounding of dres + dx: the kernel's dx is the golden sum rounded, not a sum of rounded terms
+    assert compare(dx, golden(dy, x, rstd, None if no_gamma else gamma, dres=dres)[0], dtype).passed
+
+
+def test_dres_reaches_every_path_and_store():
+    """The layout cases with dres still reach every path and every long-rows store (checked on the
+    tiling: dres's buffers move some shapes to another layout)."""
+    seen = set()
+    for _, dtype, (rows, cols) in LAYOUT_CASES + DRES_EXTRA_CASES:
+        t = tiling_for(*(np.empty(s, d) for s, d in (((rows, cols), DTYPE[dtype]), ((rows, cols), DTYPE[dtype]),
+                                                      ((rows, 1), np.float32), ((cols,), DTYPE[dtype]),
+                                                      ((rows, cols), DTYPE[dtype]))))
+        f = t["fields"]
+        seen.add(t["path"])
+        if t["path"] == "long_rows":
+            seen.add("ring" if f["row_buffers"] == 1 else "row buffers")
+            seen.add("dx over dy" if f["dx_over_dy"] else "dx queue")
+        if t["path"] == "long_rows_streamed":
+            seen.add("gamma slots" if f["gamma_slots"] else "gamma whole")
+    assert seen >= {"small_cols", "rows_in_ub", "long_rows", "long_rows_streamed", "ring", "row buffers",
+                    "dx over dy", "dx queue", "gamma slots", "gamma whole"}, seen
+
+
+# Shapes that take the long-rows layouts with dres that LAYOUT_CASES no longer reach with it.
+DRES_EXTRA_CASES = [("long_rows", "float32", (3, 4000)),    # row buffers
+                    ("long_rows", "float32", (3, 7250)),    # a ring with a dx queue
+                    ("long_rows", "float16", (3, 4250))]    # a ring, dx over dy
+
+
+@pytest.mark.parametrize("path,dtype,shape", DRES_EXTRA_CASES)
+def test_dres_on_the_extra_layouts(rng, path, dtype, shape):
+    dy, x, rstd, gamma = make_inputs(rng, shape, dtype=dtype)
+    _, _, stats = run_and_check(dy, x, rstd, gamma, dres=rng.standard_normal(shape).astype(x.dtype))
+    assert stats["path"] == path
+
+
+def test_dres_must_match_x(rng):
+    dy, x, rstd, gamma = make_inputs(rng, (4, 64), dtype="float16")
+    with pytest.raises(InvalidInputError) as e:
+        simulate(dy, x, rstd, gamma, dres=x[:, :32].copy())
+    assert str(e.value) == "dres must have the shape of x (dres [4, 32], x [4, 64])."
+    with pytest.raises(InvalidInputError) as e:
+        simulate(dy, x, rstd, gamma, dres=x.astype(np.float32))
+    assert str(e.value) == "dres must have the dtype of x (dres float32, x float16)."

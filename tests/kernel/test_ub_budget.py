@@ -91,6 +91,19 @@ def launch_budget(path, fields, elem_bytes) -> int:
 def test_budget_table_matches_the_tiling_and_the_kernel(rng, path, dtype, shape):
     _, _, stats = run_and_check(*make_inputs(rng, shape, dtype=dtype))
     assert stats["path"] == path
+    assert_budget(stats, stats["path"], dtype, shape)
+
+
+@pytest.mark.parametrize("path,dtype,shape", LAYOUT_CASES)
+def test_budget_table_with_dres(rng, path, dtype, shape):
+    """With dres each path holds its queue too (the path itself may change: less UB is left)."""
+    dy, x, rstd, gamma = make_inputs(rng, shape, dtype=dtype)
+    _, _, stats = run_and_check(dy, x, rstd, gamma, dres=rng.standard_normal(shape).astype(x.dtype))
+    assert stats["tiling"]["has_dres"] == 1
+    assert_budget(stats, stats["path"], dtype, shape)
+
+
+def assert_budget(stats, path, dtype, shape):
     budget = launch_budget(path, stats["tiling"], ELEMENT_BYTES[dtype])
     assert budget == stats["ub_bytes"], f"{path} {dtype} {shape}: table {budget}, tiling {stats['ub_bytes']}"
     peaks = {core["ub_peak_bytes"] for core in stats["cores"]}

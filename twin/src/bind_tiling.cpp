@@ -38,7 +38,7 @@ rmsnorm_backward::PlatformFacts Platform(const std::string &soc)
 py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_shape, std::vector<int64_t> rstd_shape,
                        std::optional<std::vector<int64_t>> gamma_shape, std::string dy_dtype, std::string x_dtype,
                        std::string rstd_dtype, std::string gamma_dtype, float gamma_offset, const std::string &soc,
-                       uint32_t block_dim)
+                       uint32_t block_dim, std::optional<std::vector<int64_t>> dres_shape, std::string dres_dtype)
 {
     rmsnorm_backward::TilingInput in;
     in.dy_shape = std::move(dy_shape);
@@ -51,6 +51,9 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     in.rstd_dtype = std::move(rstd_dtype);
     in.gamma_dtype = std::move(gamma_dtype);
     in.gamma_offset = gamma_offset;
+    in.has_dres = dres_shape.has_value();
+    in.dres_shape = dres_shape.value_or(std::vector<int64_t>{});
+    in.dres_dtype = std::move(dres_dtype);
     in.platform = Platform(soc);
     in.block_dim_cap = block_dim;
     rmsnorm_backward::TilingResult out;
@@ -76,7 +79,8 @@ void BindTiling(py::module_ &m)
     m.def("compute_tiling", &ComputeTiling, py::arg("dy_shape"), py::arg("x_shape"), py::arg("rstd_shape"),
           py::arg("gamma_shape"), py::arg("dy_dtype"), py::arg("x_dtype"), py::arg("rstd_dtype"),
           py::arg("gamma_dtype"), py::arg("gamma_offset") = 0.0f, py::arg("soc") = "Ascend910B2", py::arg("block_dim") = 0,
+          py::arg("dres_shape") = py::none(), py::arg("dres_dtype") = "",
           "Validates the inputs of RmsNormBackward and computes its tiling (op_host/tiling): a dict with the "
           "tiling bytes, block_dim, tiling_key, path, workspace_bytes, min_bytes, ub_bytes (the UB the launch holds at its peak) and the tiling fields. block_dim "
-          "caps the cores (0: as many as useful); gamma_offset is the attribute, as a float32; gamma_shape None: no gamma. Bad inputs raise InvalidInputError naming the tensor and rule.");
+          "caps the cores (0: as many as useful); gamma_offset is the attribute, as a float32; gamma_shape None: no gamma; dres_shape None: no dres. Bad inputs raise InvalidInputError naming the tensor and rule.");
 }

@@ -30,5 +30,6 @@ inline pybind11::dict RmsNormBackwardTilingDataFields(const RmsNormBackwardTilin
     d["inv_cols"] = t.inv_cols;
     d["gamma_offset"] = t.gamma_offset;
     d["has_gamma"] = t.has_gamma;
+    d["has_dres"] = t.has_dres;
     return d;
 }

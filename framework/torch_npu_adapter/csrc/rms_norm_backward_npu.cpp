@@ -82,22 +82,28 @@ void CheckDevice(const at::Tensor &t, const char *name, const at::Tensor &x)
 
 }  // namespace
 
-// gamma absent (None): aclnn gets a null gammaOptional and an empty dgamma, which it leaves alone.
+// gamma absent (None): aclnn gets a null gammaOptional and an empty dgamma, which it leaves alone;
+// dres absent: a null dresOptional.
 std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, const at::Tensor &x_in,
                                                    const at::Tensor &rstd_in,
-                                                   const c10::optional<at::Tensor> &gamma_in, double gamma_offset)
+                                                   const c10::optional<at::Tensor> &gamma_in,
+                                                   const c10::optional<at::Tensor> &dres_in, double gamma_offset)
 {
     TORCH_CHECK(x_in.device().type() == c10::DeviceType::PrivateUse1, "x is on ", x_in.device(),
                 "; the NPU adapter takes NPU tensors");
     CheckDevice(dy_in, "dy", x_in);
     CheckDevice(rstd_in, "rstd", x_in);
-    const bool has_gamma = gamma_in.has_value();
+    const bool has_gamma = gamma_in.has_value(), has_dres = dres_in.has_value();
     if (has_gamma) {
         CheckDevice(*gamma_in, "gamma", x_in);
+    }
+    if (has_dres) {
+        CheckDevice(*dres_in, "dres", x_in);
     }
     // The kernel reads each tensor as one dense buffer: strided or expanded views are copied here.
     at::Tensor dy = dy_in.contiguous(), x = x_in.contiguous(), rstd = rstd_in.contiguous();
     at::Tensor gamma = has_gamma ? gamma_in->contiguous() : at::Tensor();
+    at::Tensor dres = has_dres ? dres_in->contiguous() : at::Tensor();
     at::Tensor dx = at::empty(x.sizes(), x.options());
     at::Tensor dgamma = has_gamma ? at::empty(gamma.sizes(), gamma.options().dtype(at::kFloat))
                                   : at::empty({0}, x.options().dtype(at::kFloat));
@@ -108,13 +114,16 @@ std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, cons
     if (has_gamma) {
         AclDtype(gamma, "gamma");
     }
+    if (has_dres) {
+        AclDtype(dres, "dres");
+    }
     aclTensor *args[] = {AclTensor(dy, "dy"), AclTensor(x, "x"), AclTensor(rstd, "rstd"),
-                         has_gamma ? AclTensor(gamma, "gamma") : nullptr, AclTensor(dx, "dx"),
-                         AclTensor(dgamma, "dgamma")};
+                         has_gamma ? AclTensor(gamma, "gamma") : nullptr, has_dres ? AclTensor(dres, "dres") : nullptr,
+                         AclTensor(dx, "dx"), AclTensor(dgamma, "dgamma")};
     uint64_t workspace_size = 0;
     aclOpExecutor *executor = nullptr;
     const aclnnStatus status = reinterpret_cast<GetWorkspaceSizeFn>(api.get_workspace_size)(
-        args[0], args[1], args[2], args[3], gamma_offset, args[4], args[5], &workspace_size, &executor);
+        args[0], args[1], args[2], args[3], args[4], gamma_offset, args[5], args[6], &workspace_size, &executor);
     if (status != 0) {
         for (aclTensor *a : args) {
             if (a != nullptr) aclDestroyTensor(a);
@@ -126,7 +135,7 @@ std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, cons
     const aclrtStream stream = c10_npu::getCurrentNPUStream().stream(false);
     // The handler may run later on torch_npu's task queue: it keeps every tensor it touches alive.
     auto launch = [run = api.run, args, workspace, workspace_size, executor, stream,
-                   held = std::vector<at::Tensor>{dy, x, rstd, gamma, dx, dgamma}]() -> int {
+                   held = std::vector<at::Tensor>{dy, x, rstd, gamma, dres, dx, dgamma}]() -> int {
         const aclnnStatus run_status = reinterpret_cast<RunFn>(run)(
             workspace_size != 0 ? workspace.data_ptr() : nullptr, workspace_size, executor, stream);
         for (aclTensor *a : args) {
@@ -149,6 +158,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
     m.doc() = "NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward (aclnnRmsNormBackward)";
     m.def("rms_norm_backward", &rmsnorm_backward_npu::RmsNormBackward, "(dx, dgamma) on the NPU",
           pybind11::arg("dy"), pybind11::arg("x"), pybind11::arg("rstd"), pybind11::arg("gamma") = pybind11::none(),
+          pybind11::arg("dres") = pybind11::none(),
           pybind11::arg("gamma_offset") = 0.0);
     m.def("library", [] { return rmsnorm_backward_npu::Api().library; },
           "the libcust_opapi.so that aclnnRmsNormBackward is taken from");

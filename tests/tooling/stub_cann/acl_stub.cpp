@@ -172,15 +172,15 @@ aclnnStatus aclDestroyTensor(const aclTensor *t)
     return status;
 }
 aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclTensor *x, const aclTensor *rstd,
-                                                 const aclTensor *gamma, double gammaOffset,
+                                                 const aclTensor *gamma, const aclTensor *dres, double gammaOffset,
                                                  const aclTensor *dx, const aclTensor *dgamma,
                                                  uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     static aclOpExecutor executor_;
-    executor_.tensors = {dy, x, rstd, gamma, dx, dgamma};
+    executor_.tensors = {dy, x, rstd, gamma, dres, dx, dgamma};
     std::string detail;
     for (const aclTensor *t : executor_.tensors) {
-        if (t == nullptr && t == gamma) {  // the optional input, absent
+        if (t == nullptr && (t == gamma || t == dres)) {  // an optional input, absent
             detail += " -";
             continue;
         }
@@ -197,6 +197,10 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
     in.dy_shape = dy->shape, in.x_shape = x->shape, in.rstd_shape = rstd->shape;
     in.dy_dtype = Dtype(dy->dtype), in.x_dtype = Dtype(x->dtype), in.rstd_dtype = Dtype(rstd->dtype);
     in.has_gamma = gamma != nullptr;
+    in.has_dres = dres != nullptr;
+    if (in.has_dres) {
+        in.dres_shape = dres->shape, in.dres_dtype = Dtype(dres->dtype);
+    }
     if (in.has_gamma) {
         in.gamma_shape = gamma->shape, in.gamma_dtype = Dtype(gamma->dtype);
     }
@@ -217,13 +221,13 @@ aclnnStatus aclnnRmsNormBackward(void *workspace, uint64_t size, aclOpExecutor *
     Require(g_memory.count(workspace) == 1 && g_memory[workspace] >= size, "launched without the workspace it asked for");
     Require(g_streams.count(stream) == 1, "launched on a stream that does not exist");
     for (const aclTensor *t : executor->tensors) {
-        Require(g_tensors.count(t) == 1, "launched after a tensor of its executor was destroyed");
+        Require(t == nullptr || g_tensors.count(t) == 1, "launched after a tensor of its executor was destroyed");
     }
     int status = Log("aclnnRmsNormBackward", "m" + std::to_string(Id(workspace)) + " " + std::to_string(size) + " s" +
                                                  std::to_string(Id(stream)));
     if (const char *dir = std::getenv("STUB_OUTPUTS")) {
-        Fill(std::string(dir) + "/dx.bin", *executor->tensors[4]);
-        Fill(std::string(dir) + "/dgamma.bin", *executor->tensors[5]);
+        Fill(std::string(dir) + "/dx.bin", *executor->tensors[5]);
+        Fill(std::string(dir) + "/dgamma.bin", *executor->tensors[6]);
     }
     return status;
 }
