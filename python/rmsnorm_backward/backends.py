@@ -153,6 +153,6 @@ def _run_npu(dy, x, rstd, gamma, gamma_offset):
     from .torch._bridge import from_numpy, to_numpy
 
     dev = [None if a is None else from_numpy(a).to("npu") for a in (dy, x, rstd, gamma)]
-    dx, dgamma = rms_norm_backward(*dev, gamma_offset)
+    dx, dgamma = rms_norm_backward(*dev, gamma_offset=gamma_offset)
     torch.npu.synchronize()
     return to_numpy(dx.cpu()), to_numpy(dgamma.cpu()), {"device": torch.npu.get_device_name(0)}

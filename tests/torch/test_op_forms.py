@@ -42,7 +42,7 @@ def test_opcheck_with_an_offset(rng, dtype):
     dtype = DTYPES[dtype]
     x = randn(rng, (6, 96), dtype)
     rstd = torch.rsqrt(x.float().square().mean(-1, keepdim=True) + 1e-6)
-    args = (randn(rng, (6, 96), dtype), x, rstd, randn(rng, (96,), dtype), 0.5)
+    args = (randn(rng, (6, 96), dtype), x, rstd, randn(rng, (96,), dtype), None, 0.5)
     torch.library.opcheck(OP, args)
     forward = torch.ops.rmsnorm_backward.rms_norm
     torch.library.opcheck(forward, (x.clone().requires_grad_(), randn(rng, (96,), dtype).requires_grad_(), 1e-6, 1.0))
@@ -79,7 +79,7 @@ def test_compiled_module_with_offset_matches_eager(rng):
     (lambda x, w: rms_norm(x, w, offset="1"), "offset must be a real number (got '1')."),
     (lambda x, w: RMSNorm(8, elementwise_affine=False, offset=1.0),
      "offset must be 0 without a weight (elementwise_affine=False; got 1.0)."),
-    (lambda x, w: OP(x, x, x[:, :1], w, float("nan")), "gamma_offset must be finite in float32 (got nan)."),
+    (lambda x, w: OP(x, x, x[:, :1], w, gamma_offset=float("nan")), "gamma_offset must be finite in float32 (got nan)."),
 ])
 def test_bad_offsets_are_refused_in_one_sentence(rng, make, why):
     x, w = randn(rng, (4, 8), torch.float32), randn(rng, (8,), torch.float32)
@@ -127,9 +127,9 @@ def test_a_module_without_weight_runs_the_operator_without_gamma(rng, monkeypatc
     seen = []
     real = simulate_module.simulate
 
-    def spy(dy, x, rstd, gamma, **options):
+    def spy(dy, x, rstd, gamma, dres=None, **options):
         seen.append(gamma)
-        return real(dy, x, rstd, gamma, **options)
+        return real(dy, x, rstd, gamma, dres, **options)
 
     monkeypatch.setattr(simulate_module, "simulate", spy)
     x = randn(rng, (4, 64), torch.float32).requires_grad_()

@@ -4,6 +4,9 @@
     rms_norm(x, gamma, eps=1e-6, offset=0.0, *, normalized_shape=None)
                                                   torch.ops.rmsnorm_backward.rms_norm (the forward)
                                                   with autograd: its backward runs the operator
+    add_rms_norm(x, residual, gamma, eps=1e-6, offset=0.0) -> (y, x + residual)
+                                                  torch.ops.rmsnorm_backward.add_rms_norm, the fused
+                                                  residual add: its backward is one kernel pass (dres)
     RMSNorm(normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None, *, offset=0.0)
                                                   a torch.nn.RMSNorm subclass, a drop-in for it
 
@@ -19,6 +22,7 @@ except ImportError as e:
 from . import _npu  # noqa: F401  registers the NPU kernel
 from ._op import rms_norm_backward
 from .functional import rms_norm
+from .fused import add_rms_norm
 from .module import RMSNorm
 
-__all__ = ["RMSNorm", "rms_norm", "rms_norm_backward"]
+__all__ = ["RMSNorm", "add_rms_norm", "rms_norm", "rms_norm_backward"]

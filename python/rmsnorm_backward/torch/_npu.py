@@ -39,10 +39,10 @@ def adapter():
 
 
 @rms_norm_backward.register_kernel(torch._C._get_privateuse1_backend_name())
-def _npu_kernel(dy, x, rstd, gamma=None, gamma_offset=0.0):
-    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
-    _validate.check(dy, x, rstd, gamma, gamma_offset)
-    return adapter().rms_norm_backward(dy, x, rstd, gamma, gamma_offset)
+def _npu_kernel(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0):
+    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma, dres=dres)
+    _validate.check(dy, x, rstd, gamma, gamma_offset, dres)
+    return adapter().rms_norm_backward(dy, x, rstd, gamma, dres, gamma_offset)
 
 
 BACKEND = torch._C._get_privateuse1_backend_name()

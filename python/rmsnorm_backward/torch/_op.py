@@ -1,4 +1,5 @@
-"""torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma, gamma_offset=0.0) -> (dx, dgamma).
+"""torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0)
+-> (dx, dgamma).
 
 The schema's names, and its attributes with their defaults, come from op_def (the operator's one
 definition). Implementations:
@@ -8,7 +9,8 @@ definition). Implementations:
   NPU     aclnnRmsNormBackward, registered by the C++ adapter in framework/torch_npu_adapter when it
           is built and torch_npu is loaded (see _npu.py).
 Outputs are dense row-major: dx shaped like x in x's dtype, dgamma shaped like gamma in float32
-(gamma=None: the scale is 1 and dgamma is empty, shape (0,)).
+(gamma=None: the scale is 1 and dgamma is empty, shape (0,)). dres, the residual stream's gradient
+of a fused add + RMSNorm, is added to dx (see add_rms_norm in functional.py).
 """
 from __future__ import annotations
 
@@ -21,26 +23,26 @@ _OP = op_def.load()
 NAMESPACE = "rmsnorm_backward"
 NAME = f"{NAMESPACE}::{_OP.file}"
 SCHEMA = "({}) -> ({})".format(
-    ", ".join([f"Tensor{'?' if t.optional else ''} {t.name}" for t in _OP.inputs]
+    ", ".join([f"Tensor? {t.name}=None" if t.optional else f"Tensor {t.name}" for t in _OP.inputs]
               + [f"{a.spelling('torch')} {a.name}={a.default!r}" for a in _OP.attrs]),
     ", ".join(f"Tensor {t.name}" for t in _OP.outputs),
 )
 
 
 @torch.library.custom_op(NAME, mutates_args=(), device_types="cpu", schema=SCHEMA)
-def rms_norm_backward(dy, x, rstd, gamma, gamma_offset=0.0):
+def rms_norm_backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0):
     """(dx, dgamma) of RMSNorm, scaled by gamma + gamma_offset, by the RmsNormBackward kernel on the CPU twin."""
     from ..simulate import simulate
 
-    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
+    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma, dres=dres)
     # Views, not copies: simulate checks the shapes (once) before it densifies anything.
-    arrays = (None if t is None else _bridge.as_numpy(t) for t in (dy, x, rstd, gamma))
+    arrays = (None if t is None else _bridge.as_numpy(t) for t in (dy, x, rstd, gamma, dres))
     dx, dgamma, _stats = simulate(*arrays, gamma_offset=gamma_offset)
     return _bridge.from_numpy(dx), _bridge.from_numpy(dgamma)
 
 
 @rms_norm_backward.register_fake
-def _fake(dy, x, rstd, gamma, gamma_offset=0.0):
-    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma)
-    _validate.check(dy, x, rstd, gamma, gamma_offset)
+def _fake(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0):
+    _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma, dres=dres)
+    _validate.check(dy, x, rstd, gamma, gamma_offset, dres)
     return x.new_empty(x.shape), x.new_empty((0,) if gamma is None else gamma.shape, dtype=torch.float32)

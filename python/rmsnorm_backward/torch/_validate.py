@@ -12,7 +12,7 @@ import torch
 from .. import op_def, preflight
 from ..errors import InvalidInputError
 
-NAMES = ("dy", "x", "rstd", "gamma")
+NAMES = preflight.NAMES  # dy, x, rstd, gamma, dres
 
 
 def check_devices(**tensors: torch.Tensor) -> None:
@@ -20,8 +20,9 @@ def check_devices(**tensors: torch.Tensor) -> None:
     device = tensors["x"].device
     for name, t in tensors.items():
         if t is not None and t.device != device:
+            given = [n for n, u in tensors.items() if u is not None]
             raise InvalidInputError(f"{name} is on {t.device} but x is on {device}; "
-                                    "dy, x, rstd and gamma must be on one device")
+                                    f"{', '.join(given[:-1])} and {given[-1]} must be on one device")
 
 
 def _concrete(size) -> int | None:
@@ -54,11 +55,12 @@ def check_offset(value, name: str = "gamma_offset") -> None:
         preflight.gamma_offset_value(value, name)
 
 
-def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor, gamma_offset=0.0) -> None:
-    """The operator's rules for (dy, x, rstd, gamma, gamma_offset): InvalidInputError naming the
+def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor | None, gamma_offset=0.0,
+          dres: torch.Tensor | None = None) -> None:
+    """The operator's rules for (dy, x, rstd, gamma, dres, gamma_offset): InvalidInputError naming the
     tensor or attribute and the rule."""
     check_offset(gamma_offset)
-    tensors = {n: t for n, t in zip(NAMES, (dy, x, rstd, gamma)) if t is not None}
+    tensors = {n: t for n, t in zip(NAMES, (dy, x, rstd, gamma, dres)) if t is not None}
     shapes = {n: _shape(t) for n, t in tensors.items()}
     if None in shapes.values() or isinstance(gamma_offset, torch.SymFloat):
         return

@@ -79,7 +79,7 @@ def _backward(ctx, dy, _drstd):
         dx, _ = rms_norm_backward(dy.to(x.dtype), x, rstd, None)
         return dx, None, None, None, None
     dtype = torch.promote_types(x.dtype, gamma.dtype)
-    dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype), ctx.offset)
+    dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype), gamma_offset=ctx.offset)
     return dx.to(x.dtype), dgamma.to(gamma.dtype), None, None, None
 
 

@@ -1,0 +1,81 @@
+"""add_rms_norm: the fused residual add + RMSNorm of a pre-norm transformer block, whose backward is
+one pass of the RmsNormBackward kernel with dres.
+
+    s = x + residual                           (in x's dtype: the residual stream as stored)
+    rstd = 1 / sqrt(mean(s^2 over gamma's dims) + eps)        y = s * rstd * (gamma + offset)
+
+Forward: (y, s). Backward: with dy the gradient of y and ds the gradient arriving on s through the
+residual stream, the gradient of both x and residual is ds + rms_norm_backward(dy, s, rstd, gamma),
+which the kernel computes in one pass (dres = ds, added in fp32 before dx is rounded), instead of an
+RmsNormGrad followed by a separate add (two more passes over memory). torch_npu's npu_add_rms_norm
+and CANN's add_rms_norm are forward-only; this is the backward they lack.
+"""
+from __future__ import annotations
+
+import torch
+
+from .. import preflight
+from . import _validate
+from ._op import NAMESPACE, rms_norm_backward
+from .functional import AUTOCAST_RULE, _eps, _rstd_shape
+
+
+@torch.library.custom_op(f"{NAMESPACE}::add_rms_norm", mutates_args=())
+def add_rms_norm_forward(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, eps: float | None,
+                         offset: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(y, s, rstd) of RMSNorm of s = x + residual over gamma's dims, scaled by gamma + offset."""
+    _check(x, residual, gamma, offset)
+    s = (x + residual).to(x.dtype)
+    eps = _eps(s, eps)
+    dims = tuple(range(s.ndim - gamma.ndim, s.ndim))
+    sf = s.float()
+    rstd = torch.rsqrt(sf.square().mean(dim=dims, keepdim=True) + eps)
+    return (sf * rstd * (gamma.float() + offset)).to(x.dtype), s, rstd
+
+
+def _check(x, residual, gamma, offset):
+    _validate.check_devices(x=x, residual=residual, gamma=gamma)
+    if residual.shape != x.shape or residual.dtype != x.dtype:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"residual must have the shape and dtype of x (residual {list(residual.shape)} "
+                                f"{residual.dtype}, x {list(x.shape)} {x.dtype}).")
+    _validate.check_forward(x, gamma, offset)
+
+
+@add_rms_norm_forward.register_fake
+def _fake(x, residual, gamma, eps, offset=0.0):
+    _check(x, residual, gamma, offset)
+    return x.new_empty(x.shape), x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma.ndim), dtype=torch.float32)
+
+
+def _setup_context(ctx, inputs, output):
+    _x, _residual, gamma, _eps_, ctx.offset = inputs
+    ctx.save_for_backward(output[1], output[2], gamma)
+    ctx.set_materialize_grads(False)  # an s nothing downstream used brings no gradient, not zeros
+
+
+def _backward(ctx, dy, ds, _drstd):
+    s, rstd, gamma = ctx.saved_tensors
+    dtype = torch.promote_types(s.dtype, gamma.dtype)
+    dy = torch.zeros_like(s) if dy is None else dy
+    dres = None if ds is None else ds.to(dtype)  # s unused downstream: the plain backward
+    dx, dgamma = rms_norm_backward(dy.to(dtype), s.to(dtype), rstd, gamma.to(dtype), dres, gamma_offset=ctx.offset)
+    dx = dx.to(s.dtype)
+    return dx, dx, dgamma.to(gamma.dtype), None, None
+
+
+add_rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
+torch.library.register_autocast(add_rms_norm_forward, "cpu", AUTOCAST_RULE)
+
+
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, eps: float | None = 1e-6,
+                 offset: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y, s): s = x + residual (the residual stream out, x's dtype) and y = RMSNorm(s) * (gamma +
+    offset) over gamma's dims. The backward of both is one kernel pass (see the module docstring).
+    InvalidInputError for inputs the operator rejects, naming the tensor and the rule."""
+    eps = None if eps is None else float(eps)
+    if not torch.compiler.is_compiling():
+        offset = preflight.gamma_offset_value(offset, "offset")
+    y, s, _rstd = add_rms_norm_forward(x, residual, gamma, eps, offset)
+    return y, s
