@@ -128,6 +128,11 @@ private:
                 CopyInRow<store>(row);
             }
             for (uint64_t row = group.begin; row < group.end; ++row) {
+                // The row's first dres chunk (read in pass 2, the next one a chunk ahead) goes before the
+                // next row's copies, so it lands while pass 1 runs.
+                if (t_.has_dres != 0) {
+                    CopyInDres(row, 0);
+                }
                 if (store == LongRowsStore::kRowBuffers && row + ahead < group.end) {
                     CopyInRow<store>(row + ahead);
                 }
@@ -219,9 +224,6 @@ private:
             rowView.x = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
-        if (t_.has_dres != 0) {  // read in pass 2, a chunk ahead
-            CopyInDres(row, 0);
-        }
         Pass1<store>(rowView, rstd);
         if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
