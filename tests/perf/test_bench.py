@@ -99,6 +99,8 @@ def test_bench_json_to_stdout(capsys):
     (["--seed", "-3"], "Invalid value for '--seed': -3 is not in the range x>=0."),
     (["--suite", "huge"], "Invalid value for '--suite': 'huge' is not one of 'llm', 'small', 'atb', 'mid', 'all'."),
     (["--sensitivity", "--twin-speed"], "--twin-speed cannot be combined with --sensitivity"),
+    (["--residual", "--sensitivity"], "--residual cannot be combined with --sensitivity"),
+    (["--residual", "--twin-speed"], "--twin-speed cannot be combined with --residual"),
     (["--sensitivity", "--max-elements", "10"],
      "no sensitivity case of suite 'atb' is left with --dtype fp16,fp32,bf16 and --max-elements 10"),
 ])
@@ -123,3 +125,14 @@ def test_mid_suite_spans_the_mid_widths_at_16384_rows():
     assert {c.rows for c in mid} == {16384} and {c.dtype for c in mid} == set(DTYPES)
     assert min(c.cols for c in mid) == 256 and max(c.cols for c in mid) == 2048
     assert set(mid) <= set(SUITES["all"])
+
+
+def test_bench_residual_json_and_table(capsys):
+    assert main(QUICK + ["--residual", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (row,) = report["cases"]
+    assert report["modelled"] and report["residual"] and row["shape"] == [32, 32, 48]
+    assert row["unfused_us"] == pytest.approx(row["backward_us"] + row["add_us"])
+    assert row["speedup"] == pytest.approx(row["unfused_us"] / row["fused_us"])
+    assert main(QUICK + ["--residual"]) == 0
+    assert "x unfused" in capsys.readouterr().out

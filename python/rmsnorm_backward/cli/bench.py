@@ -7,6 +7,8 @@ Columns: modelled us, HBM bytes / minimum, link bytes / minimum, % of the roofli
 (CANN's RmsNormGrad schedule as our Ascend C kernel on the same twin and timeline, benchmarks/anchor/)
 with dgamma atomic and deterministic, the anchor formula (a lower bound on the anchor: perfect overlap
 of its pipes), and our speed-up over each of the three.
+--residual models the fused add-RMSNorm backward (the kernel with dres) against the plain backward
+plus a separate add (the add as its minimum bytes at HBM bandwidth plus a launch: a lower bound).
 --sensitivity reruns a sample of the suite (every suite's with --suite all) with each model constant
 nobody measured at half and double its value and reports how those figures move (Markdown).
 """
@@ -63,14 +65,20 @@ def check_plot(ctx, param, path: Path | None) -> Path | None:
               help="also time the twin against NumPy float32 on 4096x4096 (wall clock, best of 3)")
 @click.option("--sensitivity", "with_sensitivity", is_flag=True,
               help="rerun a sample with each assumed model constant halved and doubled (slow: minutes)")
+@click.option("--residual", "with_residual", is_flag=True,
+              help="the fused add-RMSNorm backward (dres) against the plain backward plus a separate add")
 def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdown, with_twin_speed,
-            with_sensitivity) -> int:
+            with_sensitivity, with_residual) -> int:
+    if with_sensitivity and with_residual:
+        raise click.UsageError("--residual cannot be combined with --sensitivity")
     if with_sensitivity:
         return sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, with_twin_speed)
     cases = [c for c in suite(suite_name, dtypes) if max_elements is None or c.rows * c.cols <= max_elements]
     if not cases:
         raise click.UsageError(f"no case of suite {suite_name!r} is left with --dtype {','.join(dtypes)} and "
                                f"--max-elements {max_elements}")
+    if with_residual:
+        return residual_command(soc, suite_name, cases, seed, json_out, plot, markdown, with_twin_speed)
     json_file = None if json_out in (None, "-") else Path(json_out)
     for option, path in (("--json", json_file), ("--plot", plot)):
         if path is not None:
@@ -111,6 +119,35 @@ def json_report(report: dict, json_out, json_file: Path | None) -> bool:
     if json_file is not None:
         save_file("--json", json_file, json_text(report))
     return False
+
+
+def residual_command(soc, suite_name, cases, seed, json_out, plot, markdown, with_twin_speed) -> int:
+    from ..perf import residual
+
+    for option, given in (("--plot", plot is not None), ("--twin-speed", with_twin_speed)):
+        if given:
+            raise click.UsageError(f"{option} cannot be combined with --residual")
+    json_file = None if json_out in (None, "-") else Path(json_out)
+    if json_file is not None:
+        writable_file("--json", json_file)
+    model = load_model(soc)
+    rng = np.random.default_rng(seed)
+    rows = []
+    with progress(len(cases), f"bench --residual {suite_name} on {soc}", enabled=json_out != "-") as bar:
+        for case in cases:
+            bar.set_postfix_str(case.label)
+            rows.append(residual.run_residual_case(case, model, rng))
+            bar.update()
+    report = {"soc": soc, "suite": suite_name, "modelled": True, "residual": True, "constants": model.constants,
+              "cases": rows}
+    if json_report(report, json_out, json_file):
+        return 0
+    click.echo(f"Fused add-RMSNorm backward on {soc} (all figures modelled): fused = one launch with dres; "
+               f"unfused = the plain backward (bwd) + a separate add (its minimum bytes at HBM bandwidth plus a "
+               f"launch: a lower bound); x unfused = unfused / fused; bytes over the fused form's minimum "
+               f"(dy, x, dres, dx once)")
+    click.echo(residual.format_table(rows, markdown=markdown))
+    return 0
 
 
 def sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, with_twin_speed) -> int:
