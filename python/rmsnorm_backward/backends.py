@@ -125,15 +125,15 @@ def best() -> Backend:
     raise EnvironmentSetupError(f"no backend is usable here ({twin.detail}); run `rmsnorm-backward doctor`")
 
 
-def run(name: str, dy, x, rstd, gamma, *, soc: str, gamma_offset: float = 0.0):
+def run(name: str, dy, x, rstd, gamma, dres=None, *, soc: str, gamma_offset: float = 0.0):
     """(dx, dgamma, details) from backend `name` ('twin' or 'npu')."""
     if name == "twin":
         from .simulate import simulate
 
-        dx, dgamma, stats = simulate(dy, x, rstd, gamma, gamma_offset=gamma_offset, soc=soc)
+        dx, dgamma, stats = simulate(dy, x, rstd, gamma, dres, gamma_offset=gamma_offset, soc=soc)
         return dx, dgamma, _stats_dict(stats)
     if name == "npu":
-        return _run_npu(dy, x, rstd, gamma, gamma_offset)
+        return _run_npu(dy, x, rstd, gamma, dres, gamma_offset)
     raise InvalidInputError(f"backend must be 'twin' or 'npu', got {name!r}")
 
 
@@ -144,7 +144,7 @@ def _stats_dict(stats) -> dict:
     return {k: getattr(stats, k) for k in keys if hasattr(stats, k)}
 
 
-def _run_npu(dy, x, rstd, gamma, gamma_offset):
+def _run_npu(dy, x, rstd, gamma, dres, gamma_offset):
     # Reached only after probe_npu() succeeded, so importing torch_npu here is safe.
     import torch
     import torch_npu  # noqa: F401
@@ -152,7 +152,7 @@ def _run_npu(dy, x, rstd, gamma, gamma_offset):
     from .torch import rms_norm_backward
     from .torch._bridge import from_numpy, to_numpy
 
-    dev = [None if a is None else from_numpy(a).to("npu") for a in (dy, x, rstd, gamma)]
+    dev = [None if a is None else from_numpy(a).to("npu") for a in (dy, x, rstd, gamma, dres)]
     dx, dgamma = rms_norm_backward(*dev, gamma_offset=gamma_offset)
     torch.npu.synchronize()
     return to_numpy(dx.cpu()), to_numpy(dgamma.cpu()), {"device": torch.npu.get_device_name(0)}

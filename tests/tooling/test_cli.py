@@ -38,7 +38,7 @@ def test_golden_passes_on_the_twin(capsys, argv):
 def test_golden_defaults_are_the_operator_texts_example(capsys, monkeypatch):
     seen = {}
 
-    def fake_run(name, dy, x, rstd, gamma, *, soc, gamma_offset):
+    def fake_run(name, dy, x, rstd, gamma, dres, *, soc, gamma_offset):
         seen.update(dy=dy.shape, x=x.shape, rstd=rstd.shape, gamma=gamma.shape, dtype=x.dtype, soc=soc,
                     gamma_offset=gamma_offset)
         raise KeyboardInterrupt  # stop before computing: only the inputs are under test
@@ -52,8 +52,8 @@ def test_golden_defaults_are_the_operator_texts_example(capsys, monkeypatch):
 def test_golden_exits_non_zero_when_the_result_is_wrong(capsys, monkeypatch):
     real_run = backends.run
 
-    def off_by_one_percent(name, dy, x, rstd, gamma, **options):
-        dx, dgamma, details = real_run(name, dy, x, rstd, gamma, **options)
+    def off_by_one_percent(name, dy, x, rstd, gamma, dres, **options):
+        dx, dgamma, details = real_run(name, dy, x, rstd, gamma, dres, **options)
         return (dx * np.float32(1.01)).astype(dx.dtype), dgamma, details
 
     monkeypatch.setattr(backends, "run", off_by_one_percent)
@@ -139,6 +139,8 @@ def test_malformed_case_json_is_one_sentence(capsys, tmp_path):
     (["--offset", "1", "--dtype", "bf16"], {"gamma_offset": 1.0}, True),
     (["--no-gamma", "--dtype", "fp16"], {"gamma_offset": 0.0}, False),
     (["--no-gamma", "--gamma-dims", "2", "--shape", "3,5,40"], {"gamma_offset": 0.0}, False),
+    (["--residual", "--dtype", "bf16", "--offset", "0.5"], {"gamma_offset": 0.5}, True),
+    (["--residual", "--no-gamma", "--shape", "3,9000"], {"gamma_offset": 0.0}, False),
 ])
 def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path, argv, attrs, has_gamma):
     code, report = run_json(capsys, "golden", "--shape", "6,300", *argv, "--save-dir", str(tmp_path / "s"))
@@ -146,6 +148,7 @@ def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path,
     assert ("gamma" in report["shapes"]) == has_gamma and (report["shapes"]["dgamma"] == [0]) != has_gamma
     case = json.loads((tmp_path / "s" / "case.json").read_text())
     assert case["attrs"] == attrs and (tmp_path / "s" / "input" / "gamma.bin").exists() == has_gamma
+    assert (tmp_path / "s" / "input" / "dres.bin").exists() == ("--residual" in argv) == ("dres" in report["shapes"])
     code, again = run_json(capsys, "golden", "--from-dir", str(tmp_path / "s"))
     assert code == 0 and again["attrs"] == attrs and again["reports"] == report["reports"]
 

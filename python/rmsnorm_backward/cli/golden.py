@@ -31,7 +31,7 @@ from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progres
 EPS = 1e-6  # of the forward pass that produced rstd
 CASE_FILE = "case.json"
 # Options that describe the inputs: a sample directory's case.json does that instead.
-CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed", "offset", "no_gamma")
+CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed", "offset", "no_gamma", "residual")
 
 
 def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
@@ -48,17 +48,21 @@ def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
 
 
 def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str, offset: float = 0.0,
-                      no_gamma: bool = False) -> dict:
-    """The case the options describe; without gamma it has no gamma tensor and dgamma is empty."""
+                      no_gamma: bool = False, residual: bool = False) -> dict:
+    """The case the options describe; without gamma it has no gamma tensor and dgamma is empty; with
+    residual it has dres (x's shape and dtype)."""
     if not k < len(shape):
         raise click.BadParameter(f"must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {k})",
                                  param_hint="'--gamma-dims'")
     rstd = shape[:-k] if rstd_flat else shape[:-k] + (1,) * k
-    shapes = {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:], "dx": shape, "dgamma": shape[-k:]}
+    shapes = {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:], "dres": shape, "dx": shape,
+              "dgamma": shape[-k:]}
     dtypes = _dtypes_for(op_def.dtype_of(dtype).name)
     if no_gamma:
         del shapes["gamma"], dtypes["gamma"]
         shapes["dgamma"] = (0,)
+    if not residual:
+        del shapes["dres"], dtypes["dres"]
     return {"shapes": shapes, "dtypes": dtypes, "attrs": _attrs({"gamma_offset": offset})}
 
 
@@ -87,6 +91,8 @@ def random_inputs(case: dict, seed: int) -> dict:
         "x": x,
         "rstd": (1.0 / np.sqrt(mean_sq + EPS)).reshape(shapes["rstd"]).astype(np_dtype["rstd"]),
     }
+    if "dres" in shapes:
+        inputs["dres"] = rng.standard_normal(shapes["dres"], dtype=np.float32).astype(np_dtype["dres"])
     if "gamma" in shapes:  # the scale gamma + offset in [0.5, 1.5) whatever the offset (Gemma's gamma is near 0)
         inputs["gamma"] = (rng.uniform(0.5, 1.5, shapes["gamma"]) - case["attrs"]["gamma_offset"]).astype(
             np_dtype["gamma"])
@@ -197,6 +203,8 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
 @click.option("--dtype", type=click.Choice([d.short for d in op_def.load().type_values]), default="fp32",
               show_default=True, help="dtype of dy, x, gamma and dx")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the random inputs")
+@click.option("--residual", is_flag=True,
+              help="the fused add-RMSNorm backward: a random dres (the residual stream's gradient) is added to dx")
 @click.option("--no-gamma", is_flag=True,
               help="the operator without gamma: the scale is 1 and dgamma is empty (none is computed)")
 @click.option("--offset", type=float, default=0.0, show_default=True, metavar="F",
@@ -211,7 +219,7 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
               help="write inputs, golden and outputs to the new directory D")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.pass_context
-def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, no_gamma, offset, soc, backend, from_dir, save_dir, as_json) -> int:
+def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, residual, no_gamma, offset, soc, backend, from_dir, save_dir, as_json) -> int:
     if from_dir is not None:
         given = [f"--{n.replace('_', '-')}" for n in CASE_OPTIONS
                  if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
@@ -220,7 +228,7 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, no_gamma, offset, so
     else:
         try:
             case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset),
-                                     no_gamma)
+                                     no_gamma, residual)
         except InvalidInputError as e:
             raise click.BadParameter(str(e), param_hint="'--offset'") from None
         preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any array is made
@@ -240,11 +248,11 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, no_gamma, offset, so
         else:
             inputs, gold = random_inputs(case, seed), None
         step(1)
-        dy, x, rstd, gamma = (inputs.get(n) for n in ("dy", "x", "rstd", "gamma"))
+        dy, x, rstd, gamma, dres = (inputs.get(n) for n in ("dy", "x", "rstd", "gamma", "dres"))
         if gold is None:
-            gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma, **case["attrs"])))
+            gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma, dres=dres, **case["attrs"])))
         step(2)
-        dx, dgamma, details = backends.run(chosen.name, dy, x, rstd, gamma, soc=soc, **case["attrs"])
+        dx, dgamma, details = backends.run(chosen.name, dy, x, rstd, gamma, dres, soc=soc, **case["attrs"])
         outputs = {"dx": dx, "dgamma": dgamma}
         step(3)
         reports = {"dx": compare(dx, gold["dx"], case["dtypes"]["dx"]),
