@@ -1,6 +1,7 @@
 """Randomized cases (hypothesis): any shape with 1-4 leading dims and a 1-3-dim gamma of 1 to 20000
-cols, every dtype and SoC, both rstd shapes, values from 1e-4 to 1e3, through the kernel on the twin
-(every rule check is always on) against the float64 golden by the precision standard.
+cols, every dtype and SoC, both rstd shapes, values from 1e-4 to 1e3, and every form of the operator
+(plain, gamma_offset with a gamma near 0, no gamma, dres with and without gamma), through the kernel
+on the twin (every rule check is always on) against the float64 golden by the precision standard.
 
 1000 cases by default (elements capped at 32K per case so the suite stays within the CI budget);
 RMSNORM_HYPOTHESIS_CASES=<n> runs n. A failure prints hypothesis' falsifying example.
@@ -68,7 +69,12 @@ def cases(draw):
         "rstd_keepdims": draw(st.booleans()),
         "scale_exp": draw(st.integers(-13, 10)),
         "seed": draw(st.integers(0, 2**32 - 1)),
+        "form": draw(st.sampled_from(FORMS)),
     }
+
+
+# Half the cases plain, the rest spread over the other forms.
+FORMS = ("plain", "plain", "plain", "plain", "offset", "no gamma", "dres", "dres, no gamma")
 
 
 def make_inputs(case):
@@ -79,23 +85,31 @@ def make_inputs(case):
     x = (scale * rng.standard_normal(shape)).astype(dtype)
     dy = (scale * rng.standard_normal(shape)).astype(dtype)
     gamma = rng.uniform(0.5, 1.5, gamma_shape).astype(dtype)
+    offset, form = 0.0, case.get("form", "plain")
+    if form == "offset":  # the scale gamma + offset still in [0.5, 1.5): Gemma's w near 0
+        offset = float(rng.choice([1.0, -0.5, 2.0]))
+        gamma = (rng.uniform(0.5, 1.5, gamma_shape) - offset).astype(dtype)
+    dres = rng.standard_normal(shape).astype(dtype) if form.startswith("dres") else None
+    if form.endswith("no gamma"):
+        gamma = None
     rows, cols = math.prod(lead), math.prod(gamma_shape)
     mean_sq = np.square(x.astype(np.float64).reshape(rows, cols)).mean(axis=1)
     rstd = (1 / np.sqrt(mean_sq + 1e-6 * scale * scale)).astype(np.float32)
     rstd = rstd.reshape(lead + (1,) * len(gamma_shape) if case["rstd_keepdims"] else lead)
-    return dy, x, rstd, gamma, scale
+    return dy, x, rstd, gamma, scale, offset, dres
 
 
 @settings(max_examples=CASES, deadline=None, database=None)
 @given(case=cases())
 def test_random_case_meets_the_precision_standard(case):
-    dy, x, rstd, gamma, scale = make_inputs(case)
-    dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc=case["soc"])
+    dy, x, rstd, gamma, scale, offset, dres = make_inputs(case)
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, dres, gamma_offset=offset, soc=case["soc"])
     event(f"path {stats['path']}, {'several' if stats['groups'] > 1 else 'one'} dgamma group(s)")
-    event(f"cols up to 10^{math.ceil(math.log10(dgamma.size + 1))}, rows {'0' if x.size == 0 else '> 0'}")
-    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    event(f"cols up to 10^{math.ceil(math.log10(stats['cols'] + 1))}, rows {'0' if x.size == 0 else '> 0'}")
+    event(f"form {case['form']}")
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma, offset, dres)
     assert dx.shape == x.shape and dx.dtype == x.dtype
-    assert dgamma.shape == gamma.shape and dgamma.dtype == np.float32
+    assert dgamma.shape == ((0,) if gamma is None else gamma.shape) and dgamma.dtype == np.float32
     dx_report = compare(dx, golden_dx, case["dtype"])
     assert dx_report.passed, f"dx on {stats['tiling_key']}: {dx_report}"
     dgamma_report = compare(dgamma / np.float32(scale), golden_dgamma / scale, "float32", round_golden=False)
