@@ -84,13 +84,8 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         if path is not None:
             writable_file(option, path)
     model = load_model(soc)
-    rng = np.random.default_rng(seed)
-    rows = []
-    with progress(len(cases), f"bench {suite_name} on {soc}", enabled=json_out != "-") as bar:
-        for case in cases:
-            bar.set_postfix_str(case.label)
-            rows.append(run_case(case, model, rng, anchor_kernel=True))
-            bar.update()
+    rows = run_cases(cases, f"bench {suite_name} on {soc}", json_out != "-",
+                     lambda case, rng: run_case(case, model, rng, anchor_kernel=True), seed)
     report = {"soc": soc, "suite": suite_name, "modelled": True, "constants": model.constants, "cases": rows}
     if with_twin_speed:
         report["twin_speed"] = twin_speed(rng=rng, soc=soc)
@@ -109,6 +104,18 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         click.echo(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on 4096x4096 "
                    f"fp32, NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
     return 0
+
+
+def run_cases(cases, label: str, with_bar: bool, run, seed: int) -> list[dict]:
+    """run(case, rng) for each case in order, one random stream for all, under a progress bar."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    with progress(len(cases), label, enabled=with_bar) as bar:
+        for case in cases:
+            bar.set_postfix_str(case.label)
+            rows.append(run(case, rng))
+            bar.update()
+    return rows
 
 
 def json_report(report: dict, json_out, json_file: Path | None) -> bool:
@@ -131,13 +138,8 @@ def residual_command(soc, suite_name, cases, seed, json_out, plot, markdown, wit
     if json_file is not None:
         writable_file("--json", json_file)
     model = load_model(soc)
-    rng = np.random.default_rng(seed)
-    rows = []
-    with progress(len(cases), f"bench --residual {suite_name} on {soc}", enabled=json_out != "-") as bar:
-        for case in cases:
-            bar.set_postfix_str(case.label)
-            rows.append(residual.run_residual_case(case, model, rng))
-            bar.update()
+    rows = run_cases(cases, f"bench --residual {suite_name} on {soc}", json_out != "-",
+                     lambda case, rng: residual.run_residual_case(case, model, rng), seed)
     report = {"soc": soc, "suite": suite_name, "modelled": True, "residual": True, "constants": model.constants,
               "cases": rows}
     if json_report(report, json_out, json_file):

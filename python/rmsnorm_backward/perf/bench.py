@@ -137,15 +137,16 @@ COLUMNS = (  # header, width, row -> text
 )
 
 
-def format_table(rows: list[dict], markdown: bool = False) -> str:
-    """The benchmark rows as a fixed-width text table, or a Markdown one (all figures modelled)."""
+def format_table(rows: list[dict], markdown: bool = False, columns=COLUMNS) -> str:
+    """The benchmark rows as a fixed-width text table, or a Markdown one (all figures modelled), in
+    `columns` (header, width, row -> text)."""
     if markdown:
         line = lambda cells: "| " + " | ".join(str(c) for c in cells) + " |"  # noqa: E731
-        out = [line(h for h, _, _ in COLUMNS), line("---:" for _ in COLUMNS)]
+        out = [line(h for h, _, _ in columns), line("---:" for _ in columns)]
     else:
-        line = lambda cells: "  ".join(str(c).rjust(w) for c, (_, w, _) in zip(cells, COLUMNS))  # noqa: E731
-        out = [line(h for h, _, _ in COLUMNS)]
-    out += [line(f(r) for _, _, f in COLUMNS) for r in rows]
+        line = lambda cells: "  ".join(str(c).rjust(w) for c, (_, w, _) in zip(cells, columns))  # noqa: E731
+        out = [line(h for h, _, _ in columns)]
+    out += [line(f(r) for _, _, f in columns) for r in rows]
     return "\n".join(out)
 
 

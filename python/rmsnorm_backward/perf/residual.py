@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..op_def import dtype_of
+from . import bench
 from .bench import make_inputs
 from .constants import Model
 from .model import measured, roofline_us
@@ -67,11 +68,4 @@ COLUMNS = (  # header, width, row -> text
 
 def format_table(rows: list[dict], markdown: bool = False) -> str:
     """The residual rows as a fixed-width text table, or a Markdown one (all figures modelled)."""
-    if markdown:
-        line = lambda cells: "| " + " | ".join(str(c) for c in cells) + " |"  # noqa: E731
-        out = [line(h for h, _, _ in COLUMNS), line("---:" for _ in COLUMNS)]
-    else:
-        line = lambda cells: "  ".join(str(c).rjust(w) for c, (_, w, _) in zip(cells, COLUMNS))  # noqa: E731
-        out = [line(h for h, _, _ in COLUMNS)]
-    out += [line(f(r) for _, _, f in COLUMNS) for r in rows]
-    return "\n".join(out)
+    return bench.format_table(rows, markdown, COLUMNS)
