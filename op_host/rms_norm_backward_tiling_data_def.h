@@ -28,7 +28,7 @@ BEGIN_TILING_DATA_DEF(RmsNormBackwardTilingData)
     TILING_DATA_FIELD_DEF(uint32_t, reduce_chunk);    // fp32 elements per step of the final dgamma reduction
     TILING_DATA_FIELD_DEF(float, inv_cols);           // 1 / cols, for the row mean
     TILING_DATA_FIELD_DEF(float, gamma_offset);       // the gamma_offset attribute: every path scales by gamma + gamma_offset, added in fp32 once gamma is widened (skipped when 0)
-    TILING_DATA_FIELD_DEF(uint16_t, has_gamma);       // 1 = gamma given: dx scales by it and dgamma is summed; 0 = no gamma (scale 1): no dgamma, no partials, no reduction
+    TILING_DATA_FIELD_DEF(uint16_t, gamma_bytes);     // bytes per element of gamma: sizeof(T), or 4 for a float32 gamma beside 16-bit data (read as float32, never narrowed); 0 = no gamma (scale 1): no dgamma, no partials, no reduction
     TILING_DATA_FIELD_DEF(uint16_t, has_dres);        // 1 = dres given: the residual stream's gradient is added to dx in fp32 before dx is rounded (the fused add-RMSNorm backward); 0 = none
 END_TILING_DATA_DEF;
 

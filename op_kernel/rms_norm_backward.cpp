@@ -57,7 +57,7 @@ extern "C" __global__ __aicore__ void rms_norm_backward(GM_ADDR dy, GM_ADDR x, G
     } else if (TILING_KEY_IS(402)) {
         RunPath<RmsNormBackwardLongRowsStreamed, bfloat16_t, 402>(args, tilingData, &pipe);
     }
-    if (tilingData.has_gamma != 0 && tilingData.groups > 1) {
+    if (tilingData.gamma_bytes != 0 && tilingData.groups > 1) {
         pipe.Reset();
         SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed
         RmsNormBackwardDgammaReduce reduce;

@@ -87,6 +87,7 @@ struct KernelArgs {
 template <typename T>
 struct OperatorGm {
     GlobalTensor<T> dy, x, dx, gamma, dres;
+    GlobalTensor<float> gammaF32;  // a float32 gamma beside 16-bit data (gamma_bytes = 4)
     GlobalTensor<float> rstd;
     GM_ADDR dgamma = nullptr;
     GM_ADDR workspace = nullptr;
@@ -97,8 +98,10 @@ struct OperatorGm {
         x.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.x), t.rows * t.cols);
         dx.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.dx), t.rows * t.cols);
         rstd.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(args.rstd), t.rows);
-        if (t.has_gamma != 0) {  // absent: a null GM_ADDR, never read
+        if (t.gamma_bytes == sizeof(T)) {  // absent: a null GM_ADDR, never read
             gamma.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.gamma), t.cols);
+        } else if (t.gamma_bytes == sizeof(float)) {
+            gammaF32.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(args.gamma), t.cols);
         }
         if (t.has_dres != 0) {
             dres.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(args.dres), t.rows * t.cols);

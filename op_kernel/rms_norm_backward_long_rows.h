@@ -9,12 +9,13 @@
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick the store); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  N = cols, S = row_stride, s = sizeof(T),
-// C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres
+// C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
+// g = gamma_bytes
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
-//   | gamma                         | 1                          | S * s                  |
+//   | gamma                         | 1                          | S * g                  |
 //   | dgamma (fp32)                 | 1                          | S * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
@@ -59,7 +60,9 @@ public:
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
         }
-        pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        if (layout.gammaBytes > 0) {
+            pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        }
         pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
         pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
@@ -103,14 +106,14 @@ private:
     {
         // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
         // flag waits for every earlier copy-in, this one too. fp32 gamma takes its offset here, once.
-        if (hasGamma_) {
+        if (WideGamma<T>()) {
+            CopyInPad(gammaBuf_.Get<float>(), gm_.gammaF32, t_.cols);
+        } else if (hasGamma_) {
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
         }
-        if constexpr (kIsFloat<T>) {
-            if (hasGamma_ && t_.gamma_offset != 0.0f) {
-                WaitFor<HardEvent::MTE2_V>(pipe_);
-                AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
-            }
+        if ((kIsFloat<T> || WideGamma<T>()) && hasGamma_ && t_.gamma_offset != 0.0f) {
+            WaitFor<HardEvent::MTE2_V>(pipe_);
+            AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
         }
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
@@ -172,7 +175,9 @@ private:
         Chunk c;
         c.begin = chunk * t_.chunk_cols;
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
-        c.gamma = gammaBuf_.Get<T>()[c.begin];
+        if (hasGamma_ && !WideGamma<T>()) {  // (a float32 gamma is read by ScaleAsFloat as it is)
+            c.gamma = gammaBuf_.Get<T>()[c.begin];
+        }
         if constexpr (store != LongRowsStore::kRowBuffers) {
             if (firstPass) {
                 rings_.Take(chunk);
@@ -198,12 +203,15 @@ private:
         }
     }
 
-    // The scale gamma + gamma_offset in fp32: fp32 gamma holds its offset since it was loaded; 16-bit
-    // gamma takes it after each widening.
-    __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<float> &scratch, const LocalTensor<T> &gamma,
-                                                      uint32_t count)
+    // The scale gamma + gamma_offset in fp32: fp32 gamma (float32 beside 16-bit data too) holds its
+    // offset since it was loaded; 16-bit gamma takes it after each widening.
+    __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<float> &scratch, const Chunk &c)
     {
-        const LocalTensor<float> scale = AsFloat(scratch, gamma, count);
+        if (WideGamma<T>()) {
+            return gammaBuf_.Get<float>()[c.begin];
+        }
+        const uint32_t count = c.count;
+        const LocalTensor<float> scale = AsFloat(scratch, c.gamma, count);
         if constexpr (!kIsFloat<T>) {
             AddGammaOffset(scale, t_.gamma_offset, count);
         }
@@ -247,7 +255,7 @@ private:
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             if (hasGamma_) {
                 Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
-                AddRowSum<true>(ScaleAsFloat(b, c.gamma, c.count), dyX, chunk, c.count);
+                AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, c.count);
             } else {
                 AddRowSum<false>(b, dyX, chunk, c.count);
             }
@@ -308,7 +316,7 @@ private:
             }
             const LocalTensor<float> g = a;
             if (hasGamma_) {
-                Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c.gamma, c.count), c.count);
+                Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c), c.count);
                 Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
                 Muls(g, c.x, xScale, c.count);

@@ -19,11 +19,11 @@
 // UB budget: Streamed in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick chunks and slots); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  N = cols, s = sizeof(T), C = chunk_cols,
-// SS = stream_slots, GS = gamma_slots, SC = sum_cols, DR = dgamma_ub_cols, E = has_dres
+// SS = stream_slots, GS = gamma_slots, SC = sum_cols, DR = dgamma_ub_cols, E = has_dres, g = gamma_bytes
 //   | buffer                        | buffers           | bytes each             |
 //   | dy, x slot pairs              | SS                | 2 * C * s              |
-//   | gamma whole                   | GS == 0           | N * s                  |
-//   | gamma chunk slots             | GS                | C * s                  |
+//   | gamma whole                   | GS == 0           | N * g                  |
+//   | gamma chunk slots             | GS                | C * g                  |
 //   | dgamma head (fp32)            | 1                 | DR * 4                 |
 //   | dy, x, gamma widened          | s < 4             | 3 * C * 4              |
 //   | row sum                       | 1                 | SC * 4                 |
@@ -51,9 +51,9 @@ public:
         chunks_ = CeilDiv(t_.cols, C_);
         const auto layout = rms_norm_backward_layout::Streamed(t_, sizeof(T));
         pipe_->InitBuffer(inQueSlot_, t_.stream_slots, layout.slotBytes);
-        if (t_.gamma_slots == 0) {
+        if (layout.gammaBytes > 0 && t_.gamma_slots == 0) {
             pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
-        } else {
+        } else if (layout.gammaBytes > 0) {
             pipe_->InitBuffer(inQueGamma_, t_.gamma_slots, layout.gammaBytes);
         }
         if (layout.dgammaBytes > 0) {
@@ -79,12 +79,14 @@ public:
     __aicore__ inline void Process()
     {
         if (hasGamma_ && t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
-            CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-            if constexpr (kIsFloat<T>) {  // fp32 gamma held whole takes its offset once
-                if (t_.gamma_offset != 0.0f) {
-                    WaitFor<HardEvent::MTE2_V>(pipe_);
-                    AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
-                }
+            if (WideGamma<T>()) {
+                CopyInPad(gammaBuf_.Get<float>(), gm_.gammaF32, t_.cols);
+            } else {
+                CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
+            }
+            if ((kIsFloat<T> || WideGamma<T>()) && t_.gamma_offset != 0.0f) {  // fp32 gamma held whole: once
+                WaitFor<HardEvent::MTE2_V>(pipe_);
+                AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
             }
         }
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
@@ -174,23 +176,47 @@ private:
             return;
         }
         gammaFill_ = Next(s);
-        LocalTensor<T> gamma = inQueGamma_.AllocTensor<T>();
-        CopyInPad(gamma, gm_.gamma[uint64_t(s.chunk) * C_], Count(s.chunk));
-        inQueGamma_.EnQue(gamma);
+        if (WideGamma<T>()) {
+            LocalTensor<float> gamma = inQueGamma_.AllocTensor<float>();
+            CopyInPad(gamma, gm_.gammaF32[uint64_t(s.chunk) * C_], Count(s.chunk));
+            inQueGamma_.EnQue(gamma);
+        } else {
+            LocalTensor<T> gamma = inQueGamma_.AllocTensor<T>();
+            CopyInPad(gamma, gm_.gamma[uint64_t(s.chunk) * C_], Count(s.chunk));
+            inQueGamma_.EnQue(gamma);
+        }
     }
 
-    // gamma of chunk `chunk` (widened later into scratch kWideGamma for 16-bit data); streamed chunks
-    // are freed, and their slot refilled, by ReleaseGamma once the vector unit has read them.
-    __aicore__ inline LocalTensor<T> TakeGamma(uint32_t chunk)
+    // The scale gamma + gamma_offset of chunk `chunk` in fp32, until ReleaseScale: fp32 gamma held
+    // whole (float32 beside 16-bit data too) got its offset when it was loaded; a streamed float32
+    // chunk takes it in its slot, a 16-bit one after its widening into scratch kWideGamma. Streamed
+    // chunks are freed, and their slot refilled, by ReleaseScale once the vector unit has read them.
+    __aicore__ inline LocalTensor<float> TakeScale(uint32_t chunk, uint32_t count)
     {
-        return t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[chunk * C_] : inQueGamma_.DeQue<T>();
-    }
-    __aicore__ inline void ReleaseGamma(LocalTensor<T> &gamma)
-    {
-        if (t_.gamma_slots != 0) {
-            inQueGamma_.FreeTensor(gamma);
-            CopyInGamma();
+        if (kIsFloat<T> || WideGamma<T>()) {
+            if (t_.gamma_slots == 0) {
+                return gammaBuf_.Get<float>()[chunk * C_];
+            }
+            takenF32_ = inQueGamma_.DeQue<float>();
+            AddGammaOffset(takenF32_, t_.gamma_offset, count);
+            return takenF32_;
         }
+        takenT_ = t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[chunk * C_] : inQueGamma_.DeQue<T>();
+        const LocalTensor<float> scale = AsFloat(kWideGamma, takenT_, count);
+        AddGammaOffset(scale, t_.gamma_offset, count);
+        return scale;
+    }
+    __aicore__ inline void ReleaseScale()
+    {
+        if (t_.gamma_slots == 0) {
+            return;
+        }
+        if (kIsFloat<T> || WideGamma<T>()) {
+            inQueGamma_.FreeTensor(takenF32_);
+        } else {
+            inQueGamma_.FreeTensor(takenT_);
+        }
+        CopyInGamma();
     }
 
     // 16-bit data: the fp32 scratch chunks dy, x and gamma are widened into.
@@ -207,17 +233,6 @@ private:
             Widen(wide, src, count);
             return wide;
         }
-    }
-
-    // The scale gamma + gamma_offset of a chunk in fp32: fp32 gamma held whole got its offset when it
-    // was loaded; a streamed fp32 gamma chunk takes it in its slot, a 16-bit one after its widening.
-    __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<T> &gamma, uint32_t count)
-    {
-        const LocalTensor<float> scale = AsFloat(kWideGamma, gamma, count);
-        if (!kIsFloat<T> || t_.gamma_slots != 0) {
-            AddGammaOffset(scale, t_.gamma_offset, count);
-        }
-        return scale;
     }
 
     __aicore__ inline void Compute(const Step &step, const RowGroup &group)
@@ -249,9 +264,8 @@ private:
         Mul(dyX, dyX, AsFloat(kWideX, slot[C_], n), n);
         if (hasGamma_) {
             AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);
-            LocalTensor<T> gamma = TakeGamma(chunk);
-            AddRowSum<true>(ScaleAsFloat(gamma, n), dyX, n, chunk == 0);
-            ReleaseGamma(gamma);
+            AddRowSum<true>(TakeScale(chunk, n), dyX, n, chunk == 0);
+            ReleaseScale();
         } else {
             AddRowSum<false>(dyX, dyX, n, chunk == 0);
         }
@@ -273,9 +287,8 @@ private:
         const uint32_t n = Count(chunk);
         const LocalTensor<float> g = AsFloat(kWideDy, slot, n);
         if (hasGamma_) {
-            LocalTensor<T> gamma = TakeGamma(chunk);
-            Mul(g, g, ScaleAsFloat(gamma, n), n);
-            ReleaseGamma(gamma);
+            Mul(g, g, TakeScale(chunk, n), n);
+            ReleaseScale();
         }
         AddScaled(g, AsFloat(kWideX, slot[C_], n), n);
         Muls(g, g, rstd, n);
@@ -409,6 +422,8 @@ private:
     RstdBatches rstdBatches_;
     uint64_t groupBegin_ = 0, groupEnd_ = 0;
     Step slotFill_{}, gammaFill_{};  // the step each queue loads next
+    LocalTensor<T> takenT_;          // the gamma chunk TakeScale took from its slot (16-bit gamma)
+    LocalTensor<float> takenF32_;    // (float32 gamma)
     float rstd_[kRowsInFlight] = {};  // by row parity
     TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
     TQue<QuePosition::VECIN, 1> inQuePartial_;

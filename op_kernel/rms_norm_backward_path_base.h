@@ -14,8 +14,15 @@ protected:
     {
         t_ = tiling;
         pipe_ = pipe;
-        hasGamma_ = t_.has_gamma != 0;
+        hasGamma_ = t_.gamma_bytes != 0;
         gm.Init(args, t_);
+    }
+
+    // gamma is float32 beside 16-bit data: read as it is (never narrowed), no widening.
+    template <typename T>
+    __aicore__ inline bool WideGamma() const
+    {
+        return !kIsFloat<T> && t_.gamma_bytes == sizeof(float);
     }
 
     // The core's groups: b, b + blockNum, ... (see GroupRows).

@@ -4,12 +4,13 @@
 //
 // UB budget: RowsInUb in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
-// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres
+// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres,
+// g = gamma_bytes
 //   | buffer                        | buffers     | bytes each                |
 //   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
 //   | dres queue                    | 2 * E       | R * S * s                 |
 //   | rstd queue                    | 2           | R * 4                     |
-//   | gamma                         | 1           | S * s                     |
+//   | gamma                         | 1           | S * g                     |
 //   | dgamma, g (fp32 rows)         | 2           | S * 4                     |
 //   | gamma, dy, xhat widened       | 3 * (s < 4) | S * 4                     |
 //   | ReduceSum work                | 1           | up(cdiv(S, 64), 8) * 4    |
@@ -35,7 +36,9 @@ public:
         if (layout.dres) {
             pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.tileBytes);
         }
-        pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        if (layout.gammaBytes > 0) {
+            pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
+        }
         pipe_->InitBuffer(dgammaBuf_, layout.rowF32Bytes);
         pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);
         if constexpr (!kIsFloat<T>) {
@@ -82,14 +85,20 @@ private:
         if (!hasGamma_) {
             return;
         }
-        LocalTensor<T> gammaT = gammaBuf_.Get<T>();
-        CopyInPad(gammaT, gm_.gamma, t_.cols);
-        WaitFor<HardEvent::MTE2_V>(pipe_);
-        if constexpr (kIsFloat<T>) {
-            gamma_ = gammaT;
+        if (WideGamma<T>()) {
+            gamma_ = gammaBuf_.Get<float>();
+            CopyInPad(gamma_, gm_.gammaF32, t_.cols);
+            WaitFor<HardEvent::MTE2_V>(pipe_);
         } else {
-            gamma_ = gammaF32Buf_.Get<float>();
-            Widen(gamma_, gammaT, t_.cols);
+            LocalTensor<T> gammaT = gammaBuf_.Get<T>();
+            CopyInPad(gammaT, gm_.gamma, t_.cols);
+            WaitFor<HardEvent::MTE2_V>(pipe_);
+            if constexpr (kIsFloat<T>) {
+                gamma_ = gammaT;
+            } else {
+                gamma_ = gammaF32Buf_.Get<float>();
+                Widen(gamma_, gammaT, t_.cols);
+            }
         }
         AddGammaOffset(gamma_, t_.gamma_offset, t_.cols);
     }

@@ -158,6 +158,13 @@ private:
         if constexpr (kIsFloat<T>) {
             CopyInPacked(gamma, gm_.gamma, 1);
             WaitFor<HardEvent::MTE2_V>(pipe_);
+        } else if (WideGamma<T>()) {  // a float32 row pads only to 8 lanes: the 16-bit row's are zeroed first
+            Duplicate(gamma, 0.0f, t_.row_stride);
+            WaitFor<HardEvent::V_MTE2>(pipe_);
+            const uint32_t padded = RoundUp(t_.cols, kFloatsPerBlock);
+            DataCopyPad(gamma, gm_.gammaF32, DataCopyExtParams(1, t_.cols * sizeof(float), 0, 0, 0),
+                        DataCopyPadExtParams<float>(true, 0, uint8_t(padded - t_.cols), 0.0f));
+            WaitFor<HardEvent::MTE2_V>(pipe_);
         } else {
             const LocalTensor<T> gammaT = aBuf_.Get<T>();
             CopyInPacked(gammaT, gm_.gamma, 1);

@@ -83,7 +83,7 @@ struct RmsNormBackwardTilingData {
     uint32_t reduce_chunk;    // fp32 elements per step of the final dgamma reduction
     float inv_cols;           // 1 / cols, for the row mean
     float gamma_offset;       // the gamma_offset attribute: every path scales by gamma + gamma_offset, added in fp32 once gamma is widened (skipped when 0)
-    uint16_t has_gamma;       // 1 = gamma given: dx scales by it and dgamma is summed; 0 = no gamma (scale 1): no dgamma, no partials, no reduction
+    uint16_t gamma_bytes;     // bytes per element of gamma: sizeof(T), or 4 for a float32 gamma beside 16-bit data (read as float32, never narrowed); 0 = no gamma (scale 1): no dgamma, no partials, no reduction
     uint16_t has_dres;        // 1 = dres given: the residual stream's gradient is added to dx in fp32 before dx is rounded (the fused add-RMSNorm backward); 0 = none
 };
 static_assert(sizeof(RmsNormBackwardTilingData) == 80, "RmsNormBackwardTilingData must have op_def's layout: 80 bytes, no padding between fields");

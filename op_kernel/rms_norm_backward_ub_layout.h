@@ -45,15 +45,15 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t ReduceWorkBytes(uint64_t count)
 struct RowsInUbLayout {
     uint64_t tileBytes;    // dy, x, dx queues: 2 tiles each
     uint64_t rstdBytes;    // rstd queue: 2 tiles' rows
-    uint64_t gammaBytes;   // gamma in its dtype
+    uint64_t gammaBytes;   // gamma in its dtype (g bytes an element; 0 without gamma)
     uint64_t rowF32Bytes;  // one fp32 row: dgamma, g, and for 16-bit gamma, dy and xhat widened
     uint32_t rowsF32;
     uint64_t workBytes;    // ReduceSum work, then one block for its sum
     bool dres;             // a dres queue (2 tiles) beside dy, x and dx
 };
-RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s, bool dres)
+RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s, bool dres, uint32_t g)
 {
-    return {R * S * s, R * sizeof(float), S * s, S * sizeof(float), s == sizeof(float) ? 2u : 5u, ReduceWorkBytes(S),
+    return {R * S * s, R * sizeof(float), S * g, S * sizeof(float), s == sizeof(float) ? 2u : 5u, ReduceWorkBytes(S),
             dres};
 }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
@@ -106,11 +106,11 @@ struct LongRowsLayout {
     bool dres;             // a dres queue of 2 chunks, read in pass 2
 };
 RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
-                                                 bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres)
+                                                 bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g)
 {
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
-    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * s, S * sizeof(float), uint64_t(C) * sizeof(float),
+    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * g, S * sizeof(float), uint64_t(C) * sizeof(float),
             (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC), dres};
 }
 RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
@@ -141,9 +141,9 @@ struct StreamedLayout {
     uint64_t dresBytes;    // one dres chunk of the 2 read in pass 2 (0 without dres)
 };
 RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(uint64_t cols, uint32_t s, uint32_t C, uint32_t streamSlots,
-                                                 uint32_t gammaSlots, uint32_t SC, uint64_t DR, bool dres)
+                                                 uint32_t gammaSlots, uint32_t SC, uint64_t DR, bool dres, uint32_t g)
 {
-    return {2ull * C * s, streamSlots, gammaSlots == 0 ? cols * s : uint64_t(C) * s, gammaSlots == 0 ? 1u : gammaSlots,
+    return {2ull * C * s, streamSlots, gammaSlots == 0 ? cols * g : uint64_t(C) * g, gammaSlots == 0 ? 1u : gammaSlots,
             DR * sizeof(float), s == sizeof(float) ? 0 : 3ull * C * sizeof(float), SC * sizeof(float),
             ReduceWorkBytes(SC), DR < cols ? uint64_t(C) * sizeof(float) : 0, dres ? uint64_t(C) * s : 0};
 }
@@ -166,7 +166,7 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const DgammaReduceLayout &l) { return 
 // and PathUbBytes both take it from here. dx has its own queue unless a ring writes it over dy.
 RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(const RmsNormBackwardTilingData &t, uint32_t s)
 {
-    return RowsInUb(t.tile_rows, t.row_stride, s, t.has_dres != 0);
+    return RowsInUb(t.tile_rows, t.row_stride, s, t.has_dres != 0, t.gamma_bytes);
 }
 RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
 {
@@ -175,12 +175,12 @@ RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingDa
 RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return LongRows(t.cols, s, t.chunk_cols, t.row_buffers, !(t.row_buffers == 1 && t.dx_over_dy != 0), t.sum_cols,
-                    t.spare_slots, t.has_dres != 0);
+                    t.spare_slots, t.has_dres != 0, t.gamma_bytes);
 }
 RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return Streamed(t.cols, s, t.chunk_cols, t.stream_slots, t.gamma_slots, t.sum_cols, t.dgamma_ub_cols,
-                    t.has_dres != 0);
+                    t.has_dres != 0, t.gamma_bytes);
 }
 
 // The UB a launch holds at its peak, from its tiling alone: its path's buffers, or the dgamma
@@ -203,7 +203,7 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t PathUbBytes(RmsNormBackwardPath path, const Rm
 RMS_NORM_BACKWARD_LAYOUT uint64_t LaunchUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
 {
     const uint64_t main = PathUbBytes(path, t, s);
-    const uint64_t reduce = t.has_gamma != 0 && t.groups > 1 ? UbBytes(DgammaReduce(t.reduce_chunk)) : 0;
+    const uint64_t reduce = t.gamma_bytes != 0 && t.groups > 1 ? UbBytes(DgammaReduce(t.reduce_chunk)) : 0;
     return main > reduce ? main : reduce;
 }
 

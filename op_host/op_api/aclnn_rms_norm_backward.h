@@ -22,6 +22,8 @@ extern "C" {
  *   dy ACL_FLOAT16, x ACL_FLOAT16, rstd ACL_FLOAT, gamma ACL_FLOAT16, dres ACL_FLOAT16, dx ACL_FLOAT16, dgamma ACL_FLOAT
  *   dy ACL_FLOAT, x ACL_FLOAT, rstd ACL_FLOAT, gamma ACL_FLOAT, dres ACL_FLOAT, dx ACL_FLOAT, dgamma ACL_FLOAT
  *   dy ACL_BF16, x ACL_BF16, rstd ACL_FLOAT, gamma ACL_BF16, dres ACL_BF16, dx ACL_BF16, dgamma ACL_FLOAT
+ *   dy ACL_FLOAT16, x ACL_FLOAT16, rstd ACL_FLOAT, gamma ACL_FLOAT, dres ACL_FLOAT16, dx ACL_FLOAT16, dgamma ACL_FLOAT
+ *   dy ACL_BF16, x ACL_BF16, rstd ACL_FLOAT, gamma ACL_FLOAT, dres ACL_BF16, dx ACL_BF16, dgamma ACL_FLOAT
  *
  * @param [in] dy: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Gradient of the forward output; same shape and dtype as x.
  * @param [in] x: ACL_FLOAT16/ACL_FLOAT/ACL_BF16. Input of the forward pass, shape [d0, ..., dn]; the last k dims (those of gamma) are the normalised row.

@@ -105,8 +105,8 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
         return "x must be float16, float32 or bfloat16 (got " + in.x_dtype + ").";
     }
     if (in.dy_dtype != in.x_dtype) return "dy must have the dtype of x (dy " + in.dy_dtype + ", x " + in.x_dtype + ").";
-    if (in.has_gamma && in.gamma_dtype != in.x_dtype) {
-        return "gamma must have the dtype of x (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
+    if (in.has_gamma && in.gamma_dtype != in.x_dtype && in.gamma_dtype != "float32") {
+        return "gamma must have the dtype of x, or be float32 (gamma " + in.gamma_dtype + ", x " + in.x_dtype + ").";
     }
     if (in.rstd_dtype != "float32") return "rstd must be float32 (got " + in.rstd_dtype + ").";
     if (in.has_dres && in.dres_shape != xs) {

@@ -67,7 +67,7 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
         return false;
     }
     return layout::UbBytes(layout::LongRows(shape.cols, shape.elem_bytes, c.chunk_cols, c.row_buffers, c.dx_queue,
-                                            c.sum_cols, c.spare_slots, shape.dres)) <= shape.ub_bytes;
+                                            c.sum_cols, c.spare_slots, shape.dres, shape.gamma_bytes)) <= shape.ub_bytes;
 }
 
 const LongRowsLayoutChoice *Choose(const TilingShape &shape)

@@ -19,6 +19,7 @@ struct TilingShape {
     uint64_t row_stride = 0;  // cols rounded up to whole 32-byte blocks of the dtype
     uint64_t ub_bytes = 0;    // the Unified Buffer a kernel may use (the platform's, less the reserve)
     bool dres = false;        // dres is read and added to dx (its buffers count in every layout)
+    uint32_t gamma_bytes = 0; // sizeof an element of gamma (the dtype's, or 4 for float32 gamma); 0: no gamma
 };
 
 class PathTiler {

@@ -34,7 +34,7 @@ uint64_t MinBytes(const TilingShape &shape, bool hasGamma)
 {
     const uint64_t s = shape.elem_bytes;
     return shape.rows * shape.cols * (shape.dres ? 4 : 3) * s + shape.rows * sizeof(float) +
-           (hasGamma ? shape.cols * s + shape.cols * sizeof(float) : 0);
+           (hasGamma ? shape.cols * shape.gamma_bytes + shape.cols * sizeof(float) : 0);
 }
 
 // Without gamma a group costs nothing beyond its rows (no partial), so there are as many as cores
@@ -63,7 +63,7 @@ RmsNormBackwardTilingData SharedFields(const TilingShape &shape, uint32_t groups
     t.partial_stride = uint32_t(layout::RoundUp(shape.cols, layout::kFloatsPerBlock));
     t.reduce_chunk = kReduceChunk;
     t.gamma_offset = in.gamma_offset;
-    t.has_gamma = in.has_gamma ? 1 : 0;
+    t.gamma_bytes = uint16_t(shape.gamma_bytes);
     t.has_dres = in.has_dres ? 1 : 0;
     return t;
 }
@@ -103,6 +103,7 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
     shape.row_stride = layout::RowStride(shape.cols, shape.elem_bytes);
     shape.ub_bytes = platform.ub_bytes - kUbReservedBytes;
     shape.dres = in.has_dres;
+    shape.gamma_bytes = !in.has_gamma ? 0 : in.gamma_dtype == in.x_dtype ? shape.elem_bytes : uint32_t(sizeof(float));
 
     out.min_bytes = MinBytes(shape, in.has_gamma);
     RmsNormBackwardTilingData t = SharedFields(shape, Groups(shape, out.min_bytes, in.has_gamma), in);

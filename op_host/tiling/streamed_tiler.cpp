@@ -53,7 +53,7 @@ constexpr double kThinFactor3Slots16Bit = 1.08;
 uint64_t Bytes(const StreamedChoice &c, const TilingShape &shape)
 {
     return layout::UbBytes(layout::Streamed(shape.cols, shape.elem_bytes, c.chunk_cols, c.stream_slots, c.gamma_slots,
-                                            c.sum_cols, c.dgamma_ub_cols, shape.dres));
+                                            c.sum_cols, c.dgamma_ub_cols, shape.dres, shape.gamma_bytes));
 }
 
 double Cost(const StreamedChoice &c, const TilingShape &shape)

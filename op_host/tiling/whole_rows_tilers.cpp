@@ -54,7 +54,7 @@ private:
     {
         uint32_t rows = 0;
         while (rows < kMaxTileRows &&
-               layout::UbBytes(layout::RowsInUb(rows + 1, shape.row_stride, shape.elem_bytes, shape.dres)) <=
+               layout::UbBytes(layout::RowsInUb(rows + 1, shape.row_stride, shape.elem_bytes, shape.dres, shape.gamma_bytes)) <=
                    shape.ub_bytes) {
             ++rows;
         }

@@ -224,7 +224,7 @@ class OpDef:
     formats: tuple[str, ...]
     vendor: str
     soc_chips: dict          # SoC family -> the chip name CANN's ascendc.cmake accepts (SOC_VERSION)
-    type_values: tuple[DType, ...]   # the values of T: one dtype combination each
+    type_values: tuple[DType, ...]   # the values of T: one dtype combination each, then the mixed ones
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     host: dict
@@ -250,12 +250,16 @@ class OpDef:
         used = {d.name for t in self.tensors for d in t.dtypes}
         return tuple(d for d in self.dtypes.values() if d.name in used)
 
+    mixed: tuple[dict, ...] = ()     # [[dtypes.mixed]]: T's value and the tensors that differ from it
+
     @property
     def combinations(self) -> int:
-        return len(self.type_values)
+        """Columns of the OpDef DataType lists: one per value of T, then one per mixed combination."""
+        return len(self.type_values) + len(self.mixed)
 
 
-def _tensor(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], where: str) -> Tensor:
+def _tensor(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], where: str,
+            mixed: tuple[dict, ...] = ()) -> Tensor:
     spec = raw["dtype"]
     if spec == "T":
         dtypes = type_values
@@ -263,6 +267,7 @@ def _tensor(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], 
         dtypes = (table[spec],) * len(type_values)
     else:
         raise ValueError(f"{where}: tensor {raw['name']!r} has dtype {spec!r}; it must be 'T' or one of {', '.join(table)}")
+    dtypes += tuple(m.get(raw["name"], m["T"] if spec == "T" else table[spec]) for m in mixed)
     return Tensor(raw["name"], spec, raw["doc"], dtypes, raw.get("shape_like"), bool(raw.get("optional", False)),
                   bool(raw.get("atb", True)))
 
@@ -275,6 +280,20 @@ def _soc_chips(raw: dict, socs: list, path: Path) -> dict:
     return chips
 
 
+def _mixed(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], path: Path) -> tuple[dict, ...]:
+    """[[dtypes.mixed]]: combinations beyond T's values, each T's value and the tensors that take
+    another dtype (e.g. a 16-bit x with a float32 gamma), as DTypes."""
+    out = []
+    names = {t["name"] for t in raw.get("inputs", []) + raw.get("outputs", [])}
+    for row in raw["dtypes"].get("mixed", ()):
+        bad = [k for k, v in row.items() if (k != "T" and k not in names) or v not in table]
+        if bad or row.get("T") not in {d.name for d in type_values}:
+            raise ValueError(f"{path}: [[dtypes.mixed]] {row} must give T one of [dtypes].T and tensors of op_def "
+                             f"dtypes of [[dtypes.table]]")
+        out.append({k: table[v] for k, v in row.items()})
+    return tuple(out)
+
+
 def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
     raw = tomllib.loads(text)
     table = _dtype_table(raw, path)
@@ -283,6 +302,7 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
     except KeyError as e:
         raise ValueError(f"{path}: [dtypes].T lists {e}, which is not in [[dtypes.table]] ({', '.join(table)})") from None
     op = raw["op"]
+    mixed = _mixed(raw, table, type_values, path)
     return OpDef(
         type=op["type"],
         file=op["file"],
@@ -292,8 +312,9 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         vendor=op["vendor"],
         soc_chips=_soc_chips(raw, op["socs"], path),
         type_values=type_values,
-        inputs=tuple(_tensor(t, table, type_values, str(path)) for t in raw["inputs"]),
-        outputs=tuple(_tensor(t, table, type_values, str(path)) for t in raw["outputs"]),
+        inputs=tuple(_tensor(t, table, type_values, str(path), mixed) for t in raw["inputs"]),
+        outputs=tuple(_tensor(t, table, type_values, str(path), mixed) for t in raw["outputs"]),
+        mixed=mixed,
         host=dict(raw.get("host", {})),
         attrs=tuple(_attr(a, str(path)) for a in raw.get("attrs", ())),
         dtypes=table,

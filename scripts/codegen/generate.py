@@ -72,7 +72,7 @@ def banner(target: Target, op) -> str:
 
 def columns(op) -> list[tuple[int, str]]:
     """One (type value index, format) pair per column of the OpDef DataType/Format lists."""
-    return [(i, fmt) for i in range(len(op.type_values)) for fmt in op.formats]
+    return [(i, fmt) for i in range(op.combinations) for fmt in op.formats]
 
 
 def render_all(op) -> dict[str, str]:

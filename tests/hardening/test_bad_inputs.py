@@ -120,7 +120,8 @@ ROWS = [
     Row("tiling", "empty SoC name", Tensors(), r"soc must be one of Ascend910B2, Ascend910B3, Ascend910_93 \(got \)\.", {"soc": ""}),
     # The torch operator.
     Row("torch", "dy shape differs from x", Tensors(dy=(4, 9)), r"dy must have the shape of x \(dy \[4, 9\], x \[4, 8\]\)\."),
-    Row("torch", "gamma dtype differs from x", Tensors(gamma_dtype="float32"), r"gamma must have the dtype of x \(gamma float32, x float16\)\."),
+    Row("torch", "gamma dtype differs from x", Tensors(dtype="float32", gamma_dtype="float16"),
+        r"gamma must have the dtype of x, or be float32 \(gamma float16, x float32\)\."),
     Row("torch", "gamma not the trailing dims", Tensors(x=(4, 8, 6), rstd=(4, 8, 1)),
         r"gamma must equal the trailing 1 dims of x \(gamma \[8\], x \[4, 8, 6\]\)\."),
     Row("torch", "rstd of the wrong size", Tensors(rstd=(3, 1)), r"rstd must hold one value per row of x, shaped \[4, 1\] or \[4\] \(got \[3, 1\]\)\."),

@@ -95,8 +95,8 @@ BUGS = {
         ROWS_IN_UB, "ReduceSum(sum, values, workBuf_.Get<float>(), t_.cols);",
         "ReduceSum(sum, values, workBuf_.Get<float>(), t_.row_stride);", (8, 1001), "float32", GOLDEN),
     "vector unit reads gamma without waiting for its copy-in": Bug(
-        ROWS_IN_UB, "        CopyInPad(gammaT, gm_.gamma, t_.cols);\n        WaitFor<HardEvent::MTE2_V>(pipe_);\n",
-        "        CopyInPad(gammaT, gm_.gamma, t_.cols);\n", (8, 1000), "float16", r"core \d+: Cast: "),
+        ROWS_IN_UB, "            CopyInPad(gammaT, gm_.gamma, t_.cols);\n            WaitFor<HardEvent::MTE2_V>(pipe_);\n",
+        "            CopyInPad(gammaT, gm_.gamma, t_.cols);\n", (8, 1000), "float16", r"core \d+: Cast: "),
     "dx tile never enqueued": Bug(
         ROWS_IN_UB, "        outQueDx_.EnQue(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::DeQue: the queue is empty"),
     "dx written over x": Bug(

@@ -1,6 +1,7 @@
 """Randomized cases (hypothesis): any shape with 1-4 leading dims and a 1-3-dim gamma of 1 to 20000
 cols, every dtype and SoC, both rstd shapes, values from 1e-4 to 1e3, and every form of the operator
-(plain, gamma_offset with a gamma near 0, no gamma, dres with and without gamma), through the kernel
+(plain, gamma_offset with a gamma near 0, no gamma, dres with and without gamma, float32 gamma beside
+16-bit data), through the kernel
 on the twin (every rule check is always on) against the float64 golden by the precision standard.
 
 1000 cases by default (elements capped at 32K per case so the suite stays within the CI budget);
@@ -74,7 +75,7 @@ def cases(draw):
 
 
 # Half the cases plain, the rest spread over the other forms.
-FORMS = ("plain", "plain", "plain", "plain", "offset", "no gamma", "dres", "dres, no gamma")
+FORMS = ("plain", "plain", "plain", "plain", "offset", "no gamma", "dres", "dres, no gamma", "float32 gamma")
 
 
 def make_inputs(case):
@@ -89,6 +90,8 @@ def make_inputs(case):
     if form == "offset":  # the scale gamma + offset still in [0.5, 1.5): Gemma's w near 0
         offset = float(rng.choice([1.0, -0.5, 2.0]))
         gamma = (rng.uniform(0.5, 1.5, gamma_shape) - offset).astype(dtype)
+    if form == "float32 gamma":  # beside 16-bit data: mixed precision; beside float32 data: the plain form
+        gamma = rng.uniform(0.5, 1.5, gamma_shape).astype(np.float32)
     dres = rng.standard_normal(shape).astype(dtype) if form.startswith("dres") else None
     if form.endswith("no gamma"):
         gamma = None

@@ -145,6 +145,7 @@ class Case(NamedTuple):
     offset: float = 0.0           # gamma_offset
     dres: bool = False            # the fused add-RMSNorm form
     gamma: bool = True            # False: the form without gamma
+    gamma_fp32: bool = False      # a float32 gamma beside 16-bit data
 
 
 # Every path variant (see tests/kernel/test_exact_and_tails.py), and row groups reduced after SyncAll.
@@ -172,7 +173,11 @@ CASES = [
     Case("float16", (3, 4250), "long_rows", dres=True), Case("float32", (3, 12289), "long_rows_streamed", dres=True),
     Case("float16", (2, 65537), "long_rows_streamed", dres=True),
     Case("float16", (37, 13), "small_cols", gamma=False), Case("float32", (5, 1001), "rows_in_ub", gamma=False),
-    Case("float16", (3, 8193), "long_rows", gamma=False), Case("float32", (3, 12289), "long_rows_streamed", gamma=False),
+    Case("float16", (3, 8193), "long_rows", gamma=False), Case("float32", (3, 12289), "long_rows", gamma=False),
+    Case("float16", (37, 13), "small_cols", gamma_fp32=True), Case("bfloat16", (5, 2049), "rows_in_ub", offset=1.0, gamma_fp32=True),
+    Case("float16", (3, 8193), "long_rows", offset=1.0, gamma_fp32=True),
+    Case("float16", (2, 20001), "long_rows_streamed", offset=1.0, gamma_fp32=True),
+    Case("float16", (2, 65537), "long_rows_streamed", offset=1.0, gamma_fp32=True),
 ]
 # The paths each kernel file serves; the entry and the reduction run after several row groups.
 PATHS = {
@@ -196,7 +201,7 @@ def inputs(case: Case):
     rng = np.random.default_rng(11)
     t = DTYPES[case.dtype]
     dy, x = (rng.standard_normal(case.shape).astype(t) for _ in range(2))
-    gamma = rng.uniform(0.5, 1.5, case.shape[-1]).astype(t) if case.gamma else None
+    gamma = rng.uniform(0.5, 1.5, case.shape[-1]).astype(np.float32 if case.gamma_fp32 else t) if case.gamma else None
     rstd = (1 / np.sqrt(np.square(x.astype(np.float64)).mean(axis=1, keepdims=True) + 1e-6)).astype(np.float32)
     dres = rng.standard_normal(case.shape).astype(t) if case.dres else None
     return dy, x, rstd, gamma, dres

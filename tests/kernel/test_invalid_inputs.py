@@ -21,7 +21,7 @@ def arrays(x_shape=(4, 8), gamma_shape=(8,), rstd_shape=(4, 1), dy_shape=None,
 CASES = {
     "dy shape": (arrays(dy_shape=(4, 9)), {}, r"dy must have the shape of x \(dy \[4, 9\], x \[4, 8\]\)"),
     "dy dtype": (arrays(dy_dtype=F32), {}, r"dy must have the dtype of x \(dy float32, x float16\)"),
-    "gamma dtype": (arrays(gamma_dtype=BF16), {}, r"gamma must have the dtype of x \(gamma bfloat16"),
+    "gamma dtype": (arrays(gamma_dtype=BF16), {}, r"gamma must have the dtype of x, or be float32 \(gamma bfloat16"),
     "gamma not trailing": (arrays(x_shape=(4, 8, 6), gamma_shape=(8,), rstd_shape=(4, 8, 1)), {},
                            r"gamma must equal the trailing 1 dims of x \(gamma \[8\], x \[4, 8, 6\]\)"),
     "gamma rank = x rank": (arrays(x_shape=(4, 8), gamma_shape=(4, 8), rstd_shape=(1,)), {},

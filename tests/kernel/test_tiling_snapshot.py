@@ -7,8 +7,8 @@ above 12288 cols stream (issue 17): 356 of the 1456 cases, all 16-bit long rows 
 more (165 now stream, 132 take a 3072-col ring) and 16-bit streamed rows up to 18433 cols (55: four
 slots instead of three), and the 4 fp32 rows of 10272-10415 cols that took 1536-col chunks. The field renames of the structure
 refactor (issue 15), which changed no decision, were checked against the first recording before.
-Recorded again for the fields gamma_offset, has_gamma and has_dres (issue 16), after checking that
-all 1456 cases decided as recorded with those at gamma_offset 0, has_gamma 1 and has_dres 0."""
+Recorded again for the fields gamma_offset, gamma_bytes and has_dres (issue 16), after checking that
+all 1456 cases decided as recorded with those at gamma_offset 0, gamma_bytes sizeof(T) and has_dres 0."""
 import json
 
 import tiling_snapshot

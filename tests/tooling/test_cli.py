@@ -141,10 +141,13 @@ def test_malformed_case_json_is_one_sentence(capsys, tmp_path):
     (["--no-gamma", "--gamma-dims", "2", "--shape", "3,5,40"], {"gamma_offset": 0.0}, False),
     (["--residual", "--dtype", "bf16", "--offset", "0.5"], {"gamma_offset": 0.5}, True),
     (["--residual", "--no-gamma", "--shape", "3,9000"], {"gamma_offset": 0.0}, False),
+    (["--gamma-dtype", "fp32", "--dtype", "bf16", "--shape", "3,9000"], {"gamma_offset": 0.0}, True),
 ])
 def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path, argv, attrs, has_gamma):
     code, report = run_json(capsys, "golden", "--shape", "6,300", *argv, "--save-dir", str(tmp_path / "s"))
     assert code == 0 and report["passed"] and report["attrs"] == attrs
+    assert report["dtypes"].get("gamma") == ("float32" if "--gamma-dtype" in argv else report["dtypes"]["x"]
+                                             if has_gamma else None)
     assert ("gamma" in report["shapes"]) == has_gamma and (report["shapes"]["dgamma"] == [0]) != has_gamma
     case = json.loads((tmp_path / "s" / "case.json").read_text())
     assert case["attrs"] == attrs and (tmp_path / "s" / "input" / "gamma.bin").exists() == has_gamma
@@ -156,6 +159,9 @@ def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path,
 @pytest.mark.parametrize("argv,message", [
     (["--no-gamma", "--offset", "0.5"], "Error: gamma_offset must be 0 without gamma (got 0.5)."),
     (["--offset", "inf"], "Error: Invalid value for '--offset': gamma_offset must be finite in float32 (got inf)."),
+    (["--dtype", "fp32", "--gamma-dtype", "bf16"],
+     "Error: gamma must have the dtype of x, or be float32 (gamma bfloat16, x float32)."),
+    (["--no-gamma", "--gamma-dtype", "fp32"], "Error: --gamma-dtype needs a gamma: drop it or --no-gamma"),
 ])
 def test_golden_form_refusals_are_one_sentence(capsys, argv, message):
     assert main(["golden", "--shape", "4,64", *argv]) == 2

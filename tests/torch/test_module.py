@@ -54,12 +54,24 @@ def test_grads_meet_the_precision_standard(rng, dtype, normalized_shape):
     assert_precise(norm.weight.grad, ref_dgamma, what="dgamma", round_golden=dtype != torch.float32)
 
 
-def test_mixed_precision_fp32_gamma_with_bf16_x(rng):
+def test_mixed_precision_fp32_gamma_with_bf16_x(rng, monkeypatch):
+    """fp32 master weights: the kernel gets dy and x in bf16 and gamma in float32 (nothing upcast)."""
+    import importlib
+
+    simulate_module = importlib.import_module("rmsnorm_backward.simulate")
+    seen, real = [], simulate_module.simulate
+
+    def spy(dy, x, rstd, gamma, dres=None, **options):
+        seen.append((dy.dtype.name, x.dtype.name, gamma.dtype.name))
+        return real(dy, x, rstd, gamma, dres, **options)
+
+    monkeypatch.setattr(simulate_module, "simulate", spy)
     gamma = randn(rng, (96,)).requires_grad_()
     x = randn(rng, (7, 96), torch.bfloat16).requires_grad_()
     dy = randn(rng, x.shape, torch.bfloat16)
     y = rms_norm(x, gamma)
     y.backward(dy)
+    assert seen == [("bfloat16", "bfloat16", "float32")]
     ref_dx, ref_dgamma = reference_grads(x, gamma, dy)
     assert y.dtype == torch.bfloat16 and x.grad.dtype == torch.bfloat16 and gamma.grad.dtype == torch.float32
     assert_precise(x.grad, ref_dx, what="dx")

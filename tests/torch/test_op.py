@@ -71,7 +71,7 @@ BAD = [
     ("rstd", lambda dy, x, rstd, gamma: (dy, x, rstd[:-1], gamma)),
     ("rstd", lambda dy, x, rstd, gamma: (dy, x, rstd.half(), gamma)),
     ("dy", lambda dy, x, rstd, gamma: (dy.float(), x, rstd, gamma)),
-    ("gamma", lambda dy, x, rstd, gamma: (dy, x, rstd, gamma.float())),
+    ("gamma", lambda dy, x, rstd, gamma: (dy, x, rstd, gamma.bfloat16())),  # neither x's dtype nor float32
     ("x", lambda dy, x, rstd, gamma: (dy.double(), x.double(), rstd, gamma.double())),
 ]
 

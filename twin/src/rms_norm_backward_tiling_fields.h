@@ -29,7 +29,7 @@ inline pybind11::dict RmsNormBackwardTilingDataFields(const RmsNormBackwardTilin
     d["reduce_chunk"] = t.reduce_chunk;
     d["inv_cols"] = t.inv_cols;
     d["gamma_offset"] = t.gamma_offset;
-    d["has_gamma"] = t.has_gamma;
+    d["gamma_bytes"] = t.gamma_bytes;
     d["has_dres"] = t.has_dres;
     return d;
 }

@@ -31,7 +31,7 @@ from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progres
 EPS = 1e-6  # of the forward pass that produced rstd
 CASE_FILE = "case.json"
 # Options that describe the inputs: a sample directory's case.json does that instead.
-CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "seed", "offset", "no_gamma", "residual")
+CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "gamma_dtype", "seed", "offset", "no_gamma", "residual")
 
 
 def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
@@ -48,7 +48,7 @@ def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
 
 
 def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str, offset: float = 0.0,
-                      no_gamma: bool = False, residual: bool = False) -> dict:
+                      no_gamma: bool = False, residual: bool = False, gamma_dtype: str | None = None) -> dict:
     """The case the options describe; without gamma it has no gamma tensor and dgamma is empty; with
     residual it has dres (x's shape and dtype)."""
     if not k < len(shape):
@@ -58,6 +58,8 @@ def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: st
     shapes = {"dy": shape, "x": shape, "rstd": rstd, "gamma": shape[-k:], "dres": shape, "dx": shape,
               "dgamma": shape[-k:]}
     dtypes = _dtypes_for(op_def.dtype_of(dtype).name)
+    if gamma_dtype is not None:  # the tiling's rule decides whether the operator takes it
+        dtypes["gamma"] = op_def.dtype_of(gamma_dtype).name
     if no_gamma:
         del shapes["gamma"], dtypes["gamma"]
         shapes["dgamma"] = (0,)
@@ -202,6 +204,8 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
               help="shape rstd x.shape[:-k] instead of x.shape[:-k] + (1,)*k (the operator text's form)")
 @click.option("--dtype", type=click.Choice([d.short for d in op_def.load().type_values]), default="fp32",
               show_default=True, help="dtype of dy, x, gamma and dx")
+@click.option("--gamma-dtype", type=click.Choice([d.short for d in op_def.load().type_values]), default=None,
+              help="dtype of gamma (default: --dtype's); fp32 beside fp16/bf16 is mixed precision (fp32 master weights)")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the random inputs")
 @click.option("--residual", is_flag=True,
               help="the fused add-RMSNorm backward: a random dres (the residual stream's gradient) is added to dx")
@@ -219,16 +223,18 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
               help="write inputs, golden and outputs to the new directory D")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.pass_context
-def command(ctx, shape, gamma_dims, rstd_flat, dtype, seed, residual, no_gamma, offset, soc, backend, from_dir, save_dir, as_json) -> int:
+def command(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc, backend, from_dir, save_dir, as_json) -> int:
     if from_dir is not None:
         given = [f"--{n.replace('_', '-')}" for n in CASE_OPTIONS
                  if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
         if given:
             raise click.UsageError(f"--from-dir takes the case from its {CASE_FILE}: drop {', '.join(given)}")
     else:
+        if no_gamma and gamma_dtype is not None:
+            raise click.UsageError("--gamma-dtype needs a gamma: drop it or --no-gamma")
         try:
             case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset),
-                                     no_gamma, residual)
+                                     no_gamma, residual, gamma_dtype)
         except InvalidInputError as e:
             raise click.BadParameter(str(e), param_hint="'--offset'") from None
         preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any array is made

@@ -67,13 +67,22 @@ def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Te
     _tiling_rules(shapes, {n: t.dtype for n, t in tensors.items()}, gamma_offset)
 
 
+def backward_dtypes(x_dtype: torch.dtype, gamma_dtype: torch.dtype) -> tuple[torch.dtype, torch.dtype]:
+    """The dtypes the backward hands the operator (dy, x and dres; gamma): x's and gamma's as they
+    are where the operator takes them (gamma of x's dtype, or a float32 gamma beside 16-bit x: fp32
+    master weights), else both the wider one (a 16-bit gamma beside a float32 x)."""
+    if gamma_dtype in (x_dtype, torch.float32):
+        return x_dtype, gamma_dtype
+    wide = torch.promote_types(x_dtype, gamma_dtype)
+    return wide, wide
+
+
 def check_forward(x: torch.Tensor, gamma: torch.Tensor | None, offset=0.0, ndim: int = 0) -> None:
     """Will the backward of rms_norm(x, gamma) be accepted? Checked before the forward runs.
 
     The backward runs the operator on dy shaped like x, rstd shaped x.shape[:-k] + (1,) * k
-    (k = gamma.ndim, or `ndim` without gamma), all in the wider dtype of x and gamma. x and gamma may
-    differ in dtype here, each being one of the operator's; the shapes then go to the tiling once, in
-    the wider dtype.
+    (k = gamma.ndim, or `ndim` without gamma), in backward_dtypes(x.dtype, gamma.dtype). x and gamma
+    may differ in dtype here, each being one of the operator's; the shapes then go to the tiling once.
     """
     check_devices(x=x, gamma=gamma)
     check_offset(offset, "offset")
@@ -88,6 +97,6 @@ def check_forward(x: torch.Tensor, gamma: torch.Tensor | None, offset=0.0, ndim:
         return
     k = min(len(gamma_shape) if gamma is not None else ndim, len(x_shape))
     shapes = {"dy": x_shape, "x": x_shape, "rstd": x_shape[:len(x_shape) - k] + (1,) * k, "gamma": gamma_shape}
-    wide = x.dtype if gamma is None else torch.promote_types(x.dtype, gamma.dtype)
-    _tiling_rules(shapes, {"dy": wide, "x": wide, "rstd": torch.float32, "gamma": None if gamma is None else wide},
+    data, scale = (x.dtype, None) if gamma is None else backward_dtypes(x.dtype, gamma.dtype)
+    _tiling_rules(shapes, {"dy": data, "x": data, "rstd": torch.float32, "gamma": scale},
                   0.0 if isinstance(offset, torch.SymFloat) else offset)

@@ -8,10 +8,11 @@ The forward runs in fp32 torch ops (torch_npu.npu_rms_norm on an NPU, when gamma
 offset is 0) and
 returns y in x's dtype with rstd in fp32, shaped x.shape[:-k] + (1,) * k, k = gamma.ndim. Being an
 operator with a fake implementation, it checks its inputs by the C++ rules in eager mode and while
-torch.compile traces, gradients wanted or not. The backward runs rms_norm_backward in one dtype for
-dy, x and gamma, as the kernel requires: the wider of x's and gamma's, so a fp32 gamma next to a bf16
-x (mixed precision) loses nothing; dx and dgamma are then rounded to the dtypes of x and gamma. (A grad
-passed in another dtype arrives already cast to y's dtype, x's: autograd does that.)
+torch.compile traces, gradients wanted or not. The backward runs rms_norm_backward on dy and x in
+x's dtype and gamma in its own where the operator takes them: gamma of x's dtype, or a float32 gamma
+beside a 16-bit x (fp32 master weights: the kernel reads it as float32, dy and x stay 16-bit). A
+16-bit gamma beside a float32 x runs all in float32. dx and dgamma are then given the dtypes of x and
+gamma. (A grad passed in another dtype arrives already cast to y's dtype, x's: autograd does that.)
 
 Autocast: torch 2.13 puts aten::rms_norm on its float32 list (AT_FORALL_FP32, registered for CUDA;
 CPU has no rule for it). Both operators here take that rule on CPU (and on the NPU when torch_npu is
@@ -78,8 +79,8 @@ def _backward(ctx, dy, _drstd):
     if gamma is None:  # the operator without gamma: no dgamma is computed
         dx, _ = rms_norm_backward(dy.to(x.dtype), x, rstd, None)
         return dx, None, None, None, None
-    dtype = torch.promote_types(x.dtype, gamma.dtype)
-    dx, dgamma = rms_norm_backward(dy.to(dtype), x.to(dtype), rstd, gamma.to(dtype), gamma_offset=ctx.offset)
+    data, scale = _validate.backward_dtypes(x.dtype, gamma.dtype)
+    dx, dgamma = rms_norm_backward(dy.to(data), x.to(data), rstd, gamma.to(scale), gamma_offset=ctx.offset)
     return dx.to(x.dtype), dgamma.to(gamma.dtype), None, None, None
 
 

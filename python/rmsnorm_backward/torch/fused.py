@@ -57,10 +57,10 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, dy, ds, _drstd):
     s, rstd, gamma = ctx.saved_tensors
-    dtype = torch.promote_types(s.dtype, gamma.dtype)
+    data, scale = _validate.backward_dtypes(s.dtype, gamma.dtype)
     dy = torch.zeros_like(s) if dy is None else dy
-    dres = None if ds is None else ds.to(dtype)  # s unused downstream: the plain backward
-    dx, dgamma = rms_norm_backward(dy.to(dtype), s.to(dtype), rstd, gamma.to(dtype), dres, gamma_offset=ctx.offset)
+    dres = None if ds is None else ds.to(data)  # s unused downstream: the plain backward
+    dx, dgamma = rms_norm_backward(dy.to(data), s.to(data), rstd, gamma.to(scale), dres, gamma_offset=ctx.offset)
     dx = dx.to(s.dtype)
     return dx, dx, dgamma.to(gamma.dtype), None, None
 
