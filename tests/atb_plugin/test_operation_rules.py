@@ -128,8 +128,8 @@ GOOD = inputs((4, 8), (8,), (4, 1), "float16")
     (f"check {GOOD} {tensor('dx', 'float16', (4, 8), 'NCHW')} {tensor('dgamma', 'float32', (8,))}",
      "format dx must have format ND (got NCHW)."),
     # An input's rule comes first, whatever the outputs are.
-    (f"check {inputs((4, 8), (8,), (4, 1), 'float16', gamma_dtype='float32')} {outputs((1,), (1,), 'int8')}",
-     "dtype gamma must have the dtype of x (gamma float32, x float16)."),
+    (f"check {inputs((4, 8), (8,), (4, 1), 'float16', gamma_dtype='bfloat16')} {outputs((1,), (1,), 'int8')}",
+     "dtype gamma must have the dtype of x, or be float32 (gamma bfloat16, x float16)."),
 ], ids=["3 inputs", "5 inputs", "1 output", "dx shape", "dgamma shape", "dx dtype", "dx format", "input first"])
 def test_what_only_atb_asks(rules, line, answer):
     assert rules(line) == [answer]
