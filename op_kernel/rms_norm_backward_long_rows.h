@@ -111,7 +111,7 @@ private:
         } else if (hasGamma_) {
             CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
         }
-        if ((kIsFloat<T> || WideGamma<T>()) && hasGamma_ && t_.gamma_offset != 0.0f) {
+        if (GammaIsFloat() && t_.gamma_offset != 0.0f) {
             WaitFor<HardEvent::MTE2_V>(pipe_);
             AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
         }
@@ -133,7 +133,7 @@ private:
             for (uint64_t row = group.begin; row < group.end; ++row) {
                 // The row's first dres chunk (read in pass 2, the next one a chunk ahead) goes before the
                 // next row's copies, so it lands while pass 1 runs.
-                if (t_.has_dres != 0) {
+                if (hasDres_) {
                     CopyInDres(row, 0);
                 }
                 if (store == LongRowsStore::kRowBuffers && row + ahead < group.end) {
@@ -311,7 +311,7 @@ private:
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             const Chunk c = LoadChunk<store>(rowView, chunk, false);
-            if (t_.has_dres != 0 && chunk + 1 < chunks) {
+            if (hasDres_ && chunk + 1 < chunks) {
                 CopyInDres(row, chunk + 1);
             }
             const LocalTensor<float> g = a;
@@ -351,7 +351,7 @@ private:
     // is done with.
     __aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<float> &g, float rstd, uint32_t count)
     {
-        if (t_.has_dres == 0) {
+        if (!hasDres_) {
             if constexpr (kIsFloat<T>) {
                 Muls(dx, g, rstd, count);
             } else {

@@ -84,7 +84,7 @@ public:
             } else {
                 CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
             }
-            if ((kIsFloat<T> || WideGamma<T>()) && t_.gamma_offset != 0.0f) {  // fp32 gamma held whole: once
+            if (GammaIsFloat() && t_.gamma_offset != 0.0f) {  // fp32 gamma held whole: once
                 WaitFor<HardEvent::MTE2_V>(pipe_);
                 AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
             }
@@ -193,7 +193,7 @@ private:
     // chunks are freed, and their slot refilled, by ReleaseScale once the vector unit has read them.
     __aicore__ inline LocalTensor<float> TakeScale(uint32_t chunk, uint32_t count)
     {
-        if (kIsFloat<T> || WideGamma<T>()) {
+        if (GammaIsFloat()) {
             if (t_.gamma_slots == 0) {
                 return gammaBuf_.Get<float>()[chunk * C_];
             }
@@ -211,7 +211,7 @@ private:
         if (t_.gamma_slots == 0) {
             return;
         }
-        if (kIsFloat<T> || WideGamma<T>()) {
+        if (GammaIsFloat()) {
             inQueGamma_.FreeTensor(takenF32_);
         } else {
             inQueGamma_.FreeTensor(takenT_);
@@ -273,7 +273,7 @@ private:
         CopyIn(false);
         if (chunk + 1 == chunks_) {
             RowScale(rstd);
-            if (t_.has_dres != 0) {  // the row's pass 2 comes next: its first dres chunk
+            if (hasDres_) {  // the row's pass 2 comes next: its first dres chunk
                 CopyInDres(row, 0);
             }
         }
@@ -292,7 +292,7 @@ private:
         }
         AddScaled(g, AsFloat(kWideX, slot[C_], n), n);
         Muls(g, g, rstd, n);
-        if (t_.has_dres != 0) {
+        if (hasDres_) {
             AddDres(g, row, chunk, n);
         }
         if constexpr (!kIsFloat<T>) {

@@ -15,14 +15,18 @@ protected:
         t_ = tiling;
         pipe_ = pipe;
         hasGamma_ = t_.gamma_bytes != 0;
+        hasDres_ = t_.has_dres != 0;
         gm.Init(args, t_);
     }
 
+    // gamma is held in fp32 as it is loaded (fp32 data, or a float32 gamma beside 16-bit data): it
+    // takes its offset once and is never widened.
+    __aicore__ inline bool GammaIsFloat() const { return t_.gamma_bytes == sizeof(float); }
     // gamma is float32 beside 16-bit data: read as it is (never narrowed), no widening.
     template <typename T>
     __aicore__ inline bool WideGamma() const
     {
-        return !kIsFloat<T> && t_.gamma_bytes == sizeof(float);
+        return !kIsFloat<T> && GammaIsFloat();
     }
 
     // The core's groups: b, b + blockNum, ... (see GroupRows).
@@ -50,6 +54,7 @@ protected:
     RmsNormBackwardTilingData t_;
     TPipe *pipe_ = nullptr;
     bool hasGamma_ = true;  // false: the scale is 1 and there is no dgamma to sum
+    bool hasDres_ = false;  // dres is added to dx (the fused add-RMSNorm backward)
 };
 
 }  // namespace rms_norm_backward_impl

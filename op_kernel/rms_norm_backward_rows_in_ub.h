@@ -114,7 +114,7 @@ private:
         inQueDy_.EnQue(dyT);
         inQueX_.EnQue(xT);
         inQueRstd_.EnQue(rstd);
-        if (t_.has_dres != 0) {
+        if (hasDres_) {
             LocalTensor<T> dresT = inQueDres_.AllocTensor<T>();
             CopyInRows(dresT, gm_.dres[row * t_.cols], n, t_.cols);
             inQueDres_.EnQue(dresT);
@@ -129,9 +129,8 @@ private:
         LocalTensor<T> xT = inQueX_.DeQue<T>();
         LocalTensor<float> rstd = inQueRstd_.DeQue<float>();
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
-        const bool hasDres = t_.has_dres != 0;
         LocalTensor<T> dresT;
-        if (hasDres) {
+        if (hasDres_) {
             dresT = inQueDres_.DeQue<T>();
         }
         const uint32_t cols = t_.cols;
@@ -164,7 +163,7 @@ private:
             }
             // dx = rstd*g (+ dres, added in fp32: 16-bit dres is widened into dy's buffer, free now)
             if constexpr (kIsFloat<T>) {
-                if (hasDres) {
+                if (hasDres_) {
                     Muls(g_, g_, rstdRow, cols);
                     Add(dxT[r * t_.row_stride], g_, dresT[r * t_.row_stride], cols);
                 } else {
@@ -172,7 +171,7 @@ private:
                 }
             } else {
                 Muls(g_, g_, rstdRow, cols);
-                if (hasDres) {
+                if (hasDres_) {
                     Widen(dy, dresT[r * t_.row_stride], cols);
                     Add(g_, g_, dy, cols);
                 }
@@ -180,7 +179,7 @@ private:
             }
         }
         outQueDx_.EnQue(dxT);
-        if (hasDres) {
+        if (hasDres_) {
             inQueDres_.FreeTensor(dresT);
         }
         inQueDy_.FreeTensor(dyT);

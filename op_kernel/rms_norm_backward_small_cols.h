@@ -188,7 +188,7 @@ private:
         CopyInPacked(xT, gm_.x[row * t_.cols], n);
         inQueDy_.EnQue(dyT);
         inQueX_.EnQue(xT);
-        if (t_.has_dres != 0) {
+        if (hasDres_) {
             LocalTensor<T> dresT = inQueDres_.AllocTensor<T>();
             CopyInPacked(dresT, gm_.dres[row * t_.cols], n);
             inQueDres_.EnQue(dresT);
@@ -333,15 +333,14 @@ private:
         Mul(sums, sums, rk, int32_t(n));
         PerRow(cRow, sums, n);
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
-        const bool hasDres = t_.has_dres != 0;
         LocalTensor<T> dresT;
-        if (hasDres) {
+        if (hasDres_) {
             dresT = inQueDres_.DeQue<T>();
         }
         if constexpr (kIsFloat<T>) {
             MulRows<false>(dxT, xhat, cRow, n);
             MulRows<true>(dxT, scaled, rstdRow, n);
-            if (hasDres) {
+            if (hasDres_) {
                 Add(dxT, dxT, dresT, int32_t(lanes));
             }
             if (!hasGamma_) {  // dy's slot held g
@@ -350,13 +349,13 @@ private:
         } else {
             MulRows<false>(a, xhat, cRow, n);
             MulRows<true>(a, scaled, rstdRow, n);
-            if (hasDres) {  // added in fp32, widened into xhat (read for the last time above)
+            if (hasDres_) {  // added in fp32, widened into xhat (read for the last time above)
                 Widen(xhat, dresT, lanes);
                 Add(a, a, xhat, int32_t(lanes));
             }
             Narrow(dxT, a, lanes);
         }
-        if (hasDres) {
+        if (hasDres_) {
             inQueDres_.FreeTensor(dresT);
         }
         outQueDx_.EnQue(dxT);
