@@ -23,10 +23,7 @@ from .errors import InvalidInputError
 
 
 def row_layout(dy, x, rstd, gamma) -> tuple[int, int]:
-    """(rows, cols) of a valid input set; InvalidInputError naming the tensor and rule otherwise.
-    Without gamma (None) the row is x's trailing dims that rstd does not have (the smallest k)."""
-    if gamma is None:
-        gamma = np.empty(_row_without_gamma(x.shape, rstd.shape))
+    """(rows, cols) of a valid input set; InvalidInputError naming the tensor and rule otherwise."""
     k = gamma.ndim
     if not 1 <= k < x.ndim:
         raise InvalidInputError(
@@ -44,6 +41,7 @@ def row_layout(dy, x, rstd, gamma) -> tuple[int, int]:
 
 
 def _row_without_gamma(x_shape, rstd_shape) -> tuple[int, ...]:
+    """Without gamma the row is x's trailing dims that rstd does not have (the smallest such k)."""
     x_shape, rstd_shape = tuple(x_shape), tuple(rstd_shape)
     for k in range(1, len(x_shape)):
         if rstd_shape in (x_shape[:-k], x_shape[:-k] + (1,) * k):
