@@ -100,6 +100,8 @@ public:
             groupEnd_ = group.end;
             const Step first{group.begin, 1, 0};
             slotFill_ = gammaFill_ = first;
+            dresFill_ = Step{group.begin, 2, 0};
+            dresPending_ = dresQueued_ = 0;
             for (uint32_t i = 0; i < t_.stream_slots; ++i) {
                 CopyIn(groupIdx != FirstGroup());  // the core's earlier group wrote dx from these slots
             }
@@ -168,6 +170,10 @@ private:
         CopyInPad(slot, gm_.dy[at], Count(s.chunk));
         CopyInPad(slot[C_], gm_.x[at], Count(s.chunk));
         inQueSlot_.EnQue(slot);
+        if (hasDres_ && s.pass == 2) {
+            ++dresPending_;
+            TopUpDres();
+        }
     }
     __aicore__ inline void CopyInGamma()
     {
@@ -189,8 +195,10 @@ private:
 
     // The scale gamma + gamma_offset of chunk `chunk` in fp32, until ReleaseScale: fp32 gamma held
     // whole (float32 beside 16-bit data too) got its offset when it was loaded; a streamed float32
-    // chunk takes it in its slot, a 16-bit one after its widening into scratch kWideGamma. Streamed
-    // chunks are freed, and their slot refilled, by ReleaseScale once the vector unit has read them.
+    // chunk takes it in its slot, a 16-bit one after its widening into scratch kWideGamma, which a
+    // 16-bit gamma held whole keeps for the next step: P2(r, c) is followed by P1(r + 1, c), so each
+    // chunk is widened once per row, not twice. Streamed chunks are freed, and their slot refilled, by
+    // ReleaseScale once the vector unit has read them.
     __aicore__ inline LocalTensor<float> TakeScale(uint32_t chunk, uint32_t count)
     {
         if (GammaIsFloat()) {
@@ -201,9 +209,13 @@ private:
             AddGammaOffset(takenF32_, t_.gamma_offset, count);
             return takenF32_;
         }
+        if (t_.gamma_slots == 0 && chunk == wideGammaChunk_) {  // P1(r + 1, c) right after P2(r, c)
+            return wideBuf_.Get<float>()[kWideGamma * C_];
+        }
         takenT_ = t_.gamma_slots == 0 ? gammaBuf_.Get<T>()[chunk * C_] : inQueGamma_.DeQue<T>();
         const LocalTensor<float> scale = AsFloat(kWideGamma, takenT_, count);
         AddGammaOffset(scale, t_.gamma_offset, count);
+        wideGammaChunk_ = chunk;
         return scale;
     }
     __aicore__ inline void ReleaseScale()
@@ -247,8 +259,10 @@ private:
     // With xhat = x*rstd, the row's rstd moves out of the lanes (as on the long-rows path):
     // dy*xhat = rstd*(dy*x) and sum(g*xhat) = rstd*sum(gamma*(dy*x)), so pass 1 needs no xhat and
     // pass 2 computes dx = rstd*(dy*gamma + coef*x) with coef = -rstd^2*sum(gamma*dy*x)/cols.
-    // Per chunk of 16-bit data: pass 1 issues 5 vector instructions and a MulAddDst per sum_cols lanes,
-    // pass 2 issues 7 (fp32: 2 and the MulAddDsts, then 3); 14 in all for two row-sum pieces, once 16.
+    // Per chunk of 16-bit data: pass 1 issues 4 vector instructions (gamma stays widened from the pass 2
+    // step before it) and a MulAddDst per sum_cols lanes, pass 2 issues 7 (fp32: 2 and the MulAddDsts,
+    // then 3); 13 in all for two row-sum pieces, once 16. With dres, pass 2 widens it and folds rstd in
+    // by one Axpy: 8 (fp32: 4).
 
     // Pass 1 of the chunk: dgamma += rstd*(dy*x), sum += gamma*(dy*x) (lane-wise); after the row's last
     // chunk, the row's coef. The slot is free again at once.
@@ -273,9 +287,6 @@ private:
         CopyIn(false);
         if (chunk + 1 == chunks_) {
             RowScale(rstd);
-            if (hasDres_) {  // the row's pass 2 comes next: its first dres chunk
-                CopyInDres(row, 0);
-            }
         }
     }
 
@@ -291,28 +302,48 @@ private:
             ReleaseScale();
         }
         AddScaled(g, AsFloat(kWideX, slot[C_], n), n);
-        Muls(g, g, rstd, n);
         if (hasDres_) {
-            AddDres(g, row, chunk, n);
-        }
-        if constexpr (!kIsFloat<T>) {
-            Narrow(slot, g, n);
+            AddScaledDres(slot, g, rstd, n);
+        } else {
+            Muls(g, g, rstd, n);
+            if constexpr (!kIsFloat<T>) {
+                Narrow(slot, g, n);
+            }
         }
         CopyOut(row * t_.cols + chunk * C_, slot, n);
         inQueSlot_.FreeTensor(slot);
         CopyIn(true);
     }
 
-    // g += the chunk's dres, in fp32 (16-bit dres widened into x's scratch, free now); the next chunk's
-    // dres is queued first, so two are in flight at most.
-    __aicore__ inline void AddDres(const LocalTensor<float> &g, uint64_t row, uint32_t chunk, uint32_t count)
+    // dx = rstd*g + the chunk's dres in fp32, into the slot: 16-bit dres widened into x's scratch (free
+    // now) takes rstd*g in one Axpy before the rounding.
+    __aicore__ inline void AddScaledDres(const LocalTensor<T> &slot, const LocalTensor<float> &g, float rstd,
+                                         uint32_t count)
     {
-        if (chunk + 1 < chunks_) {
-            CopyInDres(row, chunk + 1);
-        }
         LocalTensor<T> dres = inQueDres_.DeQue<T>();
-        Add(g, g, AsFloat(kWideX, dres, count), count);
+        if constexpr (kIsFloat<T>) {
+            Muls(g, g, rstd, count);
+            Add(g, g, dres, count);
+        } else {
+            const LocalTensor<float> sum = AsFloat(kWideX, dres, count);
+            Axpy(sum, g, rstd, count);
+            Narrow(slot, sum, count);
+        }
         inQueDres_.FreeTensor(dres);
+        --dresQueued_;
+        TopUpDres();
+    }
+
+    // dres follows the pass-2 steps whose slots have been filled, as far as its buffers allow: a chunk's
+    // copy goes out right behind its slot's (not behind the slots filled after it), so it lands in time.
+    __aicore__ inline void TopUpDres()
+    {
+        for (; dresPending_ > 0 && dresQueued_ < kDoubleBuffer; --dresPending_, ++dresQueued_) {
+            CopyInDres(dresFill_.row, dresFill_.chunk);
+            do {
+                dresFill_ = Next(dresFill_);
+            } while (dresFill_.row < groupEnd_ && dresFill_.pass != 2);
+        }
     }
     __aicore__ inline void CopyInDres(uint64_t row, uint32_t chunk)
     {
@@ -421,7 +452,11 @@ private:
     uint32_t C_ = 0, chunks_ = 0;
     RstdBatches rstdBatches_;
     uint64_t groupBegin_ = 0, groupEnd_ = 0;
-    Step slotFill_{}, gammaFill_{};  // the step each queue loads next
+    Step slotFill_{}, gammaFill_{}, dresFill_{};  // the step each queue loads next (dres: pass-2 steps)
+    uint32_t dresPending_ = 0;  // pass-2 steps whose slot is filled and whose dres is not yet queued
+    uint32_t dresQueued_ = 0;   // dres chunks queued and not yet freed
+    static constexpr uint32_t kNoChunk = 0xFFFFFFFFu;
+    uint32_t wideGammaChunk_ = kNoChunk;  // the 16-bit gamma chunk scratch kWideGamma holds widened
     LocalTensor<T> takenT_;          // the gamma chunk TakeScale took from its slot (16-bit gamma)
     LocalTensor<float> takenF32_;    // (float32 gamma)
     float rstd_[kRowsInFlight] = {};  // by row parity
