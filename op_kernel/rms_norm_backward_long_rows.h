@@ -347,8 +347,8 @@ private:
         }
     }
 
-    // dx = rstd*g, plus the chunk's dres (dequeued here) added in fp32: widened into b, which pass 2
-    // is done with.
+    // dx = rstd*g, plus the chunk's dres (dequeued here) added in fp32: 16-bit dres widened into b,
+    // which pass 2 is done with, takes rstd*g in one Axpy.
     __aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<float> &g, float rstd, uint32_t count)
     {
         if (!hasDres_) {
@@ -361,14 +361,14 @@ private:
             return;
         }
         LocalTensor<T> dres = inQueDres_.DeQue<T>();
-        Muls(g, g, rstd, count);
         if constexpr (kIsFloat<T>) {
+            Muls(g, g, rstd, count);
             Add(dx, g, dres, count);
         } else {
             const LocalTensor<float> b = bBuf_.Get<float>();
             Widen(b, dres, count);
-            Add(g, g, b, count);
-            Narrow(dx, g, count);
+            Axpy(b, g, rstd, count);
+            Narrow(dx, b, count);
         }
         inQueDres_.FreeTensor(dres);
     }

@@ -17,6 +17,7 @@ struct LongRowsLayoutChoice {
     bool dx_queue;         // dx leaves through its own queue; false: written over dy's ring slot
     uint32_t sum_cols;     // lanes of the row-sum accumulator; 0 = one Mul and ReduceSum per chunk
     uint32_t spare_slots;  // ring slots beyond the row's chunks
+    bool whole_chunks;     // only for rows of whole chunks (a short last chunk costs a chunk's issues)
 };
 
 // Best first. The ring with dx over dy's slot and two spare slots leads: the vector unit never waits
@@ -31,20 +32,24 @@ struct LongRowsLayoutChoice {
 // chunks stay longer. Modelled, 4096 rows of fp16: 9500 cols 173.7 us in 2048-col row buffers, 198.2
 // in a 4096-col ring without spare slots, 161.2 in a 3072-col ring with two; 14000 cols 277.7 us in
 // 2048-col chunks against 234.5 streamed; 16384 cols (1856-col chunks) 337.8 against 277.4.
+// A 3072-col ring without the lane-wise sum leaves dres's queue room for 16-bit rows of 12288 cols:
+// 272.0 us with dres against 296.7 streamed; a row with a short last chunk streams faster (12289
+// cols without dres: 226.1 us in that ring against 206.7 streamed).
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
-    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots
-    {1, 4096, false, 4096, 2},
-    {kMaxRowBuffers, 4096, true, 4096, 0},
-    {2, 4096, true, 4096, 0},
-    {2, 2048, true, 2048, 0},
-    {1, 4096, true, 4096, 0},
-    {1, 3072, false, 3072, 2},
-    {1, 2048, false, 0, 2},
-    {1, 3072, true, 3072, 1},
-    {1, 3072, true, 3072, 0},
-    {1, 2048, true, 2048, 0},
-    {1, 2048, false, 2048, 0},
-    {1, 2048, false, 1024, 0},
+    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks
+    {1, 4096, false, 4096, 2, false},
+    {kMaxRowBuffers, 4096, true, 4096, 0, false},
+    {2, 4096, true, 4096, 0, false},
+    {2, 2048, true, 2048, 0, false},
+    {1, 4096, true, 4096, 0, false},
+    {1, 3072, false, 3072, 2, false},
+    {1, 3072, false, 0, 2, true},
+    {1, 2048, false, 0, 2, false},
+    {1, 3072, true, 3072, 1, false},
+    {1, 3072, true, 3072, 0, false},
+    {1, 2048, true, 2048, 0, false},
+    {1, 2048, false, 2048, 0, false},
+    {1, 2048, false, 1024, 0, false},
 };
 
 // Row buffers are the buffers of two VECIN queues, each queued or freed one holding an event id of
@@ -60,6 +65,9 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
     if (shape.elem_bytes < sizeof(float) &&
         (c.chunk_cols < kMin16BitChunkCols || (c.row_buffers == 1 && c.spare_slots < kMin16BitSpareSlots))) {
+        return false;
+    }
+    if (c.whole_chunks && shape.cols % c.chunk_cols != 0) {
         return false;
     }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||

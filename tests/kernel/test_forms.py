@@ -144,7 +144,8 @@ def test_dres_reaches_every_path_and_store():
 # Shapes that take the long-rows layouts with dres that LAYOUT_CASES no longer reach with it.
 DRES_EXTRA_CASES = [("long_rows", "float32", (3, 4000)),    # row buffers
                     ("long_rows", "float32", (3, 7250)),    # a ring with a dx queue
-                    ("long_rows", "float16", (3, 4250))]    # a ring, dx over dy
+                    ("long_rows", "float16", (3, 4250)),    # a ring, dx over dy
+                    ("long_rows", "bfloat16", (3, 12288))]  # a ring of whole chunks, the row sum per chunk
 
 
 @pytest.mark.parametrize("path,dtype,shape", DRES_EXTRA_CASES)
