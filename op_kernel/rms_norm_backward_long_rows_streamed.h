@@ -14,7 +14,8 @@
 // slots it holds are missing from the stream.
 // gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
 // accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
-// read-modified-written per row in the group's GM partial (rows of about 10^6 cols).
+// read-modified-written per row in the group's GM partial (rows of about 10^6 cols:
+// rms_norm_backward_streamed_partial.h).
 //
 // UB budget: Streamed in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick chunks and slots); tests/kernel/test_ub_budget.py checks this table against both.
@@ -36,6 +37,7 @@
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
+#include "rms_norm_backward_streamed_partial.h"
 
 namespace rms_norm_backward_impl {
 
@@ -68,8 +70,7 @@ public:
         pipe_->InitBuffer(coefBuf_, kRepeatBytes);
         rstdBatches_.Init(pipe_, gm_.rstd);
         if (layout.partialBytes > 0) {
-            pipe_->InitBuffer(inQuePartial_, kDoubleBuffer, layout.partialBytes);
-            pipe_->InitBuffer(outQuePartial_, kDoubleBuffer, layout.partialBytes);
+            partial_.Init(pipe_, layout.partialBytes);
         }
         if (layout.dresBytes > 0) {
             pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.dresBytes);
@@ -109,7 +110,7 @@ public:
                 CopyInGamma();
             }
             if (hasGamma_ && group.begin == group.end) {
-                ZeroStreamedPartial();
+                partial_.Zero(partialGm_, t_.dgamma_ub_cols, t_.cols, C_);
             }
             for (Step step = first; step.row < group.end; step = Next(step)) {
                 Compute(step, group);
@@ -395,45 +396,14 @@ private:
                   Src1OneBlock());
     }
 
-    // dgamma += rstd*(dy*x): in UB for the resident cols; beyond them in the group's GM partial, which
-    // the group's first row writes and later rows read back. The read of a chunk needs the previous
-    // row's write of it to have landed (MTE3 -> MTE2): the step P2(row - 1, chunk) between the two waits
-    // for MTE3 before it refills its slot (CopyIn), and stream_slots < chunks keeps that refill from
-    // running out before the group's last row, so no flag of its own is needed here.
+    // dgamma += rstd*(dy*x): in UB for the resident cols, beyond them in the group's GM partial.
     __aicore__ inline void AddDgamma(const LocalTensor<float> &dyX, float rstd, uint32_t begin, uint32_t count,
                                      bool firstRow)
     {
         if (begin < t_.dgamma_ub_cols) {
             Axpy(dgammaBuf_.Get<float>()[begin], dyX, rstd, count);
-            return;
-        }
-        LocalTensor<float> out = outQuePartial_.AllocTensor<float>();
-        Muls(out, dyX, rstd, count);
-        if (!firstRow) {
-            LocalTensor<float> in = inQuePartial_.AllocTensor<float>();
-            CopyInPad(in, partialGm_[begin], count);
-            inQuePartial_.EnQue(in);
-            in = inQuePartial_.DeQue<float>();
-            Add(out, out, in, count);
-            inQuePartial_.FreeTensor(in);
-        }
-        outQuePartial_.EnQue(out);
-        out = outQuePartial_.DeQue<float>();
-        CopyOutPad(partialGm_[begin], out, count);
-        outQuePartial_.FreeTensor(out);
-    }
-
-    // A group without rows still owes zeros for the GM part of its partial.
-    __aicore__ inline void ZeroStreamedPartial()
-    {
-        for (uint32_t begin = t_.dgamma_ub_cols; begin < t_.cols; begin += C_) {
-            const uint32_t n = t_.cols - begin < C_ ? t_.cols - begin : C_;
-            LocalTensor<float> out = outQuePartial_.AllocTensor<float>();
-            Duplicate(out, 0.0f, n);
-            outQuePartial_.EnQue(out);
-            out = outQuePartial_.DeQue<float>();
-            CopyOutPad(partialGm_[begin], out, n);
-            outQuePartial_.FreeTensor(out);
+        } else {
+            partial_.Accumulate(partialGm_, dyX, rstd, begin, count, firstRow);
         }
     }
 
@@ -461,9 +431,8 @@ private:
     LocalTensor<float> takenF32_;    // (float32 gamma)
     float rstd_[kRowsInFlight] = {};  // by row parity
     TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
-    TQue<QuePosition::VECIN, 1> inQuePartial_;
     TQue<QuePosition::VECIN, kDoubleBuffer> inQueDres_;  // pass 2 reads a chunk's dres, the next one queued
-    TQue<QuePosition::VECOUT, 1> outQuePartial_;
+    StreamedDgammaPartial partial_;  // dgamma's cols beyond dgamma_ub_cols
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
 

@@ -76,7 +76,7 @@ TILING_READ = "GET_TILING_DATA_WITH_STRUCT("
 # Queue flags no case can miss, because another handshake always comes first; the kernel cannot drop
 # them without giving up the queue. label -> why.
 REDUNDANT = {
-    "rms_norm_backward_long_rows_streamed.h: AddDgamma: FreeTensor/AllocTensor of its VECIN queues":
+    "rms_norm_backward_streamed_partial.h: Accumulate: FreeTensor/AllocTensor of its VECIN queues":
         "the partial-in buffer is taken again only after a later pass-1 step has freed its stream slot "
         "and refilled one (CopyIn), and that AllocTensor's V -> MTE2 flag already follows the vector "
         "unit's read of the partial",
@@ -183,7 +183,7 @@ CASES = [
 PATHS = {
     "rms_norm_backward_small_cols.h": {"small_cols"}, "rms_norm_backward_rows_in_ub.h": {"rows_in_ub"},
     "rms_norm_backward_long_rows.h": {"long_rows"}, "rms_norm_backward_long_rows_streamed.h": {"long_rows_streamed"},
-    "rms_norm_backward_long_rows_ring.h": {"long_rows"},
+    "rms_norm_backward_long_rows_ring.h": {"long_rows"}, "rms_norm_backward_streamed_partial.h": {"long_rows_streamed"},
     "rms_norm_backward_rstd.h": {"long_rows", "long_rows_streamed", "small_cols"},
 }
 
