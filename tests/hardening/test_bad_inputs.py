@@ -2,12 +2,14 @@
 tiling `compute_tiling`, the torch operator and the `rmsnorm-backward golden` CLI), each with the
 sentence the user must get: it names the tensor or option and the rule. The CLI must also exit 2
 with that sentence as click's one `Error:` line on stderr (after click's usage hint for a bad
-option), no traceback, nothing on stdout and no file in --save-dir.
+option), no traceback, nothing on stdout and no file in --save-dir. The operator's forms are here too:
+without gamma, with dres (the fused residual gradient), with gamma_offset, a gamma dtype beside x's.
 Cases the kernel's own table (tests/kernel/test_invalid_inputs.py) covers for simulate and the tiling
 appear here for the torch operator and the CLI instead."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -25,44 +27,60 @@ from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.simulate import simulate
 
 DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float64": np.float64,
-          "int8": np.int8, "int32": np.int32, "bool": np.bool_}
+          "int8": np.int8, "int32": np.int32, "bool": np.bool_, "object": np.object_}
 
 
 class Tensors(NamedTuple):
-    """Shapes and dtypes of dy, x, rstd, gamma (dy defaults to x's shape, dy and gamma to x's dtype)."""
+    """Shapes and dtypes of dy, x, rstd, gamma, dres (dy defaults to x's shape, dy, gamma and dres to
+    x's dtype). gamma=None: no gamma; dres=None (the default): no dres. An absent tensor's shape is
+    None and its dtype name "" (as the tiling takes them), its array None."""
     x: tuple = (4, 8)
-    gamma: tuple = (8,)
+    gamma: tuple | None = (8,)
     rstd: tuple = (4, 1)
     dy: tuple | None = None
     dtype: str = "float16"
     dy_dtype: str | None = None
     gamma_dtype: str | None = None
     rstd_dtype: str = "float32"
+    dres: tuple | None = None
+    dres_dtype: str | None = None
 
     def shapes(self):
-        return {"dy": self.dy or self.x, "x": self.x, "rstd": self.rstd, "gamma": self.gamma}
+        return {"dy": self.dy or self.x, "x": self.x, "rstd": self.rstd, "gamma": self.gamma, "dres": self.dres}
 
     def dtypes(self):
-        return {"dy": self.dy_dtype or self.dtype, "x": self.dtype, "rstd": self.rstd_dtype,
-                "gamma": self.gamma_dtype or self.dtype}
+        dtypes = {"dy": self.dy_dtype or self.dtype, "x": self.dtype, "rstd": self.rstd_dtype,
+                  "gamma": self.gamma_dtype or self.dtype, "dres": self.dres_dtype or self.dtype}
+        return {n: "" if self.shapes()[n] is None else d for n, d in dtypes.items()}
 
     def arrays(self, rng):
+        """dy, x, rstd, gamma, dres as NumPy arrays (None where absent)."""
         dtypes = self.dtypes()
-        return tuple(np.asarray(4 * rng.standard_normal(shape)).astype(DTYPES[dtypes[n]])
+        return tuple(None if shape is None else np.asarray(4 * rng.standard_normal(shape)).astype(DTYPES[dtypes[n]])
                      for n, shape in self.shapes().items())
 
 
 class Row(NamedTuple):
     surface: str   # api | tiling | torch | cli
     case: str
-    spec: object   # Tensors (+ options) for api/tiling/torch; argv (+ a sample-dir change) for cli
+    spec: object   # Tensors (+ options) for api/tiling/torch; argv (+ a sample dir and its change) for cli
     message: str   # regex the one sentence must match
     options: dict = {}
 
 
-def cli(*argv, change=None):
-    """CLI arguments; `change(dir)` edits a valid sample directory passed as --from-dir."""
-    return (list(argv), change)
+# The valid sample directories a cli row's change starts from (x [4, 8] fp32), by name.
+SAMPLES = {"plain": ("--shape", "4,8"), "residual": ("--shape", "4,8", "--residual"),
+           "no_gamma": ("--shape", "4,8", "--no-gamma")}
+
+
+def cli(*argv, change=None, sample="plain"):
+    """CLI arguments; `change(dir)` edits a copy of the valid sample directory SAMPLES[sample],
+    passed as --from-dir."""
+    return (list(argv), change, sample)
+
+
+def _unchanged(d: Path):
+    """A change that leaves the sample directory valid (for options refused with --from-dir)."""
 
 
 def _edit_case(**updates):
@@ -72,6 +90,16 @@ def _edit_case(**updates):
             group, name = key.split("__")
             case[group][name] = value
         case["files"] = sample_files(case)  # the files table follows, so the edit itself is what is judged
+        (d / "case.json").write_text(json.dumps(case))
+    return change
+
+
+def _drop(group, name):
+    """Removes case.json's entry for `name` in `group` (shapes or dtypes); the files table stays, as
+    the rule judged comes before it."""
+    def change(d: Path):
+        case = json.loads((d / "case.json").read_text())
+        del case[group][name]
         (d / "case.json").write_text(json.dumps(case))
     return change
 
@@ -108,6 +136,15 @@ ROWS = [
     Row("api", "unsupported SoC", Tensors(), r"soc must be one of Ascend910B2, Ascend910B3, Ascend910_93 \(got Ascend910A\)\.",
         {"soc": "Ascend910A"}),
     Row("api", "block_dim a bool", Tensors(), r"block_dim must be a positive integer or None \(got True\)\.", {"block_dim": True}),
+    # ... and the forms: dres, no gamma, gamma_offset, a gamma dtype beside x's.
+    Row("api", "dres rank differs from x", Tensors(dres=(4, 8, 1)), r"dres must have the shape of x \(dres \[4, 8, 1\], x \[4, 8\]\)\."),
+    Row("api", "dres float16 beside bfloat16 x", Tensors(dtype="bfloat16", dres=(4, 8), dres_dtype="float16"),
+        r"dres must have the dtype of x \(dres float16, x bfloat16\)\."),
+    Row("api", "dres an object array", Tensors(dres=(4, 8), dres_dtype="object"), r"dres must be a numeric NumPy array \(got dtype object\)\."),
+    Row("api", "no gamma, x rank 1", Tensors(x=(8,), gamma=None, rstd=(1,)), r"x must have rank 2 to 8 without gamma \(got rank 1\)\."),
+    Row("api", "gamma float16 beside bfloat16 x", Tensors(dtype="bfloat16", gamma_dtype="float16"),
+        r"gamma must have the dtype of x, or be float32 \(gamma float16, x bfloat16\)\."),
+    Row("api", "gamma_offset None", Tensors(), r"gamma_offset must be a real number \(got None\)\.", {"gamma_offset": None}),
     # The C++ tiling, with what NumPy arrays cannot carry (negative dims, unknown dtype names).
     Row("tiling", "negative dim in x", Tensors(x=(-1, 8), dy=(-1, 8), rstd=(-1, 1)), r"x must have no negative dims \(got \[-1, 8\]\)\."),
     Row("tiling", "gamma rank 9", Tensors(x=(2, 4, 8), gamma=(1,) * 8 + (8,), rstd=(2, 4, 1)),
@@ -118,6 +155,16 @@ ROWS = [
     Row("tiling", "more than 2^40 rows", Tensors(x=(1 << 21, 1 << 21, 8), rstd=(1 << 21, 1 << 21, 1)),
         r"x must have at most 2\^40 rows \(got shape \[2097152, 2097152, 8\]\)\."),
     Row("tiling", "empty SoC name", Tensors(), r"soc must be one of Ascend910B2, Ascend910B3, Ascend910_93 \(got \)\.", {"soc": ""}),
+    Row("tiling", "dres transposed", Tensors(dres=(8, 4)), r"dres must have the shape of x \(dres \[8, 4\], x \[4, 8\]\)\."),
+    Row("tiling", "dres bfloat16 beside float16 x", Tensors(dres=(4, 8), dres_dtype="bfloat16"),
+        r"dres must have the dtype of x \(dres bfloat16, x float16\)\."),
+    Row("tiling", "no gamma, rstd giving no row", Tensors(gamma=None, rstd=(8,)),
+        r"rstd must hold one value per row of x, shaped x\.shape\[:-k\] \+ \(1,\)\*k or x\.shape\[:-k\] for the k normalised "
+        r"dims \(1 <= k < x\.ndim\), which give the row when there is no gamma \(rstd \[8\], x \[4, 8\]\)\."),
+    Row("tiling", "no gamma, x rank 9", Tensors(x=(1,) * 9, gamma=None, rstd=(1,) * 8), r"x must have rank 2 to 8 without gamma \(got rank 9\)\."),
+    Row("tiling", "no gamma, gamma_offset -1", Tensors(gamma=None), r"gamma_offset must be 0 without gamma \(got -1\)\.",
+        {"gamma_offset": -1.0}),
+    Row("tiling", "gamma_offset NaN", Tensors(), r"gamma_offset must be finite in float32 \(got nan\)\.", {"gamma_offset": math.nan}),
     # The torch operator.
     Row("torch", "dy shape differs from x", Tensors(dy=(4, 9)), r"dy must have the shape of x \(dy \[4, 9\], x \[4, 8\]\)\."),
     Row("torch", "gamma dtype differs from x", Tensors(dtype="float32", gamma_dtype="float16"),
@@ -130,6 +177,18 @@ ROWS = [
     Row("torch", "float64 inputs", Tensors(dtype="float64"), r"x must be float16, float32 or bfloat16 \(got float64\)\."),
     Row("torch", "rank 0", Tensors(x=(), gamma=(1,), rstd=()), r"x must have rank 1 to 8 \(got rank 0\)\."),
     Row("torch", "rank 9", Tensors(x=(1,) * 8 + (8,), rstd=(1,) * 9), r"x must have rank 1 to 8 \(got rank 9\)\."),
+    Row("torch", "dres shape differs from x", Tensors(dres=(4, 9)), r"dres must have the shape of x \(dres \[4, 9\], x \[4, 8\]\)\."),
+    Row("torch", "dres float64 beside float32 x", Tensors(dtype="float32", dres=(4, 8), dres_dtype="float64"),
+        r"dres must have the dtype of x \(dres float64, x float32\)\."),
+    Row("torch", "dres float32 beside float32 gamma, bfloat16 x", Tensors(dtype="bfloat16", gamma_dtype="float32", dres=(4, 8),
+                                                                  dres_dtype="float32"),
+        r"dres must have the dtype of x \(dres float32, x bfloat16\)\."),  # mixed precision: dres follows x, not gamma
+    Row("torch", "gamma float16 beside bfloat16 x", Tensors(dtype="bfloat16", gamma_dtype="float16"),
+        r"gamma must have the dtype of x, or be float32 \(gamma float16, x bfloat16\)\."),
+    Row("torch", "no gamma, x rank 1", Tensors(x=(8,), gamma=None, rstd=(1,)), r"x must have rank 2 to 8 without gamma \(got rank 1\)\."),
+    Row("torch", "no gamma, gamma_offset 1", Tensors(gamma=None), r"gamma_offset must be 0 without gamma \(got 1\)\.",
+        {"gamma_offset": 1.0}),
+    Row("torch", "gamma_offset 1e39", Tensors(), r"gamma_offset must be finite in float32 \(got 1e\+39\)\.", {"gamma_offset": 1e39}),
     # The CLI.
     Row("cli", "--shape not integers", cli("--shape", "3,x"), r"'--shape': must be non-negative integers separated by commas.*\(got '3,x'\)"),
     Row("cli", "--shape empty", cli("--shape", ""), r"'--shape': must be non-negative integers separated by commas.*\(got ''\)"),
@@ -153,32 +212,78 @@ ROWS = [
         r"case\.json is not a valid case description \(dtypes must be among float16, float32, bfloat16\)"),
     Row("cli", "case.json not JSON", cli(change=lambda d: (d / "case.json").write_text("{nope")),
         r"case\.json is not a valid case description"),
+    # ... and the forms' options (--residual, --no-gamma, --offset, --gamma-dtype) and sample directories.
+    Row("cli", "--no-gamma with --gamma-dtype", cli("--no-gamma", "--gamma-dtype", "fp32"), r"--gamma-dtype needs a gamma: drop it or --no-gamma"),
+    Row("cli", "--residual --no-gamma with --offset", cli("--residual", "--no-gamma", "--offset", "1"),
+        r"gamma_offset must be 0 without gamma \(got 1\)\."),
+    Row("cli", "--offset 1e39", cli("--offset", "1e39"), r"'--offset': gamma_offset must be finite in float32 \(got 1e\+39\)\."),
+    Row("cli", "--gamma-dtype fp16 beside --dtype bf16", cli("--dtype", "bf16", "--gamma-dtype", "fp16"),
+        r"gamma must have the dtype of x, or be float32 \(gamma float16, x bfloat16\)\."),
+    Row("cli", "--from-dir with the forms' options", cli("--gamma-dtype", "fp32", "--offset", "0", "--no-gamma", "--residual",
+                                                          change=_unchanged),
+        r"--from-dir takes the case from its case\.json: drop --gamma-dtype, --offset, --no-gamma, --residual"),
+    Row("cli", "missing dres.bin", cli(change=lambda d: (d / "input" / "dres.bin").unlink(), sample="residual"),
+        r"\S+/input/dres\.bin is missing \(listed in \S+/case\.json\)"),
+    Row("cli", "short dres.bin", cli(change=_truncate("dres", 10), sample="residual"),
+        r"\S+/input/dres\.bin has 10 bytes; shape \[4, 8\] of float32 needs 128"),
+    Row("cli", "case.json: dres float16 beside float32 x", cli(change=_edit_case(dtypes__dres="float16"), sample="residual"),
+        r"dres must have the dtype of x \(dres float16, x float32\)\."),
+    Row("cli", "case.json: dres shape differs from x", cli(change=_edit_case(shapes__dres=[4, 9]), sample="residual"),
+        r"dres must have the shape of x \(dres \[4, 9\], x \[4, 8\]\)\."),
+    Row("cli", "case.json: dres shape without dtype", cli(change=_drop("dtypes", "dres"), sample="residual"),
+        r"case\.json is not a valid case description \(no shape or dtype for dres\)"),
+    Row("cli", "case.json: dres dtype without shape", cli(change=_drop("shapes", "dres"), sample="residual"),
+        r"case\.json is not a valid case description \(no shape or dtype for dres\)"),
+    Row("cli", "case.json: gamma_offset Infinity", cli(change=_edit_case(attrs__gamma_offset=math.inf)),
+        r"case\.json is not a valid case description \(gamma_offset must be finite in float32 \(got inf\)\.\)"),
+    Row("cli", "case.json: gamma_offset 1 without gamma", cli(change=_edit_case(attrs__gamma_offset=1.0), sample="no_gamma"),
+        r"gamma_offset must be 0 without gamma \(got 1\)\."),
+    Row("cli", "case.json: gamma float16 beside float32 x", cli(change=_edit_case(dtypes__gamma="float16")),
+        r"gamma must have the dtype of x, or be float32 \(gamma float16, x float32\)\."),
+    Row("cli", "case.json: dx float16 beside float32 x", cli(change=_edit_case(dtypes__dx="float16")),
+        r"case\.json is not a valid case description \(dx must have the dtype of x \(dx float16, x float32\)\)"),
+    Row("cli", "case.json: dgamma [8] without gamma", cli(change=_edit_case(shapes__dgamma=[8]), sample="no_gamma"),
+        r"case\.json is not a valid case description \(dgamma must be empty, shaped \[0\], without gamma \(got \[8\]\)\)"),
     Row("cli", "--save-dir is a file", cli("--save-dir", "{tmp}/a_file"), r"'--save-dir': \S+/a_file exists and is not an empty directory"),
 ]
 
 
 def _tensor_row(row: Row, rng):
+    """Runs a tensor row on its surface (options: simulate's or compute_tiling's keywords, the torch
+    op's attributes)."""
     if row.surface == "api":
         simulate(*row.spec.arrays(rng), **row.options)
     elif row.surface == "tiling":
-        kwargs = {f"{n}_shape": list(s) for n, s in row.spec.shapes().items()}
+        kwargs = {f"{n}_shape": None if s is None else list(s) for n, s in row.spec.shapes().items()}
         kwargs.update({f"{n}_dtype": d for n, d in row.spec.dtypes().items()})
         _twin.compute_tiling(**kwargs, **row.options)
     else:
         torch = pytest.importorskip("torch", reason="the torch operator needs torch")
         import rmsnorm_backward.torch  # noqa: F401  (registers torch.ops.rmsnorm_backward)
 
-        tensors = [torch.from_numpy(a) for a in row.spec.arrays(rng)]  # no bf16 rows: NumPy has no torch bf16
-        torch.ops.rmsnorm_backward.rms_norm_backward(*tensors)
+        def tensor(a):  # NumPy has no torch bf16: a bf16 array's bytes are viewed as torch.bfloat16
+            if a.dtype.name == "bfloat16":
+                return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+            return torch.from_numpy(a)
+
+        tensors = [None if a is None else tensor(a) for a in row.spec.arrays(rng)]
+        torch.ops.rmsnorm_backward.rms_norm_backward(*tensors, **row.options)
 
 
 @pytest.fixture(scope="module")
-def sample_dir(tmp_path_factory) -> Path:
-    """A valid sample directory (x [4, 8] fp32), written by the CLI itself."""
-    d = tmp_path_factory.mktemp("sample") / "good"
-    done = run_cli(["--shape", "4,8", "--save-dir", str(d)])
-    assert done.returncode == 0, done.stderr
-    return d
+def sample_dir(tmp_path_factory):
+    """sample_dir(name): the valid sample directory of SAMPLES[name], written by the CLI itself once
+    per module, when a row first needs it."""
+    made = {}
+
+    def get(name: str) -> Path:
+        if name not in made:
+            d = tmp_path_factory.mktemp("sample") / name
+            done = run_cli([*SAMPLES[name], "--save-dir", str(d)])
+            assert done.returncode == 0, done.stderr
+            made[name] = d
+        return made[name]
+    return get
 
 
 def run_cli(argv):
@@ -186,12 +291,12 @@ def run_cli(argv):
                           capture_output=True, text=True, timeout=300)
 
 
-def _cli_row(row: Row, tmp_path: Path, sample_dir: Path):
-    argv, change = row.spec
+def _cli_row(row: Row, tmp_path: Path, sample_dir):
+    argv, change, sample = row.spec
     (tmp_path / "a_file").write_text("not a directory\n")
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     if change is not None:
-        shutil.copytree(sample_dir, tmp_path / "case")
+        shutil.copytree(sample_dir(sample), tmp_path / "case")
         change(tmp_path / "case")
         argv += ["--from-dir", str(tmp_path / "case")]
     if "--save-dir" not in argv:
