@@ -161,6 +161,8 @@ ROWS = [
     Row("tiling", "no gamma, rstd giving no row", Tensors(gamma=None, rstd=(8,)),
         r"rstd must hold one value per row of x, shaped x\.shape\[:-k\] \+ \(1,\)\*k or x\.shape\[:-k\] for the k normalised "
         r"dims \(1 <= k < x\.ndim\), which give the row when there is no gamma \(rstd \[8\], x \[4, 8\]\)\."),
+    Row("tiling", "no gamma, rows without elements", Tensors(x=(4, 0), gamma=None, rstd=(4, 1)),
+        r"a row of x \(without gamma: its trailing dims that rstd lacks\) must have 1 to 2\^30 elements \(got 0\)\."),
     Row("tiling", "no gamma, x rank 9", Tensors(x=(1,) * 9, gamma=None, rstd=(1,) * 8), r"x must have rank 2 to 8 without gamma \(got rank 9\)\."),
     Row("tiling", "no gamma, gamma_offset -1", Tensors(gamma=None), r"gamma_offset must be 0 without gamma \(got -1\)\.",
         {"gamma_offset": -1.0}),
@@ -213,6 +215,8 @@ ROWS = [
     Row("cli", "case.json not JSON", cli(change=lambda d: (d / "case.json").write_text("{nope")),
         r"case\.json is not a valid case description"),
     # ... and the forms' options (--residual, --no-gamma, --offset, --gamma-dtype) and sample directories.
+    Row("cli", "--no-gamma --shape 4,0", cli("--no-gamma", "--shape", "4,0"),
+        r"a row of x \(without gamma: its trailing dims that rstd lacks\) must have 1 to 2\^30 elements \(got 0\)\."),
     Row("cli", "--no-gamma with --gamma-dtype", cli("--no-gamma", "--gamma-dtype", "fp32"), r"--gamma-dtype needs a gamma: drop it or --no-gamma"),
     Row("cli", "--residual --no-gamma with --offset", cli("--residual", "--no-gamma", "--offset", "1"),
         r"gamma_offset must be 0 without gamma \(got 1\)\."),
