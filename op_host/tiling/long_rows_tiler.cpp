@@ -13,7 +13,7 @@ namespace layout = rms_norm_backward_layout;
 // chunk slots per tensor (the next row streams into the slots pass 2 frees).
 struct LongRowsLayoutChoice {
     uint32_t row_buffers;  // 2 or 3 row buffers; 1 = a ring of chunk slots
-    uint32_t chunk_cols;   // cols per fp32 work chunk and per ring slot
+    uint32_t chunk_cols;   // cols per fp32 work chunk and per ring slot (kWholeRow: the row's stride)
     bool dx_queue;         // dx leaves through its own queue; false: written over dy's ring slot
     uint32_t sum_cols;     // lanes of the row-sum accumulator; 0 = one Mul and ReduceSum per chunk
     uint32_t spare_slots;  // ring slots beyond the row's chunks
@@ -32,11 +32,17 @@ struct LongRowsLayoutChoice {
 // chunks stay longer. Modelled, 4096 rows of fp16: 9500 cols 173.7 us in 2048-col row buffers, 198.2
 // in a 4096-col ring without spare slots, 161.2 in a 3072-col ring with two; 14000 cols 277.7 us in
 // 2048-col chunks against 234.5 streamed; 16384 cols (1856-col chunks) 337.8 against 277.4.
+// Three row buffers whose one chunk is the whole row lead: 16-bit rows of 4097-5460 cols issue each
+// instruction once per row, not twice (4096 rows of fp16: 4097 cols 81.9 -> 73.6 us, 4393 cols
+// 84.4 -> 78.4, 5120 cols 91.2 -> 90.1, the 4096-col ring before them vector-bound); shorter rows
+// took one 4096-col chunk already. Two such buffers model 0.1-0.3 % slower than the ring above 5460.
 // A 3072-col ring without the lane-wise sum leaves dres's queue room for 16-bit rows of 12288 cols:
 // 272.0 us with dres against 296.7 streamed; a row with a short last chunk streams faster (12289
 // cols without dres: 226.1 us in that ring against 206.7 streamed).
+constexpr uint32_t kWholeRow = 0;
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks
+    {kMaxRowBuffers, kWholeRow, true, kWholeRow, 0, false},
     {1, 4096, false, 4096, 2, false},
     {kMaxRowBuffers, 4096, true, 4096, 0, false},
     {2, 4096, true, 4096, 0, false},
@@ -61,6 +67,15 @@ static_assert(2 * kMaxRowBuffers <= layout::kEventIdsPerEvent, "row buffers of d
 constexpr uint32_t kMin16BitChunkCols = 3072;
 constexpr uint32_t kMin16BitSpareSlots = 2;
 
+// The choice with kWholeRow resolved for this shape.
+LongRowsLayoutChoice ForShape(LongRowsLayoutChoice c, const TilingShape &shape)
+{
+    if (c.chunk_cols == kWholeRow) {
+        c.chunk_cols = c.sum_cols = uint32_t(layout::RowStride(shape.cols, shape.elem_bytes));
+    }
+    return c;
+}
+
 bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
     if (shape.elem_bytes < sizeof(float) &&
@@ -78,21 +93,28 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
                                             c.sum_cols, c.spare_slots, shape.dres, shape.gamma_bytes)) <= shape.ub_bytes;
 }
 
-const LongRowsLayoutChoice *Choose(const TilingShape &shape)
+// The first layout that fits; false when none does.
+bool Choose(const TilingShape &shape, LongRowsLayoutChoice &chosen)
 {
     for (const LongRowsLayoutChoice &choice : kLongRowsLayouts) {
-        if (Fits(choice, shape)) return &choice;
+        chosen = ForShape(choice, shape);
+        if (Fits(chosen, shape)) return true;
     }
-    return nullptr;
+    return false;
 }
 
 class LongRows final : public PathTiler {
 public:
     RmsNormBackwardPath Path() const override { return RmsNormBackwardPath::kLongRows; }
-    bool IsCapable(const TilingShape &shape) const override { return Choose(shape) != nullptr; }
+    bool IsCapable(const TilingShape &shape) const override
+    {
+        LongRowsLayoutChoice c;
+        return Choose(shape, c);
+    }
     void DoTiling(const TilingShape &shape, RmsNormBackwardTilingData &t) const override
     {
-        const LongRowsLayoutChoice &c = *Choose(shape);
+        LongRowsLayoutChoice c;
+        Choose(shape, c);
         t.tile_rows = 1;
         t.chunk_cols = c.chunk_cols;
         t.sum_cols = c.sum_cols;

@@ -23,6 +23,7 @@ LAYOUT_CASES = [
     ("rows_in_ub", "float32", (48, 1000)),
     ("rows_in_ub", "float16", (33, 3000)),
     ("long_rows", "float32", (3, 6080)),      # two row buffers
+    ("long_rows", "float16", (3, 4500)),      # three row buffers, the row one chunk of its stride
     ("long_rows", "float16", (3, 11081)),     # a ring with a dx queue
     ("long_rows", "float32", (3, 8192)),      # a ring, dx over dy
     ("long_rows", "bfloat16", (2, 12287)),
