@@ -49,6 +49,13 @@ constexpr double kHeldShareFor3Slots = 0.75;
 // falls behind whatever share of the row it holds: 8 % (4096 x 16384 fp16: 3 slots of 3328 cols 293.3
 // us of core time against 4 slots of 2752 cols 271.5, measured on the twin's timeline).
 constexpr double kThinFactor3Slots16Bit = 1.08;
+// With dres, pass 2 of a 16-bit row also waits for dres's chunk: 3 slots model 8.8 % slower than 5
+// (4096 x 16384 fp16 with dres: 6 chunks of 2752 cols in 3 slots, 384.4 us of core time; 7 chunks of
+// 2368 cols in 5 slots, 353.2 us; 15360-32768 cols 3-10 % faster likewise), which the cost model
+// above, built without dres, cannot see. Such rows take at least this many slots wherever a chunk
+// count gives them, when their row groups fill every core (1024 x 16384: 16 groups, 191.4 us in 3
+// slots against 222.2 in 5).
+constexpr uint32_t kMinSlots16BitDres = 4;
 
 uint64_t Bytes(const StreamedChoice &c, const TilingShape &shape)
 {
@@ -89,9 +96,9 @@ StreamedChoice WithSlots(StreamedChoice c, const TilingShape &shape)
 }
 
 // Chunks as even as 64-lane repeats allow (a short last chunk costs a copy set-up for little data),
-// as many slots as fit, the cheapest count of chunks; gamma whole when it fits beside dgamma
-// (streamed gamma is read again from L2 by every row). False when not even two slots fit.
-bool Cheapest(const TilingShape &shape, StreamedChoice &best)
+// as many slots as fit (at least minSlots), the cheapest count of chunks; gamma whole when it fits
+// beside dgamma (streamed gamma is read again from L2 by every row). False when none has minSlots.
+bool Cheapest(const TilingShape &shape, uint32_t minSlots, StreamedChoice &best)
 {
     for (uint32_t gammaSlots : {0u, kStreamedGammaSlots}) {
         bool found = false;
@@ -100,7 +107,7 @@ bool Cheapest(const TilingShape &shape, StreamedChoice &best)
             const uint32_t C = uint32_t(layout::RoundUp(layout::CeilDiv(shape.cols, chunks), layout::kFloatsPerRepeat));
             if (C < kMinChunkCols) break;
             const StreamedChoice c = WithSlots({C, 0, gammaSlots, kMinSumCols, shape.cols}, shape);
-            if (c.stream_slots < 2) continue;
+            if (c.stream_slots < minSlots) continue;
             const double cost = Cost(c, shape);
             if (!found || cost < bestCost) {
                 found = true;
@@ -129,7 +136,11 @@ public:
     void DoTiling(const TilingShape &shape, RmsNormBackwardTilingData &t) const override
     {
         StreamedChoice best{};
-        if (!Cheapest(shape, best)) best = Smallest(shape);
+        // (on fewer cores a core's HBM share is wider, the vector unit sets the pace, and fewer chunks win)
+        const bool dres16 = shape.dres && shape.elem_bytes < sizeof(float) && t.groups >= kRefVectorCores;
+        if (!(dres16 && Cheapest(shape, kMinSlots16BitDres, best)) && !Cheapest(shape, 2, best)) {
+            best = Smallest(shape);
+        }
         for (uint32_t sumCols : {best.chunk_cols, 2048u, 1024u, 512u}) {  // fewer row-sum instructions where UB is left
             StreamedChoice wider = best;
             wider.sum_cols = std::min(sumCols, best.chunk_cols);
