@@ -3,6 +3,8 @@ twin with every rule on: its golden check per path and dtype in both dgamma mode
 dgamma bitwise the same run to run, its tiling's path choice, and the schedule's traits the twin counts."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -46,9 +48,14 @@ def test_anchor_matches_the_golden(rng, path, shape, dtype, deterministic):
     dx, dgamma, _ = host.run_anchor(dy, x, rstd, gamma, deterministic=deterministic)
     golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
     dx_report = compare(dx, golden_dx, x.dtype.name)
-    dgamma_report = compare(dgamma, golden_dgamma, "float32", round_golden=False)
+    # CANN's schedule adds dgamma row after row in fp32, and that rounding grows with the partial
+    # sums, about sqrt(rows) for these random terms: dgamma is compared in units of that (a power of
+    # two, so the division is exact), the standard at the sum's own scale as in test_randomized.py.
+    # A lost or doubled row still misses by about 1 / unit, far past the standard's 1e-4.
+    unit = 2.0 ** math.ceil(math.log2(math.sqrt(shape[0])))
+    dgamma_report = compare(dgamma / np.float32(unit), golden_dgamma / unit, "float32", round_golden=False)
     assert dx_report.passed, str(dx_report)
-    assert dgamma_report.passed, str(dgamma_report)
+    assert dgamma_report.passed, f"dgamma / {unit:g}: {dgamma_report}"
 
 
 @pytest.mark.parametrize("path, shape", [CASES[0], CASES[2], CASES[4]], ids=["small_d", "split_n", "split_d"])
