@@ -75,6 +75,16 @@ def _decision(key: tuple, gamma_offset: float, soc: str, block_dim: int) -> dict
     return _twin.compute_tiling(**kwargs, gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
 
 
+def check_outputs(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str]) -> None:
+    """The tiling's rules (CheckOutputs, as CANN's TilingFunc runs them) on dx and dgamma of these
+    shapes and dtype names beside x and gamma (absent: no gamma): None, or InvalidInputError."""
+    gamma = shapes.get("gamma")
+    resources.extension().check_outputs(
+        x_shape=list(shapes["x"]), x_dtype=str(dtypes["x"]), gamma_shape=None if gamma is None else list(gamma),
+        dx_shape=list(shapes["dx"]), dx_dtype=str(dtypes["dx"]), dgamma_shape=list(shapes["dgamma"]),
+        dgamma_dtype=str(dtypes["dgamma"]))
+
+
 def clear_tiling_cache() -> None:
     """Forget every cached tiling decision (the next request runs the search again)."""
     _decision.cache_clear()

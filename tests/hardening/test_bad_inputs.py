@@ -245,9 +245,9 @@ ROWS = [
     Row("cli", "case.json: gamma float16 beside float32 x", cli(change=_edit_case(dtypes__gamma="float16")),
         r"gamma must have the dtype of x, or be float32 \(gamma float16, x float32\)\."),
     Row("cli", "case.json: dx float16 beside float32 x", cli(change=_edit_case(dtypes__dx="float16")),
-        r"case\.json is not a valid case description \(dx must have the dtype of x \(dx float16, x float32\)\)"),
+        r"case\.json is not a valid case description \(dx must have the dtype of x \(dx float16, x float32\)\.\)"),
     Row("cli", "case.json: dgamma [8] without gamma", cli(change=_edit_case(shapes__dgamma=[8]), sample="no_gamma"),
-        r"case\.json is not a valid case description \(dgamma must be empty, shaped \[0\], without gamma \(got \[8\]\)\)"),
+        r"case\.json is not a valid case description \(dgamma must be empty, shaped \[0\], without gamma \(got \[8\]\)\.\)"),
     Row("cli", "--save-dir is a file", cli("--save-dir", "{tmp}/a_file"), r"'--save-dir': \S+/a_file exists and is not an empty directory"),
 ]
 

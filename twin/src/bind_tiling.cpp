@@ -72,10 +72,29 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     return d;
 }
 
+// The tiling's rules on the outputs an aclnn caller allocates (CheckOutputs, which CANN's TilingFunc
+// runs after the inputs' rules): nothing, or InvalidInputError with its sentence.
+void CheckOutputs(std::vector<int64_t> x_shape, std::string x_dtype, std::optional<std::vector<int64_t>> gamma_shape,
+                  const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
+                  const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype)
+{
+    rmsnorm_backward::TilingInput in;
+    in.x_shape = std::move(x_shape);
+    in.x_dtype = std::move(x_dtype);
+    in.has_gamma = gamma_shape.has_value();
+    in.gamma_shape = gamma_shape.value_or(std::vector<int64_t>{});
+    const std::string error = rmsnorm_backward::CheckOutputs(in, dx_shape, dx_dtype, dgamma_shape, dgamma_dtype);
+    if (!error.empty()) RaiseInvalid(error);
+}
+
 }  // namespace
 
 void BindTiling(py::module_ &m)
 {
+    m.def("check_outputs", &CheckOutputs, py::arg("x_shape"), py::arg("x_dtype"), py::arg("gamma_shape"),
+          py::arg("dx_shape"), py::arg("dx_dtype"), py::arg("dgamma_shape"), py::arg("dgamma_dtype"),
+          "The tiling's rules on dx and dgamma as a caller allocates them (gamma_shape None: no gamma): "
+          "returns None, or raises InvalidInputError naming the output and the rule.");
     m.def("compute_tiling", &ComputeTiling, py::arg("dy_shape"), py::arg("x_shape"), py::arg("rstd_shape"),
           py::arg("gamma_shape"), py::arg("dy_dtype"), py::arg("x_dtype"), py::arg("rstd_dtype"),
           py::arg("gamma_dtype"), py::arg("gamma_offset") = 0.0f, py::arg("soc") = "Ascend910B2", py::arg("block_dim") = 0,

@@ -143,30 +143,12 @@ def _read_case(meta: Path) -> dict:
             raise ValueError(f"no shape or dtype for {', '.join(missing)}")
         if any(name not in op_def.DTYPES for name in case["dtypes"].values()):
             raise ValueError(f"dtypes must be among {', '.join(op_def.DTYPES)}")
-        _check_outputs(case["shapes"], case["dtypes"])
+        preflight.check_outputs(case["shapes"], case["dtypes"])  # else the comparison would fail unclearly
         if raw.get("files") != sample_files(case):
             raise ValueError("its 'files' table does not match the shapes and dtypes")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CliError(f"{meta} is not a valid case description ({e})") from None
     return case
-
-
-def _check_outputs(shapes: dict, dtypes: dict) -> None:
-    """ValueError unless dx and dgamma are what the inputs make them (the rules of the tiling's
-    CheckOutputs, which only CANN's TilingFunc runs): else the comparison would fail unclearly."""
-    x = list(shapes["x"])
-    gamma = list(shapes["gamma"]) if "gamma" in shapes else None
-    for rule, broken in (
-        (f"dx must have the shape of x (dx {list(shapes['dx'])}, x {x})", list(shapes["dx"]) != x),
-        (f"dx must have the dtype of x (dx {dtypes['dx']}, x {dtypes['x']})", dtypes["dx"] != dtypes["x"]),
-        (f"dgamma must be empty, shaped [0], without gamma (got {list(shapes['dgamma'])})",
-         gamma is None and list(shapes["dgamma"]) != [0]),
-        (f"dgamma must have the shape of gamma (dgamma {list(shapes['dgamma'])}, gamma {gamma})",
-         gamma is not None and list(shapes["dgamma"]) != gamma),
-        (f"dgamma must be float32, whatever the dtype of gamma (got {dtypes['dgamma']})", dtypes["dgamma"] != "float32"),
-    ):
-        if broken:
-            raise ValueError(rule)
 
 
 def load_dir(d: Path, soc: str) -> tuple[dict, dict, dict | None]:
