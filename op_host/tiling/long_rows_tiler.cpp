@@ -20,7 +20,8 @@ struct LongRowsLayoutChoice {
     bool whole_chunks;     // only for rows of whole chunks (a short last chunk costs a chunk's issues)
 };
 
-// Best first. The ring with dx over dy's slot and two spare slots leads: the vector unit never waits
+// Best first. After the whole-row buffers (below), the ring with dx over dy's slot and two spare
+// slots: the vector unit never waits
 // for dx to leave (only for dy's slot refill) and the spare slots keep HBM streaming from pass 1 to
 // pass 2. Each vector instruction costs an issue overhead besides its repeats, so long chunks come
 // first, then shorter chunks, fewer spare slots and narrower row sums (sum_cols below chunk_cols
@@ -37,8 +38,10 @@ struct LongRowsLayoutChoice {
 // 84.4 -> 78.4, 5120 cols 91.2 -> 90.1, the 4096-col ring before them vector-bound); shorter rows
 // took one 4096-col chunk already. Two such buffers model 0.1-0.3 % slower than the ring above 5460.
 // A 3072-col ring without the lane-wise sum leaves dres's queue room for 16-bit rows of 12288 cols:
-// 272.0 us with dres against 296.7 streamed; a row with a short last chunk streams faster (12289
-// cols without dres: 226.1 us in that ring against 206.7 streamed).
+// with dres they read each byte once (link bytes 1.015 x the minimum against the streamed path's
+// 1.51 x, its second read from L2) in the streamed path's time (272.0 against 271.5 us, 4096 rows).
+// A row with a short last chunk streams faster (12289 cols without dres: 226.1 us in that ring
+// against 206.7 streamed), so the ring takes rows of whole chunks only.
 constexpr uint32_t kWholeRow = 0;
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks
