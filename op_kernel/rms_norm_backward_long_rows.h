@@ -222,7 +222,8 @@ private:
     // mean(g*xhat) = rstd*mean(gamma*dy*x) and dx = rstd*(dy*gamma - (rstd*mean(g*xhat))*x); the fused
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
-    // further sum_cols of a chunk).
+    // further sum_cols of a chunk); 12 for a 16-bit row of one chunk, whose pass 2 finds gamma (and its
+    // offset) still widened in b.
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
     {
@@ -316,7 +317,10 @@ private:
             }
             const LocalTensor<float> g = a;
             if (hasGamma_) {
-                Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c), c.count);
+                // A row of one chunk finds its scale still in b, where pass 1 widened it (the lane-wise
+                // row sum only reads it; a per-chunk sum multiplies into b).
+                const bool scaleInB = chunks == 1 && !sumPerChunk_ && !GammaIsFloat();
+                Mul(g, AsFloat(a, c.dy, c.count), scaleInB ? b : ScaleAsFloat(b, c), c.count);
                 Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
                 Muls(g, c.x, xScale, c.count);
