@@ -123,12 +123,9 @@ std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols)
     }
     cols = 1;
     for (int64_t d : gs) cols *= uint64_t(d);
-    if ((cols == 0 || cols > (1u << 30)) && !in.has_gamma) {  // the row is x's trailing dims that rstd lacks
-        return "a row of x (without gamma: its trailing dims that rstd lacks) must have 1 to 2^30 elements (got " +
-               std::to_string(cols) + ").";
-    }
-    if (cols == 0 || cols > (1u << 30)) {
-        return "gamma must have 1 to 2^30 elements (got " + std::to_string(cols) + ").";
+    if (cols == 0 || cols > (1u << 30)) {  // without gamma the row is x's trailing dims that rstd lacks
+        const std::string row = in.has_gamma ? "gamma" : "a row of x (without gamma: its trailing dims that rstd lacks)";
+        return row + " must have 1 to 2^30 elements (got " + std::to_string(cols) + ").";
     }
     rows = 1;
     for (size_t i = 0; i < lead; ++i) {

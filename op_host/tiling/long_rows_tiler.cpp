@@ -13,7 +13,7 @@ namespace layout = rms_norm_backward_layout;
 // chunk slots per tensor (the next row streams into the slots pass 2 frees).
 struct LongRowsLayoutChoice {
     uint32_t row_buffers;  // 2 or 3 row buffers; 1 = a ring of chunk slots
-    uint32_t chunk_cols;   // cols per fp32 work chunk and per ring slot (kWholeRow: the row's stride)
+    uint32_t chunk_cols;   // cols per fp32 work chunk and per ring slot (kWholeRow below: the row's stride)
     bool dx_queue;         // dx leaves through its own queue; false: written over dy's ring slot
     uint32_t sum_cols;     // lanes of the row-sum accumulator; 0 = one Mul and ReduceSum per chunk
     uint32_t spare_slots;  // ring slots beyond the row's chunks
@@ -42,7 +42,7 @@ struct LongRowsLayoutChoice {
 // 1.51 x, its second read from L2) in the streamed path's time (272.0 against 271.5 us, 4096 rows).
 // A row with a short last chunk streams faster (12289 cols without dres: 226.1 us in that ring
 // against 206.7 streamed), so the ring takes rows of whole chunks only.
-constexpr uint32_t kWholeRow = 0;
+constexpr uint32_t kWholeRow = 0xFFFFFFFFu;  // chunk_cols: the row's stride; sum_cols: the chunk's cols
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks
     {kMaxRowBuffers, kWholeRow, true, kWholeRow, 0, false},
@@ -74,7 +74,10 @@ constexpr uint32_t kMin16BitSpareSlots = 2;
 LongRowsLayoutChoice ForShape(LongRowsLayoutChoice c, const TilingShape &shape)
 {
     if (c.chunk_cols == kWholeRow) {
-        c.chunk_cols = c.sum_cols = uint32_t(layout::RowStride(shape.cols, shape.elem_bytes));
+        c.chunk_cols = uint32_t(layout::RowStride(shape.cols, shape.elem_bytes));
+    }
+    if (c.sum_cols == kWholeRow) {
+        c.sum_cols = c.chunk_cols;
     }
     return c;
 }
