@@ -20,13 +20,16 @@ from rmsnorm_backward.perf.constants import load_model
 from rmsnorm_backward.perf.suites import SUITES, Case
 
 SAMPLE = {
-    "llm": [Case((4096, 4096), "fp16"), Case((4096, 5120), "bf16"), Case((4096, 8192), "fp32"), Case((4096, 12288), "bf16"),
+    "llm": [Case((4096, 4096), "fp16"), Case((4096, 8192), "fp32"), Case((4096, 12288), "bf16"),
             Case((4096, 16384), "fp16"), Case((4096, 16384), "fp32")],
     "small": [Case((2**20, 48), "fp16"), Case((2**20, 64), "bf16"), Case((2**20, 128), "fp32")],
     "atb": [Case((48, 32, 48, 32, 32), "fp16"), Case((48, 32, 48, 32), "fp16")],
 }
 ANCHOR_OUT_OF_REACH = {Case((32, 32, 48), "fp16")}
 # Modelled at commit f205f06 (bench --suite all); the kernel, not the bound, has to change.
+# 4096 x 5120 16-bit is not in the sample: it models 90.1 % in a quiet run and 89.8 % when gamma's
+# first read is charged to a core with an extra row (the timeline's L2 touch-order spread, about
+# 0.3 %, PERFORMANCE.md), so a bound of 90 % there would pass or fail by thread timing.
 MISSES = {
     Case((4096, 4096), "fp16"): "88.2 % of roofline < 90 %: the 6.5 us launch is 8.8 % of its 73.6 us "
                                 "(the kernel alone is at 96.7 %)",
