@@ -219,7 +219,7 @@ ROWS = [
         r"a row of x \(without gamma: its trailing dims that rstd lacks\) must have 1 to 2\^30 elements \(got 0\)\."),
     Row("cli", "--no-gamma with --gamma-dtype", cli("--no-gamma", "--gamma-dtype", "fp32"), r"--gamma-dtype needs a gamma: drop it or --no-gamma"),
     Row("cli", "--residual --no-gamma with --offset", cli("--residual", "--no-gamma", "--offset", "1"),
-        r"gamma_offset must be 0 without gamma \(got 1\)\."),
+        r"--offset needs a gamma \(without one the scale is 1\): drop it or --no-gamma"),
     Row("cli", "--offset 1e39", cli("--offset", "1e39"), r"'--offset': gamma_offset must be finite in float32 \(got 1e\+39\)\."),
     Row("cli", "--gamma-dtype fp16 beside --dtype bf16", cli("--dtype", "bf16", "--gamma-dtype", "fp16"),
         r"gamma must have the dtype of x, or be float32 \(gamma float16, x bfloat16\)\."),

@@ -69,3 +69,10 @@ def test_block_dim_must_be_positive():
 def test_valid_inputs_give_a_tiling():
     tiling = _twin.compute_tiling(**tiling_kwargs(*arrays()))
     assert tiling["fields"]["rows"] == 4 and tiling["fields"]["cols"] == 8
+
+
+@pytest.mark.parametrize("dres", [{"dres_shape": [4, 8]}, {"dres_dtype": "float16"}])
+def test_dres_shape_and_dtype_come_together(dres):
+    with pytest.raises(InvalidInputError, match=r"^dres_shape and dres_dtype go together: give both for the fused "
+                                                r"residual form, or neither\.$"):
+        _twin.compute_tiling(**tiling_kwargs(*arrays()), **dres)

@@ -157,7 +157,8 @@ def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path,
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--no-gamma", "--offset", "0.5"], "Error: gamma_offset must be 0 without gamma (got 0.5)."),
+    (["--no-gamma", "--offset", "0.5"],
+     "Error: --offset needs a gamma (without one the scale is 1): drop it or --no-gamma"),
     (["--offset", "inf"], "Error: Invalid value for '--offset': gamma_offset must be finite in float32 (got inf)."),
     (["--dtype", "fp32", "--gamma-dtype", "bf16"],
      "Error: gamma must have the dtype of x, or be float32 (gamma bfloat16, x float32)."),

@@ -40,6 +40,9 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
                        std::string rstd_dtype, std::string gamma_dtype, float gamma_offset, const std::string &soc,
                        uint32_t block_dim, std::optional<std::vector<int64_t>> dres_shape, std::string dres_dtype)
 {
+    if (dres_shape.has_value() == dres_dtype.empty()) {
+        RaiseInvalid("dres_shape and dres_dtype go together: give both for the fused residual form, or neither.");
+    }
     rmsnorm_backward::TilingInput in;
     in.dy_shape = std::move(dy_shape);
     in.x_shape = std::move(x_shape);

@@ -234,6 +234,8 @@ def command(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residua
     else:
         if no_gamma and gamma_dtype is not None:
             raise click.UsageError("--gamma-dtype needs a gamma: drop it or --no-gamma")
+        if no_gamma and offset != 0.0:
+            raise click.UsageError("--offset needs a gamma (without one the scale is 1): drop it or --no-gamma")
         try:
             case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset),
                                      no_gamma, residual, gamma_dtype)
