@@ -58,11 +58,12 @@ ELEMENT_TYPES = {**CTYPES, np.dtype(np.uint8): "uint8_t", np.dtype(np.uint16): "
                  np.dtype(np.uint32): "uint32_t"}
 
 # A kernel `ew` over GM buffers a, b (N elements of T), mask (M bytes; M = 0: no mask, the buffer
-# may be null) and out (N elements of D): copies a, b and the mask into UB tensors x, y and m, runs
-# `call` (which writes d, an N-element tensor of D), copies d out. The mask's buffer comes last in UB
-# so x, y and d sit where they would without it.
+# may be null), pick (one int32: which of the calls runs) and out (N elements of D): copies a, b and
+# the mask into UB tensors x, y and m, runs CALL (a call that writes d, an N-element tensor of D, or
+# a switch over `variant` among several), copies d out. The mask's buffer comes last in UB so x, y
+# and d sit where they would without it.
 ELEMENTWISE = r"""
-extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM_ADDR out)
+extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM_ADDR pick, GM_ADDR out)
 {
     TPipe pipe;
     TBuf<TPosition::VECCALC> ba, bb, bo, bm;
@@ -78,6 +79,9 @@ extern "C" __global__ __vector__ void ew(GM_ADDR a, GM_ADDR b, GM_ADDR mask, GM_
     ga.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(a), N);
     gb.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(b), N);
     go.SetGlobalBuffer(reinterpret_cast<__gm__ D *>(out), N);
+    GlobalTensor<int32_t> gp;
+    gp.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(pick), 1);
+    const int32_t variant = gp.GetValue(0);
     DataCopy(x, ga, N);
     DataCopy(y, gb, N);
     DataCopy(d, go, N);
@@ -104,12 +108,19 @@ KERNEL_TEXT_HEADS = {"ELEMENTWISE": "using T = float;\nusing D = float;\nconstex
                                     "constexpr uint32_t M = 256;\n"}
 
 
-def run_elementwise(call: str, a: np.ndarray, b: np.ndarray, out: np.ndarray, mask: np.ndarray | None = None):
+def run_elementwise(call, a: np.ndarray, b: np.ndarray, out: np.ndarray, mask: np.ndarray | None = None,
+                    pick: int = 0):
     """Runs ELEMENTWISE with `call`; a and b share a dtype (T), out's dtype is D; out holds d's
     starting values and comes back with the result; `mask` (uint8, a multiple of 32 bytes) lands in m.
-    N (len(a)) x the sizes must be 32-byte multiples."""
+    N (len(a)) x the sizes must be 32-byte multiples. `call` may be a tuple of calls: they compile into
+    one kernel (a switch), of which `pick` runs, so tests parametrized over the calls compile once."""
+    calls = (call,) if isinstance(call, str) else tuple(call)
+    if not 0 <= pick < len(calls):
+        raise ValueError(f"pick must index the {len(calls)} calls (got {pick})")
+    body = calls[0] if len(calls) == 1 else (
+        "switch (variant) {" + "".join(f" case {i}: {c}; break;" for i, c in enumerate(calls)) + " }")
     m = 0 if mask is None else len(mask)
-    body = (f"using T = {ELEMENT_TYPES[a.dtype]};\nusing D = {ELEMENT_TYPES[out.dtype]};\nconstexpr uint32_t N = {len(a)};\n"
-            f"constexpr uint32_t M = {m};\n" + ELEMENTWISE.replace("CALL", call))
-    run(body, "ew", [a, b, mask, out])
+    text = (f"using T = {ELEMENT_TYPES[a.dtype]};\nusing D = {ELEMENT_TYPES[out.dtype]};\n"
+            f"constexpr uint32_t N = {len(a)};\nconstexpr uint32_t M = {m};\n" + ELEMENTWISE.replace("CALL", body))
+    run(text, "ew", [a, b, mask, params(pick), out])
     return out

@@ -9,9 +9,15 @@ from small_kernels import run_elementwise
 MODES = {"LT": np.less, "GT": np.greater, "EQ": np.equal, "LE": np.less_equal, "GE": np.greater_equal,
          "NE": np.not_equal}
 
-def launch(dtype, n, call, a, b):
-    """Runs `call` on x = a, y = b (n elements of dtype) with the result bytes in d (n uint8, zeroed)."""
-    return run_elementwise(call, a.astype(dtype), b.astype(dtype), np.zeros(n, np.uint8))
+def launch(dtype, n, call, a, b, pick=0):
+    """Runs `call` (or calls[pick]) on x = a, y = b (n elements of dtype) with the result bytes in d
+    (n uint8, zeroed)."""
+    return run_elementwise(call, a.astype(dtype), b.astype(dtype), np.zeros(n, np.uint8), pick=pick)
+
+
+def per_mode(template):
+    """The call for every CMPMODE, compiled into one kernel: a test picks its mode's."""
+    return tuple(template.format(mode=mode) for mode in MODES)
 
 
 def random_with_ties(rng, n, dtype):
@@ -26,7 +32,7 @@ def random_with_ties(rng, n, dtype):
 @pytest.mark.parametrize("dtype,n", [(np.float32, 64), (np.float32, 512), (np.float16, 128), (np.float16, 1024)])
 def test_compare_count_form(rng, dtype, n, mode):
     a, b = random_with_ties(rng, n, dtype)
-    out = launch(dtype, n, f"Compare(d, x, y, CMPMODE::{mode}, N)", a, b)
+    out = launch(dtype, n, per_mode("Compare(d, x, y, CMPMODE::{mode}, N)"), a, b, list(MODES).index(mode))
     with np.errstate(invalid="ignore"):
         expected = np.packbits(MODES[mode](a, b), bitorder="little")
     np.testing.assert_array_equal(out[:n // 8], expected)
@@ -38,7 +44,8 @@ def test_compare_count_form(rng, dtype, n, mode):
 def test_compares_count_form(rng, dtype, mode):
     n = 256
     a, b = random_with_ties(rng, n, dtype)
-    out = launch(dtype, n, f"Compares(d, x, y.GetValue(5), CMPMODE::{mode}, N)", a, b)
+    out = launch(dtype, n, per_mode("Compares(d, x, y.GetValue(5), CMPMODE::{mode}, N)"), a, b,
+                 list(MODES).index(mode))
     with np.errstate(invalid="ignore"):
         expected = np.packbits(MODES[mode](a, b[5]), bitorder="little")
     np.testing.assert_array_equal(out[:n // 8], expected)
@@ -51,25 +58,33 @@ def test_int32_compare_eq(rng):
     np.testing.assert_array_equal(out[:8], np.packbits(a == b, bitorder="little"))
 
 
-@pytest.mark.parametrize("lanes", [1, 37, 64])
+LANES = (1, 37, 64)
+
+
+@pytest.mark.parametrize("lanes", LANES)
 def test_compare_into_cmpmask_register(rng, lanes):
     a, b = random_with_ties(rng, 64, np.float32)
-    out = launch(np.float32, 64, f"Compare(x, y, CMPMODE::LT, uint64_t({lanes}), BinaryRepeatParams()); "
-                                 "PipeBarrier<PIPE_V>(); GetCmpMask(d)", a, b)
+    calls = tuple(f"Compare(x, y, CMPMODE::LT, uint64_t({k}), BinaryRepeatParams()); PipeBarrier<PIPE_V>(); "
+                  "GetCmpMask(d)" for k in LANES)
+    out = launch(np.float32, 64, calls, a, b, LANES.index(lanes))
     with np.errstate(invalid="ignore"):
         bits = np.less(a, b) & (np.arange(64) < lanes)
     np.testing.assert_array_equal(out[:8], np.packbits(bits, bitorder="little"))
     np.testing.assert_array_equal(out[8:16], 0)  # the register's upper 64 bits: no float lanes there
 
 
-@pytest.mark.parametrize("mode", ["VSEL_CMPMASK_SPR", "VSEL_TENSOR_TENSOR_MODE", "VSEL_TENSOR_SCALAR_MODE"])
+SELMODES = ("VSEL_CMPMASK_SPR", "VSEL_TENSOR_TENSOR_MODE", "VSEL_TENSOR_SCALAR_MODE")
+
+
+@pytest.mark.parametrize("mode", SELMODES)
 @pytest.mark.parametrize("dtype,n", [(np.float32, 256), (np.float32, 104), (np.float16, 384)])
 def test_select_count_form(rng, dtype, n, mode):
     a = rng.standard_normal(n).astype(dtype)
     b = rng.standard_normal(n).astype(dtype)
     mask = rng.integers(0, 256, 256).astype(np.uint8)
-    src1 = "y.GetValue(3)" if mode == "VSEL_TENSOR_SCALAR_MODE" else "y"
-    out = run_elementwise(f"Select(d, m, x, {src1}, SELMODE::{mode}, N)", a, b, np.zeros(n, dtype=dtype), mask)
+    calls = tuple(f"Select(d, m, x, {'y.GetValue(3)' if m == 'VSEL_TENSOR_SCALAR_MODE' else 'y'}, SELMODE::{m}, N)"
+                  for m in SELMODES)
+    out = run_elementwise(calls, a, b, np.zeros(n, dtype=dtype), mask, SELMODES.index(mode))
     bits = np.unpackbits(mask, bitorder="little")
     lanes = 256 // np.dtype(dtype).itemsize
     pick = bits[np.arange(n) % lanes] if mode == "VSEL_CMPMASK_SPR" else bits[:n]
