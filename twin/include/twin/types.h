@@ -147,23 +147,31 @@ struct Float16Base {
     }
     Float16Base operator-() const { return FromBits(bits ^ 0x8000u); }
     Float16Base operator+() const { return *this; }
+    // Not templates, so a number converts to the type here: for half that ties with the built-in
+    // operator on float (ambiguous, as CANN's half); bfloat16_t's mixed operators below match exactly.
+    friend Float16Base operator+(Float16Base a, Float16Base b) { return Float16Base(float(a) + float(b)); }
+    friend Float16Base operator-(Float16Base a, Float16Base b) { return Float16Base(float(a) - float(b)); }
+    friend Float16Base operator*(Float16Base a, Float16Base b) { return Float16Base(float(a) * float(b)); }
+    friend Float16Base operator/(Float16Base a, Float16Base b) { return Float16Base(float(a) / float(b)); }
     Float16Base &operator+=(float o) { return *this = float(*this) + o; }
     Float16Base &operator-=(float o) { return *this = float(*this) - o; }
+    // bfloat16_t has += and -= but no *= or /= (CANN's type declares only those two).
+    template <typename Tr = Traits, typename = std::enable_if_t<Tr::kScalesInPlace>>
     Float16Base &operator*=(float o) { return *this = float(*this) * o; }
+    template <typename Tr = Traits, typename = std::enable_if_t<Tr::kScalesInPlace>>
     Float16Base &operator/=(float o) { return *this = float(*this) / o; }
 };
 
-// Same-type arithmetic stays in the type (rounded once); mixed with another number it is that
-// number's arithmetic on the exact float value. Comparisons are those of the float values.
+// Same-type arithmetic stays in the type (rounded once). bfloat16_t mixed with another number is
+// that number's arithmetic on the exact float value; half mixed with one is ambiguous, as CANN's half
+// (it converts to float and from it, so its own operator and the built-in one tie).
+// Comparisons are those of the float values.
 #define TWIN_F16_OPS(op)                                                                                  \
-    template <typename Tr>                                                                                \
-    Float16Base<Tr> operator op(Float16Base<Tr> a, Float16Base<Tr> b)                                    \
-    {                                                                                                     \
-        return Float16Base<Tr>(float(a) op float(b));                                                     \
-    }                                                                                                     \
-    template <typename Tr, typename A, typename = std::enable_if_t<std::is_arithmetic_v<A>>>             \
+    template <typename Tr, typename A,                                                                    \
+              typename = std::enable_if_t<std::is_arithmetic_v<A> && Tr::kMixesWithNumbers>>             \
     auto operator op(Float16Base<Tr> a, A b) { return float(a) op b; }                                    \
-    template <typename Tr, typename A, typename = std::enable_if_t<std::is_arithmetic_v<A>>>             \
+    template <typename Tr, typename A,                                                                    \
+              typename = std::enable_if_t<std::is_arithmetic_v<A> && Tr::kMixesWithNumbers>>             \
     auto operator op(A a, Float16Base<Tr> b) { return a op float(b); }
 TWIN_F16_OPS(+)
 TWIN_F16_OPS(-)
@@ -187,10 +195,14 @@ TWIN_F16_CMP(>=)
 #undef TWIN_F16_CMP
 
 struct HalfTraits {
+    static constexpr bool kScalesInPlace = true;
+    static constexpr bool kMixesWithNumbers = false;
     static uint16_t FromFloat(float f) { return FloatToHalfRne(f); }
     static float ToFloat(uint16_t b) { return HalfBitsToFloat(b); }
 };
 struct Bf16Traits {
+    static constexpr bool kScalesInPlace = false;
+    static constexpr bool kMixesWithNumbers = true;
     static uint16_t FromFloat(float f) { return FloatToBf16Rne(f); }
     static float ToFloat(uint16_t b) { return Bf16BitsToFloat(b); }
 };
