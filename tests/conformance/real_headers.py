@@ -107,9 +107,9 @@ load_cbuf_to_cb_sp load_cbuf_to_cb_transpose_s4 mad_sp pipe_barrier preload sbit
 scatter_vnchwconv_b32 scatter_vnchwconv_b8 set_cmpmask set_ctrl set_deqscale set_ffts_base_addr set_flag
 set_fmatrix set_fmatrix_b set_fpc set_l1_3d_size set_l3d_rpt set_mask_count set_mask_norm set_mov_pad_val
 set_nd_para set_padding set_quant_pre set_st_atomic_cfg set_va_reg_sb set_vector_mask sff0 sff1 sflbits st_dev trap
-vabs vadd vadds vand vaxpy vbrcb vcadd vcpadd vcgadd vcgmax vcgmin vcmax vcmin vcopy vdiv vector_dup vexp vgather vgatherb vld_va_reg
-vln vmax vmaxs vmin vmins vmla vmul vmulconv_f162s8 vmulconv_f162u8 vmuls vnot vor vrec vreducev2 vsel vshr vsqrt
-vsub vtranspose wait_flag wait_flag_dev
+vabs vadd vadds vand vaxpy vbitsort vbrcb vcadd vcpadd vcgadd vcgmax vcgmin vcmax vcmin vcopy vdiv vector_dup vexp
+vgather vgatherb vld_va_reg vln vmax vmaxs vmin vmins vmla vmrgsort4 vmul vmulconv_f162s8 vmulconv_f162u8 vmuls vnot
+vor vrec vreducev2 vsel vshr vsqrt vsub vtranspose wait_flag wait_flag_dev
 """
 
 

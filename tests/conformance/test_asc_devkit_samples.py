@@ -94,7 +94,6 @@ SAMPLES = (
 # API") lists them too. Their cases are expected failures, so one that starts passing is reported.
 KNOWN_GAPS = {
     "cast": "int4b_t and Cast to and from 4-bit integers",
-    "mrg_sort": "Sort32, MrgSort, MrgSort4Info and MrgSortSrcList",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",
     "copy_ub2ub-3": "Copy in Counter mode over several internal repeats: the twin steps by the repeat strides "
                     "between them, the sample expects the block stride to run on; the documentation's one Counter "

@@ -23,6 +23,7 @@
 #include "twin/reduce_minmax.h"
 #include "twin/reduce_typed.h"
 #include "twin/gather.h"
+#include "twin/sort.h"
 #include "twin/cast.h"
 #include "twin/sync.h"
 #include "twin/local_alloc.h"
