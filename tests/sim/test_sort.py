@@ -136,7 +136,7 @@ def test_mrgsort_with_exhausted_suspension_stops_at_the_first_empty_queue(rng):
     ((15, 2, 0, 32, 32, 32, 32, 0, 64, 32, 96), r"repeatTimes above 1 needs 4 valid queues"),
     ((15, 2, 0, 32, 32, 32, 16, 0, 32, 64, 96), r"repeatTimes above 1 needs 4 valid queues"),
     ((3, 1, 0, 4096, 32, 0, 0, 0, 32, 0, 0), r"elementLengths\[0\] must be in \[0, 4095\] \(got 4096\)"),
-    ((3, 1, 0, 32, 64, 0, 0, 0, 224, 0, 0), r"each source queue must hold what the call touches inside its buffer"),
+    ((3, 1, 0, 32, 64, 0, 0, 0, 224, 0, 0), r"the source queue operand must hold what the call touches"),
 ])
 def test_mrgsort_rules(rng, merge, rule):
     scores = rng.standard_normal(256).astype(np.float16)

@@ -16,7 +16,7 @@
 #include <cmath>
 #include <vector>
 
-#include "vector.h"
+#include "compare_select.h"
 
 namespace AscendC {
 
@@ -99,17 +99,6 @@ inline void WritePairs(uint32_t at, const std::vector<SortPair> &pairs)
     }
 }
 
-template <typename T>
-void CheckSortOperand(const char *call, const char *name, const AscendC::LocalTensor<T> &t, uint32_t align,
-                      uint64_t bytes)
-{
-    t.Check(call);
-    TWIN_CHECK(t.ByteOffset() % align == 0, call, name, " must start ", align, "-byte aligned in UB (byte offset ",
-               t.ByteOffset(), ")");
-    TWIN_CHECK(bytes <= t.BytesToBufferEnd(), call, name, " must hold what the call touches inside its buffer (needs ",
-               bytes, " bytes, the buffer has ", t.BytesToBufferEnd(), ")");
-}
-
 inline bool Overlap(uint64_t a, uint64_t a_bytes, uint64_t b, uint64_t b_bytes)
 {
     return a < b + b_bytes && b < a + a_bytes;
@@ -127,9 +116,9 @@ void Sort32(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTe
     const char *call = "Sort32";
     TWIN_CHECK(repeatTime >= 0 && repeatTime <= 255, call, "repeatTime must be in [0, 255] (got ", repeatTime, ")");
     const uint32_t n = uint32_t(repeatTime) * twin::kSortGroup;
-    twin::CheckSortOperand(call, "dst", dst, twin::kUbBlockBytes, uint64_t(n) * twin::kSortPairBytes);
-    twin::CheckSortOperand(call, "src0", src0, twin::kUbBlockBytes, uint64_t(n) * sizeof(T));
-    twin::CheckSortOperand(call, "src1", src1, twin::kUbBlockBytes, uint64_t(n) * sizeof(uint32_t));
+    twin::CheckSpan(call, "dst", dst, uint64_t(n) * twin::kSortPairBytes);
+    twin::CheckSpan(call, "src0", src0, uint64_t(n) * sizeof(T));
+    twin::CheckSpan(call, "src1", src1, uint64_t(n) * sizeof(uint32_t));
     if (repeatTime == 0) return;  // a NOP on A2
     const uint64_t out = dst.ByteOffset(), out_bytes = uint64_t(n) * twin::kSortPairBytes;
     TWIN_CHECK(!twin::Overlap(out, out_bytes, src0.ByteOffset(), uint64_t(n) * sizeof(T)) &&
@@ -192,11 +181,11 @@ void MrgSort(const LocalTensor<T> &dst, const MrgSortSrcList<T> &src, const MrgS
                    "merges once, which the twin refuses as a kernel bug)");
     }
     const uint64_t step = total * twin::kSortPairBytes;
-    twin::CheckSortOperand(call, "dst", dst, twin::kUbBlockBytes, repeats * step);
+    twin::CheckSpan(call, "dst", dst, repeats * step);
     for (uint32_t q = 0; q < queues; ++q) {
         const uint64_t span = repeats > 1 ? (repeats - 1) * step + params.elementLengths[q] * twin::kSortPairBytes
                                           : params.elementLengths[q] * twin::kSortPairBytes;
-        twin::CheckSortOperand(call, "each source queue", *list[q], twin::kSortPairBytes, span);
+        twin::CheckSpan(call, "source queue", *list[q], span, twin::kSortPairBytes);
         TWIN_CHECK(!twin::Overlap(dst.ByteOffset(), repeats * step, list[q]->ByteOffset(), span), call,
                    "dst may not overlap a source queue (queue ", q + 1, ")");
     }
@@ -210,7 +199,7 @@ void MrgSort(const LocalTensor<T> &dst, const MrgSortSrcList<T> &src, const MrgS
         uint32_t next[4] = {0, 0, 0, 0};
         while (true) {
             int32_t pick = -1;
-            float best = 0.0f;
+            twin::SortPair best{};
             bool exhausted = false;
             for (uint32_t q = 0; q < queues; ++q) {
                 if (next[q] >= params.elementLengths[q]) {
@@ -218,15 +207,14 @@ void MrgSort(const LocalTensor<T> &dst, const MrgSortSrcList<T> &src, const MrgS
                     continue;
                 }
                 const uint32_t at = uint32_t(list[q]->ByteOffset() + r * step + next[q] * twin::kSortPairBytes);
-                const float score = twin::ReadPair<T>(call, names[q], at, next[q]).score;
-                if (pick < 0 || score > best) {
+                const twin::SortPair head = twin::ReadPair<T>(call, names[q], at, next[q]);
+                if (pick < 0 || head.score > best.score) {  // on a tie the earlier queue stays
                     pick = int32_t(q);
-                    best = score;
+                    best = head;
                 }
             }
             if (pick < 0 || (exhausted && params.ifExhaustedSuspension)) break;
-            const uint32_t at = uint32_t(list[pick]->ByteOffset() + r * step + next[pick] * twin::kSortPairBytes);
-            merged.push_back(twin::ReadPair<T>(call, names[pick], at, next[pick]));
+            merged.push_back(best);
             ++next[pick];
         }
         twin::WritePairs(uint32_t(dst.ByteOffset() + r * step), merged);
