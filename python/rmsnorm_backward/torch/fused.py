@@ -17,20 +17,21 @@ import torch
 from .. import preflight
 from . import _validate
 from ._op import NAMESPACE, rms_norm_backward
-from .functional import AUTOCAST_RULE, _eps, _rstd_shape
+from .functional import AUTOCAST_RULE, _eps, _rstd_shape, scaled, y_dtype
 
 
 @torch.library.custom_op(f"{NAMESPACE}::add_rms_norm", mutates_args=())
 def add_rms_norm_forward(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, eps: float | None,
-                         offset: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(y, s, rstd) of RMSNorm of s = x + residual over gamma's dims, scaled by gamma + offset."""
+                         offset: float = 0.0, casting: str = "fp32") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(y, s, rstd) of RMSNorm of s = x + residual over gamma's dims, scaled by gamma + offset, y
+    rounded by the casting mode (functional.CASTINGS)."""
     _check(x, residual, gamma, offset)
     s = (x + residual).to(x.dtype)
     eps = _eps(s, eps)
     dims = tuple(range(s.ndim - gamma.ndim, s.ndim))
     sf = s.float()
     rstd = torch.rsqrt(sf.square().mean(dim=dims, keepdim=True) + eps)
-    return (sf * rstd * (gamma.float() + offset)).to(x.dtype), s, rstd
+    return scaled(sf, rstd, gamma, offset, x.dtype, casting), s, rstd
 
 
 def _check(x, residual, gamma, offset):
@@ -44,13 +45,13 @@ def _check(x, residual, gamma, offset):
 
 
 @add_rms_norm_forward.register_fake
-def _fake(x, residual, gamma, eps, offset=0.0):
+def _fake(x, residual, gamma, eps, offset=0.0, casting="fp32"):
     _check(x, residual, gamma, offset)
-    return x.new_empty(x.shape), x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma.ndim), dtype=torch.float32)
+    return x.new_empty(x.shape, dtype=y_dtype(x, gamma, casting)), x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma.ndim), dtype=torch.float32)
 
 
 def _setup_context(ctx, inputs, output):
-    _x, _residual, gamma, _eps_, ctx.offset = inputs
+    _x, _residual, gamma, _eps_, ctx.offset, _casting = inputs
     ctx.save_for_backward(output[1], output[2], gamma)
     ctx.set_materialize_grads(False)  # an s nothing downstream used brings no gradient, not zeros
 
@@ -62,7 +63,7 @@ def _backward(ctx, dy, ds, _drstd):
     dres = None if ds is None else ds.to(data)  # s unused downstream: the plain backward
     dx, dgamma = rms_norm_backward(dy.to(data), s.to(data), rstd, gamma.to(scale), dres, gamma_offset=ctx.offset)
     dx = dx.to(s.dtype)
-    return dx, dx, dgamma.to(gamma.dtype), None, None
+    return dx, dx, dgamma.to(gamma.dtype), None, None, None
 
 
 add_rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
