@@ -16,8 +16,7 @@ import inspect
 
 import torch
 
-from ..torch.functional import rms_norm_forward
-from ..torch.fused import add_rms_norm_forward
+from ..torch._func import add_rms_norm_forward, rms_norm_forward
 
 
 def _own_dtype(x: torch.Tensor):

@@ -111,6 +111,13 @@ def _backward(ctx, dy, _drstd):
 rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
+def _transformable(*args):
+    """The operator, or under a torch.func transform the autograd.Function running it (_func.py)."""
+    from . import _func
+
+    return _func.rms_norm_forward(*args)
+
+
 def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e-6, offset: float = 0.0, *,
              normalized_shape=None) -> torch.Tensor:
     """RMSNorm of `x` over its last gamma.ndim dims, scaled by `gamma + offset`; y has x's dtype.
@@ -135,11 +142,11 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e
         if tuple(x.shape[x.ndim - len(row):]) != row:
             raise InvalidInputError(f"normalized_shape {list(row)} must be the trailing dims of x {list(x.shape)}.")
         if len(row) == x.ndim:
-            return rms_norm_forward(x.unsqueeze(0), None, eps, 0.0, len(row))[0].squeeze(0)
-        return rms_norm_forward(x, None, eps, 0.0, len(row))[0]
+            return _transformable(x.unsqueeze(0), None, eps, 0.0, len(row))[0].squeeze(0)
+        return _transformable(x, None, eps, 0.0, len(row))[0]
     if x.ndim == gamma.ndim and x.shape == gamma.shape:
-        return rms_norm_forward(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
-    return rms_norm_forward(x, gamma, eps, offset)[0]
+        return _transformable(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
+    return _transformable(x, gamma, eps, offset)[0]
 
 
 # torch's own autocast rule of rms_norm (see the module docstring), for the forward and the backward.

@@ -78,5 +78,7 @@ def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, e
     eps = None if eps is None else float(eps)
     if not torch.compiler.is_compiling():
         offset = preflight.gamma_offset_value(offset, "offset")
-    y, s, _rstd = add_rms_norm_forward(x, residual, gamma, eps, offset)
+    from . import _func  # under a torch.func transform, the autograd.Function running the operator
+
+    y, s, _rstd = _func.add_rms_norm_forward(x, residual, gamma, eps, offset)
     return y, s
