@@ -99,3 +99,22 @@ def test_a_model_type_it_does_not_patch_is_refused():
         patch_transformers("bert")
     with pytest.raises(InvalidInputError, match=r"^Linear has no RMSNorm of a family"):
         patch_model(torch.nn.Linear(2, 2))
+
+
+def test_compiled_and_checkpointed_patched_models_match_eager(rng):
+    model = patch_model(tiny("qwen3", rng))
+    ids = token_ids(rng)
+    checkpointed = copy.deepcopy(model)
+    checkpointed.gradient_checkpointing_enable()
+    compiled = copy.deepcopy(model)
+    runs = []
+    for run, m in ((model, model), (torch.compile(compiled, backend="aot_eager", fullgraph=True), compiled),
+                   (checkpointed, checkpointed)):
+        loss = run(ids, labels=ids).loss
+        loss.backward()
+        runs.append((loss.detach(), {n: p.grad for n, p in m.named_parameters()}))
+    (loss, grads), *others = runs
+    for other_loss, other_grads in others:
+        assert torch.equal(other_loss, loss)
+        for name, g in grads.items():
+            torch.testing.assert_close(other_grads[name], g, rtol=1e-5, atol=1e-6, msg=name)

@@ -38,7 +38,7 @@ def add_norm(norm, x: torch.Tensor, residual: torch.Tensor) -> tuple[torch.Tenso
         s = residual + x
         return norm(s), s
     family = norm.family
-    dtype = torch.result_type(residual, x)
+    dtype = torch.promote_types(residual.dtype, x.dtype)
     with _own_dtype(x):
         y, s, _rstd = add_rms_norm_forward(x.to(dtype), residual.to(dtype), norm.weight, getattr(norm, family.eps),
                                            family.offset, family.casting)
