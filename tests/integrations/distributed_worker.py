@@ -1,4 +1,4 @@
-"""One rank of the 2-process gloo tests (test_distributed.py starts two): DDP and FSDP2 training of a
+"""One rank of the 2-process gloo tests (test_distributed.py starts two): DDP, FSDP1 and FSDP2 training of a
 patched tiny Llama on half the batch each, SequenceParallel and DTensor row sharding of the operators.
 Each scenario also runs unsharded in this process; every result is saved for the test to compare.
 
@@ -6,6 +6,7 @@ Each scenario also runs unsharded in this process; every result is saved for the
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import sys
 
@@ -45,14 +46,25 @@ def full(t: torch.Tensor) -> torch.Tensor:
     return t.full_tensor() if isinstance(t, DTensor) else t
 
 
+def gathered(wrapped):
+    """FSDP1 keeps each rank's shard of a flat parameter: the whole parameters inside this."""
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    if isinstance(wrapped, FullyShardedDataParallel):
+        return FullyShardedDataParallel.summon_full_params(wrapped)
+    return contextlib.nullcontext()
+
+
 def data_parallel(rng, rank, world, wrap):
     """(losses, params) of `wrap`-ped training on this rank's half of the batch, and of one process
     on the whole batch."""
     model = patch_model(tiny("llama", rng))
     ids = token_ids(rng, batch=2 * world)
     reference = copy.deepcopy(model)
-    losses = mean_over_ranks(train(wrap(model), ids.chunk(world)[rank]))
-    params = {n: full(p.detach()) for n, p in model.named_parameters()}
+    wrapped = wrap(model)
+    losses = mean_over_ranks(train(wrapped, ids.chunk(world)[rank]))
+    with gathered(wrapped):
+        params = {n: full(p.detach()).clone() for n, p in model.named_parameters()}
     return {"losses": losses, "params": params, "ref_losses": train(reference, ids),
             "ref_params": {n: p.detach() for n, p in reference.named_parameters()}}
 
@@ -70,6 +82,13 @@ def fsdp2(rng, rank, world):
         return fully_shard(model)
 
     return data_parallel(rng, rank, world, wrap)
+
+
+def fsdp1(rng, rank, world):
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    return data_parallel(rng, rank, world, lambda model: FullyShardedDataParallel(model, use_orig_params=True,
+                                                                                device_id=torch.device("cpu")))
 
 
 def sequence_parallel(rng, rank, world):
@@ -105,7 +124,7 @@ def main(rank: int, world: int, init_file: str, seed: int, out: str) -> None:
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     try:
         results = {f.__name__: f(np.random.default_rng([seed, i]), rank, world)
-                   for i, f in enumerate((ddp, fsdp2, sequence_parallel))}
+                   for i, f in enumerate((ddp, fsdp1, fsdp2, sequence_parallel))}
     finally:
         dist.destroy_process_group()
     torch.save(results, out)

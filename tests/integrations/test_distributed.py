@@ -1,4 +1,4 @@
-"""Two gloo processes on this machine (distributed_worker.py): DDP and FSDP2 training of a patched
+"""Two gloo processes on this machine (distributed_worker.py): DDP, FSDP1 and FSDP2 training of a patched
 tiny Llama match one process on the whole batch; SequenceParallel of RMSNorm and add_rms_norm on
 sequence-sharded DTensors match the unsharded run (y and dx bit for bit, dgamma a sum in another order)."""
 import os
@@ -44,7 +44,7 @@ def assert_standard(actual: torch.Tensor, reference: torch.Tensor, what: str) ->
     assert report.passed, f"{what}: {report}"
 
 
-@pytest.mark.parametrize("scenario", ["ddp", "fsdp2"])
+@pytest.mark.parametrize("scenario", ["ddp", "fsdp1", "fsdp2"])
 def test_data_parallel_matches_one_process(ranks, scenario):
     for rank in ranks:
         run = rank[scenario]
