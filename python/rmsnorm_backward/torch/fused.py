@@ -4,7 +4,8 @@ one pass of the RmsNormBackward kernel with dres.
     s = x + residual                           (in x's dtype: the residual stream as stored)
     rstd = 1 / sqrt(mean(s^2 over gamma's dims) + eps)        y = s * rstd * (gamma + offset)
 
-Forward: (y, s). Backward: with dy the gradient of y and ds the gradient arriving on s through the
+Forward: (y, s), by torch_npu.npu_add_rms_norm on an NPU (when gamma has x's dtype and offset is 0).
+Backward: with dy the gradient of y and ds the gradient arriving on s through the
 residual stream, the gradient of both x and residual is ds + rms_norm_backward(dy, s, rstd, gamma),
 which the kernel computes in one pass (dres = ds, added in fp32 before dx is rounded), instead of an
 RmsNormGrad followed by a separate add (two more passes over memory). torch_npu's npu_add_rms_norm
@@ -26,8 +27,13 @@ def add_rms_norm_forward(x: torch.Tensor, residual: torch.Tensor, gamma: torch.T
     """(y, s, rstd) of RMSNorm of s = x + residual over gamma's dims, scaled by gamma + offset, y
     rounded by the casting mode (functional.CASTINGS)."""
     _check(x, residual, gamma, offset)
+    eps = _eps(x, eps)
+    if x.device.type == "npu" and gamma.dtype == x.dtype and offset == 0.0 and casting == "fp32":
+        import torch_npu  # already loaded: a tensor lives on an NPU
+
+        y, rstd, s = torch_npu.npu_add_rms_norm(x, residual, gamma, epsilon=eps)
+        return y, s, rstd.reshape(_rstd_shape(x, gamma.ndim))
     s = (x + residual).to(x.dtype)
-    eps = _eps(s, eps)
     dims = tuple(range(s.ndim - gamma.ndim, s.ndim))
     sf = s.float()
     rstd = torch.rsqrt(sf.square().mean(dim=dims, keepdim=True) + eps)
