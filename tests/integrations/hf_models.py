@@ -1,10 +1,13 @@
-"""Tiny Hugging Face causal LMs of every family rmsnorm_backward.integrations patches: random weights
-from a seeded generator, nothing downloaded."""
+"""Tiny Hugging Face causal LMs of every family rmsnorm_backward.integrations patches (random weights
+from a seeded generator, nothing downloaded), and a counter of the operators' calls."""
 from __future__ import annotations
+
+from collections import Counter
 
 import numpy as np
 import torch
 import transformers
+from torch.utils._python_dispatch import TorchDispatchMode
 
 VOCAB = 96
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -46,3 +49,21 @@ def tiny(family: str, rng: np.random.Generator, **overrides) -> torch.nn.Module:
 
 def token_ids(rng: np.random.Generator, batch: int = 2, length: int = 8) -> torch.Tensor:
     return torch.from_numpy(rng.integers(3, VOCAB, (batch, length)))
+
+
+class OperatorCalls(TorchDispatchMode):
+    """Counts the calls of this package's operators (forward and backward) and those given dres."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.namespace == "rmsnorm_backward":
+            name = func.__name__.split(".")[0]
+            self.calls[name] += 1
+            dres = kwargs.get("dres", args[4] if len(args) > 4 else None)
+            if name == "rms_norm_backward" and dres is not None:
+                self.calls["with dres"] += 1
+        return func(*args, **kwargs)

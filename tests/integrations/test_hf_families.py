@@ -4,23 +4,19 @@ the same losses and gradients within the precision standard; the residual adds o
 go through add_rms_norm, whose backward passes dres."""
 import copy
 import contextlib
-from collections import Counter
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
 pytest.importorskip("transformers", reason="transformers is not installed (./build.sh setup installs it)")
 
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-
 from rmsnorm_backward.integrations import FAMILIES, patch_model  # noqa: E402
 from rmsnorm_backward.precision import compare  # noqa: E402
 from rmsnorm_backward.torch._bridge import to_numpy  # noqa: E402
 
-from hf_models import tiny, token_ids  # noqa: E402
+from hf_models import OperatorCalls, tiny, token_ids  # noqa: E402
 
 STEPS = 20
-OPS = torch.ops.rmsnorm_backward
 
 
 def train(model, ids, autocast: bool):
@@ -55,24 +51,6 @@ def test_patched_trains_as_unpatched(rng, family, autocast):
         assert report.passed, f"{name}: {report}"
     relative = ((p_losses - losses).abs() / losses.abs()).max().item()
     assert relative <= (4e-3 if autocast else 1e-6), relative
-
-
-class OperatorCalls(TorchDispatchMode):
-    """Counts the calls of this package's operators (forward and backward) and those given dres."""
-
-    def __init__(self):
-        super().__init__()
-        self.calls = Counter()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func.namespace == "rmsnorm_backward":
-            name = func.__name__.split(".")[0]
-            self.calls[name] += 1
-            dres = kwargs.get("dres", args[4] if len(args) > 4 else None)
-            if name == "rms_norm_backward" and dres is not None:
-                self.calls["with dres"] += 1
-        return func(*args, **kwargs)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

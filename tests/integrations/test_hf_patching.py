@@ -11,8 +11,7 @@ transformers = pytest.importorskip("transformers", reason="transformers is not i
 from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
 from rmsnorm_backward.integrations import patch_model, patch_transformers, unpatch_model, unpatch_transformers  # noqa: E402
 
-from hf_models import config, tiny, token_ids  # noqa: E402
-from test_hf_families import OperatorCalls  # noqa: E402
+from hf_models import OperatorCalls, config, tiny, token_ids  # noqa: E402
 
 
 @pytest.fixture
