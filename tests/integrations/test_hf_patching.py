@@ -117,3 +117,12 @@ def test_compiled_and_checkpointed_patched_models_match_eager(rng):
         assert torch.equal(other_loss, loss)
         for name, g in grads.items():
             torch.testing.assert_close(other_grads[name], g, rtol=1e-5, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma3"])
+def test_generation_with_a_cache_matches(rng, family):
+    model = tiny(family, rng)
+    ids = token_ids(rng, batch=1)
+    expected = model.generate(ids, max_new_tokens=4, do_sample=False, use_cache=True)
+    patch_model(model)
+    assert torch.equal(model.generate(ids, max_new_tokens=4, do_sample=False, use_cache=True), expected)
