@@ -12,7 +12,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 VOCAB = 96
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
              head_dim=16, vocab_size=VOCAB, max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
-             eos_token_id=2, tie_word_embeddings=False)
+             eos_token_id=2, tie_word_embeddings=False, rms_norm_eps=0.05)  # an eps that shows in every bit
 MOE = dict(num_experts_per_tok=2, moe_intermediate_size=32)
 # config.model_type of each family, with what its tiny config needs beyond SMALL
 MODEL_TYPES = {

@@ -69,11 +69,11 @@ def patch_transformers(model_type=None, *, offset=None) -> None:
     """Models built from now on (from_pretrained, from_config, the constructors) get patched norms and
     decoder layers: those of `model_type` (a name, a config or a model; every family when None).
     offset, when given, is checked against the family's (a wrong one is refused)."""
-    for family in _families(model_type):
-        module = _modeling(family)
-        if module is None:
-            continue
+    families = [(f, _modeling(f)) for f in _families(model_type)]
+    families = [(f, module) for f, module in families if module is not None]
+    for family, _module in families:  # all checked before any is patched
         _check_offset(family, offset, family.norm)
+    for family, module in families:
         for name, role in ((family.norm, "norm"), (family.layer, "layer")):
             current = getattr(module, name)
             _REPLACED.setdefault((module.__name__, name), _original(current))
