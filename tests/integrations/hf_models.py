@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 import torch
 import transformers
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -13,6 +14,18 @@ VOCAB = 96
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
              head_dim=16, vocab_size=VOCAB, max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
              eos_token_id=2, tie_word_embeddings=False, rms_norm_eps=0.05)  # an eps that shows in every bit
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """One intra-op thread while a module's tiny models run: their ops are too small to share out, and
+    with a test worker per core extra threads only wait for each other (20 times slower here)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 MOE = dict(num_experts_per_tok=2, moe_intermediate_size=32)
 # config.model_type of each family, with what its tiny config needs beyond SMALL
 MODEL_TYPES = {

@@ -14,7 +14,7 @@ from rmsnorm_backward.integrations import FAMILIES, patch_model  # noqa: E402
 from rmsnorm_backward.precision import compare  # noqa: E402
 from rmsnorm_backward.torch._bridge import to_numpy  # noqa: E402
 
-from hf_models import OperatorCalls, tiny, token_ids  # noqa: E402
+from hf_models import OperatorCalls, one_thread, tiny, token_ids  # noqa: E402,F401  one_thread: an autouse fixture
 
 STEPS = 20
 

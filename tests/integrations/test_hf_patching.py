@@ -11,7 +11,7 @@ transformers = pytest.importorskip("transformers", reason="transformers is not i
 from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
 from rmsnorm_backward.integrations import patch_model, patch_transformers, unpatch_model, unpatch_transformers  # noqa: E402
 
-from hf_models import OperatorCalls, config, tiny, token_ids  # noqa: E402
+from hf_models import OperatorCalls, one_thread, config, tiny, token_ids  # noqa: E402,F401  one_thread: an autouse fixture
 
 
 @pytest.fixture
