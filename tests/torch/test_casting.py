@@ -27,3 +27,11 @@ def test_an_unknown_casting_is_refused(rng):
     x = randn(rng, (2, 8))
     with pytest.raises(InvalidInputError, match=r"^casting must be one of fp32, input \(got 'gemma'\).$"):
         OPS.rms_norm(x, torch.ones(8), 1e-6, 0.0, 0, "gemma")
+
+
+@pytest.mark.parametrize("casting", ["fp32", "input"])
+def test_opcheck(rng, casting):
+    x, r = (randn(rng, (4, 48), torch.bfloat16).requires_grad_() for _ in range(2))
+    gamma = randn(rng, (48,)).requires_grad_()  # fp32 master weights beside bf16 x: y's dtype depends on casting
+    torch.library.opcheck(OPS.rms_norm, (x, gamma, 1e-6, 0.0, 0, casting))
+    torch.library.opcheck(OPS.add_rms_norm, (x, r, gamma, 1e-6, 0.0, casting))
