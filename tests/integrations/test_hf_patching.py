@@ -126,3 +126,15 @@ def test_generation_with_a_cache_matches(rng, family):
     expected = model.generate(ids, max_new_tokens=4, do_sample=False, use_cache=True)
     patch_model(model)
     assert torch.equal(model.generate(ids, max_new_tokens=4, do_sample=False, use_cache=True), expected)
+
+
+def test_norms_alone_without_the_fused_residual(rng):
+    model = tiny("mistral", rng)
+    ids = token_ids(rng)
+    with torch.no_grad():
+        expected = model(ids).logits
+        patch_model(model, fuse_residual=False)
+        with OperatorCalls() as mode:
+            assert torch.equal(model(ids).logits, expected)
+    assert mode.calls == {"rms_norm": 2 * model.config.num_hidden_layers + 1}
+    assert not hasattr(model.model.layers[0], "family")
