@@ -82,7 +82,7 @@ main_job() {
 # CANN's toolkit root, or nothing: the same places cmake/npu.cmake looks (its default list is one file).
 find_cann() {
     local dir defaults
-    mapfile -t defaults < <(grep -v '^#' "$ROOT/python/rmsnorm_backward/cann_default_paths.txt")
+    mapfile -t defaults < <(grep -v '^#' "$ROOT/cmake/cann_default_paths.txt")
     for dir in "${ASCEND_HOME_PATH:-}" "${defaults[@]}"; do
         if [[ -n "$dir" && -f "$dir/include/acl/acl.h" ]]; then
             echo "$dir"

@@ -11,7 +11,7 @@ _EXPORTS = {
     "golden": "rmsnorm_backward.golden",
     "compare": "rmsnorm_backward.precision",
     "simulate": "rmsnorm_backward.simulate",
-    "run_kernel": "rmsnorm_backward.twin",
+    "run_kernel": "ascendc_twin",
     "rms_norm": "rmsnorm_backward.torch",
     "RMSNorm": "rmsnorm_backward.torch",
 }

@@ -21,14 +21,13 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from conftest import InputChanged
+from operator_inputs import InputChanged
 
-from rmsnorm_backward import _twin
 from rmsnorm_backward.errors import KernelCompileError, TwinRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
-from rmsnorm_backward.twin import compile_kernel
-from rmsnorm_backward.twin.build import cache_dir
+from ascendc_twin import compile_kernel
+from ascendc_twin.build import cache_dir
 
 from exact_answers import assert_exact, exact_inputs, tail_failures
 from test_randomized import make_inputs

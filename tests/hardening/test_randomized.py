@@ -24,7 +24,7 @@ import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from rmsnorm_backward import _twin
+from ascendc_twin import soc_table
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.simulate import simulate
@@ -33,7 +33,7 @@ CASES = int(os.environ.get("RMSNORM_HYPOTHESIS_CASES", "1000"))
 MAX_COLS = 20000
 MAX_ELEMENTS = 1 << 15
 DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
-SOCS = [row["name"] for row in _twin.soc_table()]
+SOCS = [row["name"] for row in soc_table()]
 
 
 @st.composite

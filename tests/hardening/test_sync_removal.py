@@ -30,12 +30,12 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from conftest import InputChanged
+from operator_inputs import InputChanged
 
 from rmsnorm_backward.errors import TwinRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
-from rmsnorm_backward.twin import compile_kernel
+from ascendc_twin import compile_kernel
 
 from test_planted_bugs import ENTRY, OP_HOST, kernel_copy
 from test_randomized import DTYPES

@@ -16,7 +16,7 @@ from rmsnorm_backward.perf.bench import make_inputs, run_case
 from rmsnorm_backward.perf.constants import load_model
 from rmsnorm_backward.perf.suites import SUITES, Case
 from rmsnorm_backward.simulate import simulate
-from rmsnorm_backward.twin import model_constants
+from ascendc_twin import model_constants
 
 TINY = Case((32, 32, 48), "fp16")
 

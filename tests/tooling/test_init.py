@@ -20,7 +20,8 @@ def test_import_needs_neither_torch_nor_the_extension():
     code = (
         "import sys\n"
         "sys.modules['torch'] = None\n"              # any import of torch now fails
-        "sys.modules['rmsnorm_backward._twin'] = None\n"
+        "sys.modules['ascendc_twin._twin'] = None\n"
+        "sys.modules['rmsnorm_backward._tiling'] = None\n"
         "import numpy as np, rmsnorm_backward as r\n"
         "dx, dg = r.golden(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 1)), np.ones(4))\n"
         "print(r.compare(dx.astype(np.float32), dx, 'fp32').passed, 'torch' in sys.modules and sys.modules['torch'])\n"
@@ -36,7 +37,7 @@ def test_exports_are_the_functions_even_after_their_modules_are_imported():
     from rmsnorm_backward.golden import golden
     from rmsnorm_backward.precision import compare
     from rmsnorm_backward.simulate import simulate
-    from rmsnorm_backward.twin import run_kernel
+    from ascendc_twin import run_kernel
 
     assert rmsnorm_backward.golden is golden
     assert rmsnorm_backward.simulate is simulate
@@ -64,13 +65,13 @@ def test_a_file_missing_from_the_install_is_an_environment_error_naming_it():
 def test_a_missing_extension_is_an_environment_error_saying_how_to_build_it():
     code = (
         "import sys\n"
-        "sys.modules['rmsnorm_backward._twin'] = None\n"
+        "sys.modules['rmsnorm_backward._tiling'] = None\n"
         "from rmsnorm_backward.errors import EnvironmentSetupError\n"
-        "from rmsnorm_backward.twin import soc_info\n"
+        "from rmsnorm_backward import preflight\n"
         "try:\n"
-        "    soc_info('Ascend910B2')\n"
+        "    preflight.tiling({'dy': [2, 4], 'x': [2, 4], 'rstd': [2, 1], 'gamma': [4]}, dict.fromkeys(('dy', 'x', 'rstd', 'gamma'), 'float32'))\n"
         "except EnvironmentSetupError as e:\n"
         "    print(e)\n"
     )
     out = python_stdout(code)
-    assert "rmsnorm_backward._twin is not importable" in out and "./build.sh setup" in out
+    assert "rmsnorm_backward._tiling is not importable" in out and "./build.sh setup" in out

@@ -59,8 +59,8 @@ def test_cpu_preset_builds_the_twin_extension(tmp_path):
     assert proc.returncode == 0, proc.stderr
     proc = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (module,) = build.glob("_twin*.so")
-    names = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(build)!r}); import _twin; "
+    (module,) = build.glob("twin/_twin*.so")
+    names = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(module.parent)!r}); import _twin; "
                             "print(' '.join(row['name'] for row in _twin.soc_table()))"],
                            capture_output=True, text=True, check=True).stdout.split()
     assert "Ascend910B2" in names and "Ascend910_93" in names

@@ -165,7 +165,7 @@ std::string SignalName(int sig)
     if (!damage.empty()) {
         message += "; also " + damage;
     }
-    py::object cls = py::module_::import("rmsnorm_backward.errors").attr("KernelCrashError");
+    py::object cls = py::module_::import("ascendc_twin.errors").attr("KernelCrashError");
     py::object error = cls(message, outcome.signal != 0 ? py::object(py::int_(outcome.signal)) : py::none(), core);
     PyErr_SetObject(cls.ptr(), error.ptr());
     throw py::error_already_set();
@@ -309,7 +309,7 @@ void BindLoader(py::module_ &m)
     m.def("launch", &LaunchKernel, py::arg("so_path"), py::arg("arrays"), py::arg("names"), py::arg("soc"),
           py::arg("block_dim"), py::arg("tiling_key"), py::arg("seed"), py::arg("timeout") = 0.0,
           py::arg("model") = std::vector<double>{}, py::arg("auto_sync") = false,
-          "Run a kernel .so built by rmsnorm_backward.twin on NumPy arrays (GM buffers, written back) in a "
+          "Run a kernel .so built by ascendc_twin on NumPy arrays (GM buffers, written back) in a "
           "launch process; timeout in seconds (0: no limit), Ctrl-C stops it too; model: every performance "
           "model constant in model_sources() order, or empty for the SoC's own; auto_sync models bisheng's "
           "--cce-auto-sync (the compiler's own flags between the scalar pipe and the others).");

@@ -1,5 +1,5 @@
 // One Ascend C kernel that issues Cast for any (source, destination) pair and RoundMode chosen at run
-// time by the parameter slots below (read by tests/sim/test_cast.py), so every case shares one
+// time by the parameter slots below (read by twin/tests/test_cast.py), so every case shares one
 // compiled object. GM src is copied into UB buffer A, Cast writes into buffer D (initialised from
 // GM dst, so masked-off lanes are checked to keep their values), D is copied back.
 #include "kernel_operator.h"

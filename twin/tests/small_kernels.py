@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 
 import ml_dtypes
 import numpy as np
 
-from rmsnorm_backward.fileio import write_atomic
-from rmsnorm_backward.twin import run_kernel
-from rmsnorm_backward.twin.build import cache_dir
+from ascendc_twin import run_kernel
+from ascendc_twin.build import cache_dir
 
 PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'
 
@@ -33,8 +34,11 @@ def run(body: str, name: str, args, **kw):
     directory = cache_dir() / "test_kernels"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}_{hashlib.sha256(text.encode()).hexdigest()[:16]}.cpp"
-    if not path.is_file():
-        write_atomic(path, text)
+    if not path.is_file():  # written whole, then renamed: parallel workers never read half a kernel
+        fd, partial = tempfile.mkstemp(dir=directory, suffix=".part")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(partial, path)
     kw.setdefault("optimize", False)
     return run_kernel(path, name, args, **kw)
 

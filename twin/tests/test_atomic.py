@@ -5,7 +5,7 @@ mixing operations there is a race (the result depends on the order)."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, run
 
 BLOCK = 64  # elements per core

@@ -5,7 +5,7 @@ orders it, on the timeline too: the scalar unit waits for the copy as after an e
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import InvalidInputError, TwinRuleError
+from ascendc_twin.errors import InvalidInputError, TwinRuleError
 from small_kernels import params, run
 
 N = 4096  # float32 elements copied in: long enough that waiting for the copy shows in the time

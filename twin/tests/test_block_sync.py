@@ -5,7 +5,7 @@ race, and a wait nobody answers is a rule error where the NPU would hang."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, run
 
 BLOCK = 64  # float32 elements

@@ -4,7 +4,7 @@ variables and InitSocState."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import InvalidInputError
+from ascendc_twin.errors import InvalidInputError
 from small_kernels import run
 
 # Each core writes (block_idx, block_num, __NPU_ARCH__, its GetBlockIdx()) to its own 32-byte slot,

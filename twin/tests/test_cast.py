@@ -9,8 +9,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
-from rmsnorm_backward.twin import run_kernel
+from ascendc_twin.errors import TwinRuleError
+from ascendc_twin import run_kernel
 from vector_driver import active_lanes, element_index
 
 SOURCE = Path(__file__).with_name("cast_driver.cpp")

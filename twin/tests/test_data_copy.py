@@ -3,7 +3,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import CTYPES, params, random_array, run
 
 FLOATS = [np.float16, ml_dtypes.bfloat16, np.float32]

@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, random_array, run
 
 # GM slice `g` of x -> UB slice `u` -> GM slice `o` of out, float, two dimensions; each description is

@@ -3,7 +3,7 @@ documented semantics (byte offsets from src's start), then their rules."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import CTYPES, params, random_array, run
 
 # GM: p = {count or repeatTime, base, dstBlkStride, dstRepStride, dst elements}, the source values,

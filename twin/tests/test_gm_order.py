@@ -6,7 +6,7 @@ Overlapping writes of identical bytes are no race; of differing bytes they are."
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, run
 
 BLOCK = 64  # float32 elements per core

@@ -5,7 +5,7 @@ them does not."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 
 COLS = 16  # one 64-byte copy of floats, of which the kernel's Duplicate writes the first `written`
 

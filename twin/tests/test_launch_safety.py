@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import InvalidInputError, KernelCrashError, TwinTimeoutError
-from rmsnorm_backward.twin import compile_kernel, gm_empty, run_kernel
+from ascendc_twin.errors import InvalidInputError, KernelCrashError, TwinTimeoutError
+from ascendc_twin import compile_kernel, gm_empty, run_kernel
 
 SPIN, NULL_WRITE, ABORT, EXIT = range(4)
 

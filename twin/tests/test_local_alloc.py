@@ -3,7 +3,7 @@ back to back and its tensors compute like any other; then the CPU-debug rules of
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import run
 
 # Doubles x through two static tensors and reports the allocator's addresses: out = 2x, then

@@ -6,7 +6,7 @@ passes and computes the right values)."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, run
 
 BLOCK = 64  # float32 elements

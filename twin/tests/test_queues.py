@@ -4,9 +4,9 @@ non-const parameter."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _twin
-from rmsnorm_backward.errors import KernelCompileError, TwinRuleError
-from rmsnorm_backward.twin import compile_kernel
+from ascendc_twin import _twin
+from ascendc_twin.errors import KernelCompileError, TwinRuleError
+from ascendc_twin import compile_kernel
 from small_kernels import PRELUDE, params, run
 
 BLOCK = 64  # float32 elements

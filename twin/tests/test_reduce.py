@@ -5,7 +5,7 @@ form adds them by the same tree. Then the definedness of results and the rules."
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from vector_driver import (BUF_BYTES, REPEAT, assert_bits_equal, broken_then_fixed, gather, launch, mask_from_bits,
                            op_code, random, tree)
 

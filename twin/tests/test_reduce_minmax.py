@@ -5,7 +5,7 @@ without active lanes leaving dst as it was; then GetReduceRepeatSumSpr and the r
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from vector_driver import (REPEAT, assert_bits_equal, broken_then_fixed, gather, launch, mask_from_bits, op_code,
                            random, tree)
 

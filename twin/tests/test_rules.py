@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, run
 
 N = 8192  # float32 elements of x and y

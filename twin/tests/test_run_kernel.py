@@ -10,9 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward import resources
-from rmsnorm_backward.errors import InvalidInputError, KernelCompileError, TwinRuleError
-from rmsnorm_backward.twin import compile_kernel, gm_array, gm_empty, run_kernel, soc_info
+from ascendc_twin import resources
+from ascendc_twin.errors import InvalidInputError, KernelCompileError, TwinRuleError
+from ascendc_twin import compile_kernel, gm_array, gm_empty, run_kernel, soc_info
 
 PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'
 
@@ -321,7 +321,7 @@ extern "C" __global__ __aicore__ void body_scaled(GM_ADDR x)
         outs.append(compile_kernel(where / "entry.cpp", "body_scaled"))
     assert outs[0] != outs[1]
 
-DEMO = resources.path("twin/demo/scaled_sum.cpp")
+DEMO = resources.path("demo/scaled_sum.cpp")
 
 
 @pytest.mark.parametrize("block_dim", [1, 3, 8])
@@ -347,7 +347,7 @@ def test_demo_kernel_of_the_benchmark_matches_numpy(rng, block_dim):
 def test_soc_table_binding_names_every_field_of_the_struct():
     # VisitFacts (platform.h) names the fields for Python: a field added to SocInfo without it would be
     # invisible to the performance model, so the binding must list exactly the struct's fields.
-    text = resources.path("twin/include/twin/platform.h").read_text()
+    text = resources.path("include/twin/platform.h").read_text()
     body = text[text.index("struct SocInfo {"):text.index("};", text.index("struct SocInfo {"))]
     fields = re.findall(r"^\s+(?:const char \*|uint32_t |uint64_t |double )(\w+);", body, re.M)
     assert len(fields) >= 10

@@ -3,7 +3,7 @@ descending order of score, equal scores in their original order; then one test p
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import CTYPES, params, run
 
 # Sorts `R` groups of 32 scores (T) with their uint32 indices into w, then, when the merge parameters

@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, random_array, run
 
 BLOCK = 64  # float32 elements each core publishes per round

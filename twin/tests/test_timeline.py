@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _twin
-from rmsnorm_backward.perf import load_model
+from ascendc_twin import _twin
+from ascendc_twin.model import load_model
 
 TILE = 4096  # floats per tile: 16 KiB, 64 fp32 repeats
 

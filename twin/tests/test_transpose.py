@@ -3,7 +3,7 @@ NumPy, then their rules."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import params, random_array, run
 
 # x (N x C x H x W halves, or 16 x 16) -> UB -> one call chosen by p[0] -> out. p = mode, n, c, h, w, tmp.

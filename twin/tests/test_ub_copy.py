@@ -3,7 +3,7 @@ against NumPy: masked repeats with block and repeat strides, the index ramp."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import random_array, run_elementwise
 
 

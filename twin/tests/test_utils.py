@@ -3,7 +3,7 @@ the data-cache-bypassing scalar GM accesses, DivCeil and printf."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import run
 
 # 5 floats copied with 3 elements of right padding (isPad false): the padding takes SetPadValue's

@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import CTYPES, params, run
 from vector_driver import (BINARY, REPEAT, SCALAR, UNARY, active_lanes, broken_then_fixed, element_index, launch,
                            mask_from_bits, op_code)

@@ -4,7 +4,7 @@ LeakyRelu; then their dtype rules."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import random_array, run_elementwise
 
 

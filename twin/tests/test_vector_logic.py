@@ -3,7 +3,7 @@ Or, ShiftLeft and ShiftRight in their count forms, then the rules (dtypes, the s
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 from small_kernels import random_array, run_elementwise
 
 # The calls a test picks from compile into one kernel per dtype and count (run_elementwise's pick).

@@ -1,5 +1,5 @@
 // One Ascend C kernel that issues any vector or reduction instruction of the twin, chosen at run
-// time by the parameter slots below (read by tests/sim/vector_driver.py), so the tests of every
+// time by the parameter slots below (read by twin/tests/vector_driver.py), so the tests of every
 // dtype, form and rule share one compiled object.
 // UB holds three TBuf buffers A, B and D. GM a, b and d are copied into them (only the first
 // `definedA` elements of A: the rest stays poisoned), the instruction runs on views at element

@@ -1,4 +1,4 @@
-"""Launches tests/sim/vector_driver.cpp (one vector or reduction instruction per launch, chosen by
+"""Launches twin/tests/vector_driver.cpp (one vector or reduction instruction per launch, chosen by
 parameter slots) and models how the hardware addresses the lanes of a repeat, for the NumPy
 references of test_vector.py and test_reduce.py."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import TwinRuleError
-from rmsnorm_backward.twin import run_kernel
+from ascendc_twin.errors import TwinRuleError
+from ascendc_twin import run_kernel
 from small_kernels import random_array
 
 SOURCE = Path(__file__).with_name("vector_driver.cpp")

@@ -1,12 +1,13 @@
-// Python binding of the plain tiling (op_host/tiling): compute_tiling(...) -> dict. The same C++ runs
-// in CANN's TilingFunc, so Python sees the operator's validation rules and tiling choices unchanged.
+// The extension module rmsnorm_backward._tiling: the Python binding of the plain tiling (op_host/tiling),
+// compute_tiling(...) -> dict. The same C++ runs in CANN's TilingFunc, so Python sees the operator's
+// validation rules and tiling choices unchanged. The platform comes from the twin's PlatformAscendC,
+// as on an NPU it comes from CANN's.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <string>
 #include <vector>
 
-#include "raise_error.h"
 #include "rms_norm_backward_tiling_fields.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "tiling/rms_norm_backward_tiling.h"
@@ -15,9 +16,12 @@ namespace py = pybind11;
 
 namespace {
 
+// The package's InvalidInputError (python/rmsnorm_backward/errors.py) with the tiling's sentence.
 [[noreturn]] void RaiseInvalid(const std::string &message)
 {
-    twin_host::RaiseError("InvalidInputError", message);
+    py::object cls = py::module_::import("rmsnorm_backward.errors").attr("InvalidInputError");
+    PyErr_SetString(cls.ptr(), message.c_str());
+    throw py::error_already_set();
 }
 
 // The twin's platform for `soc`, as CANN's TilingFunc gets it from PlatformAscendC; an unknown name
@@ -92,8 +96,9 @@ void CheckOutputs(std::vector<int64_t> x_shape, std::string x_dtype, std::option
 
 }  // namespace
 
-void BindTiling(py::module_ &m)
+PYBIND11_MODULE(_tiling, m)
 {
+    m.doc() = "The tiling of RmsNormBackward (op_host/tiling): its input and output rules and its choices";
     m.def("check_outputs", &CheckOutputs, py::arg("x_shape"), py::arg("x_dtype"), py::arg("gamma_shape"),
           py::arg("dx_shape"), py::arg("dx_dtype"), py::arg("dgamma_shape"), py::arg("dgamma_dtype"),
           "The tiling's rules on dx and dgamma as a caller allocates them (gamma_shape None: no gamma): "

@@ -7,7 +7,7 @@ compiles the source against the twin (cached by content, see build.py), runs its
 arrays as its GM_ADDR arguments in order, and writes every array back in place. A broken Ascend C
 rule raises TwinRuleError; a compile error KernelCompileError with g++'s message.
 
-The launch runs in a launch process forked from the caller (twin/src/launch_process.h), so it can
+The launch runs in a launch process forked from the caller (src/launch_process.h), so it can
 always be stopped and never takes the caller down: past `timeout` seconds it is stopped with
 TwinTimeoutError, Ctrl-C stops it with KeyboardInterrupt, and a kernel that dies of a fatal signal
 (a null GM_ADDR written, abort()) raises KernelCrashError with the signal and, where known, the core.
@@ -24,18 +24,19 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Union
+from typing import Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from rmsnorm_backward import resources
-from rmsnorm_backward.errors import InvalidInputError, TwinRuleError
-from rmsnorm_backward.twin.build import Defines, compile_kernel
+from . import resources
+from .build import Defines, compile_kernel
+from .errors import InvalidInputError, TwinRuleError
 
 # Generous: the slowest launch of the test suites takes seconds; a kernel that loops forever does not.
 DEFAULT_TIMEOUT = 600.0
 
-__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "gm_empty", "gm_array", "model_constants"]
+__all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "soc_table", "gm_empty", "gm_array", "model_constants",
+           "add_launch_check"]
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,14 @@ class LaunchStats:
     total: dict = field(default_factory=dict)
 
 
-def soc_info(soc: str) -> dict:
-    """The row of the twin's platform table (twin/include/twin/platform.h) for `soc`; InvalidInputError if it is not supported."""
-    _twin = resources.extension()
+def soc_table() -> list[dict]:
+    """The twin's platform table (include/twin/platform.h): one dict of facts per supported SoC."""
+    return resources.extension().soc_table()
 
-    table = _twin.soc_table()
+
+def soc_info(soc: str) -> dict:
+    """The row of the twin's platform table (include/twin/platform.h) for `soc`; InvalidInputError if it is not supported."""
+    table = soc_table()
     for row in table:
         if row["name"] == soc:
             return row
@@ -120,8 +124,7 @@ def _model_values(soc: str, model: Optional[Mapping[str, float]]) -> list[float]
     """Every model constant in the extension's order, the SoC's own where `model` names none."""
     if not model:
         return []
-    from rmsnorm_backward import _twin
-
+    _twin = resources.extension()
     (row,) = [r for r in _twin.model_table() if r["soc"] == soc]
     unknown = sorted(set(model) - set(_twin.model_sources()))
     if unknown:
@@ -131,6 +134,18 @@ def _model_values(soc: str, model: Optional[Mapping[str, float]]) -> list[float]
     if not all(math.isfinite(v) and v >= 0 for v in values):
         raise InvalidInputError(f"model constants must be finite and non-negative, got {dict(model)!r}")
     return values
+
+
+LaunchCheck = Callable[[str, object], Callable[[], None]]
+_LAUNCH_CHECKS: list[LaunchCheck] = []
+
+
+def add_launch_check(check: LaunchCheck) -> Callable[[], None]:
+    """Runs check(name, args) before every launch, with the entry's name and run_kernel's args; the
+    callable it returns runs after every launch that succeeded, and may raise to fail it (a test
+    harness checking, e.g., that a kernel left its inputs alone). Returns the function that removes it."""
+    _LAUNCH_CHECKS.append(check)
+    return lambda: _LAUNCH_CHECKS.remove(check)
 
 
 def _check_defined(values, names, undefined) -> None:
@@ -159,7 +174,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     do not depend on them, only the modelled cycles.
     auto_sync: model bisheng's --cce-auto-sync, where the compiler inserts the SetFlag/WaitFlag pairs
     between the scalar pipe and V / MTE2 / MTE3; off by default, so a kernel states its syncs itself
-    (twin/RULES.md).
+    (RULES.md).
     allow_undefined: accept GM buffers left holding bytes copied from UB that nothing wrote (the NPU
     copies whatever the UB held; the twin's UB holds 0xFF there). By default that is a TwinRuleError
     naming the buffer and its first undefined element: an operator's outputs must be fully defined.
@@ -179,6 +194,7 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
         raise InvalidInputError(f"timeout must be a positive number of seconds or None (no limit), got {timeout!r}")
     values, names = _gm_arguments(args)
     so_path = compile_kernel(source, name, defines=defines, include_dirs=include_dirs, optimize=optimize)
+    after_launch = [check(name, args) for check in _LAUNCH_CHECKS]
 
     _twin = resources.extension()
 
@@ -188,6 +204,8 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
                        _model_values(soc, _MODEL_OVERRIDES.get() if model is None else model), bool(auto_sync))
     if not allow_undefined:
         _check_defined(values, names, out["undefined"])
+    for check in after_launch:
+        check()
     counter_names = out["counter_names"]
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: (max if k == "ub_peak_bytes" else sum)(core[k] for core in per_core) for k in counter_names}

@@ -1,12 +1,11 @@
-"""The performance model's constants for one SoC: the SoC facts of twin/include/twin/platform.h and the
-model-only constants of twin/include/twin/timeline.h (kModelTable, with their sources in
+"""The performance model's constants for one SoC: the SoC facts of include/twin/platform.h and the
+model-only constants of include/twin/timeline.h (kModelTable, with their sources in
 kModelFields), both read through the extension so that every figure has one source."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rmsnorm_backward import resources
-from rmsnorm_backward.twin import soc_info
+from . import resources, soc_info
 
 
 @dataclass(frozen=True)
