@@ -9,7 +9,7 @@ import pytest
 from ascendc_twin import soc_table
 from rmsnorm_backward.simulate import simulate
 
-from test_randomized import make_inputs
+from random_inputs import make_inputs
 
 SOC_CORES = {row["name"]: row["vector_cores"] for row in soc_table()}
 BLOCK_DIMS = (1, 7, 20, 40, 48)

@@ -11,6 +11,7 @@ import pytest
 
 from ascendc_twin.errors import TwinRuleError
 from ascendc_twin import run_kernel
+from float_bits import assert_same, special_floats, step
 from vector_driver import active_lanes, element_index
 
 SOURCE = Path(__file__).with_name("cast_driver.cpp")
@@ -57,18 +58,6 @@ def cast(pair, mode, src, dst, *, form="kCountForm", count=None, mask_len=0, mas
 
 # ---- the NumPy model ---------------------------------------------------------------------------
 
-def _step(bits, up):
-    """The next 16-bit float pattern above (up) or below a pattern, in value order."""
-    bits = bits.astype(np.int32)
-    neg = (bits & 0x8000) != 0
-    mag = bits & 0x7FFF
-    if up:
-        out = np.where(neg, np.where(mag == 0, 0x0001, bits - 1), bits + 1)
-    else:
-        out = np.where(neg, bits + 1, np.where(mag == 0, 0x8001, bits - 1))
-    return out.astype(np.uint16)
-
-
 def round_float(x, dtype, mode):
     """float32 x rounded to the 16-bit float `dtype` with `mode`, bit-exactly."""
     x = np.asarray(x, np.float32)
@@ -83,8 +72,8 @@ def _round_float(x, dtype, mode):
     exact = x.astype(np.float64)
     near64 = nearest.astype(np.float64)
     bits = nearest.view(np.uint16)
-    lo_bits = np.where(near64 > exact, _step(bits, up=False), bits)
-    hi_bits = np.where(near64 < exact, _step(bits, up=True), bits)
+    lo_bits = np.where(near64 > exact, step(bits, up=False), bits)
+    hi_bits = np.where(near64 < exact, step(bits, up=True), bits)
     lo, hi = lo_bits.view(dtype), hi_bits.view(dtype)
     lo64, hi64 = lo.astype(np.float64), hi.astype(np.float64)
     # Past the largest finite value the next step would be 2^(emax+1): ties there round to inf.
@@ -151,32 +140,6 @@ def expected(pair, mode, src):
     if d == I32:
         return to_int32(src.astype(np.float64), mode)
     return int32_to_float(src, mode)
-
-
-def special_floats(rng, n, target):
-    """float32 values that stress rounding to `target`: random normals, exact ties between neighbours,
-    the overflow edge, the subnormal range, signed zeros, Inf and NaN."""
-    normals = (rng.standard_normal(n) * 10).astype(np.float32)
-    t = normals.astype(target)
-    up = _step(t.view(np.uint16), up=True).view(target)
-    ties = ((t.astype(np.float64) + up.astype(np.float64)) / 2).astype(np.float32)
-    big = float(np.finfo(target).max)
-    edge = rng.uniform(big * 0.999, min(big * 1.002, 3.4e38), n).astype(np.float32)
-    tiny = (rng.uniform(-1, 1, n) * float(np.finfo(target).smallest_normal) * 2).astype(np.float32)
-    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, big, -big, 65520.0, -65520.0], np.float32)
-    return np.concatenate([normals, ties, edge, tiny, specials]).astype(np.float32)
-
-
-def assert_same(actual, want):
-    a, w = np.asarray(actual), np.asarray(want)
-    assert a.dtype == w.dtype
-    if a.dtype.kind == "i":
-        np.testing.assert_array_equal(a, w)
-        return
-    nan = np.isnan(a.astype(np.float32)) & np.isnan(w.astype(np.float32))
-    raw = np.uint16 if a.itemsize == 2 else np.uint32
-    bad = ~nan & (a.view(raw) != w.view(raw))
-    assert not bad.any(), f"{bad.sum()} differ; first: in {np.flatnonzero(bad)[:4]} got {a[bad][:4]} want {w[bad][:4]}"
 
 
 # ---- value tests ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from small_kernels import CTYPES, run
-from test_cast import assert_same, special_floats
+from float_bits import assert_same, special_floats
 
 # GM: params {op, n}, x (float32), h1 and h2 (T), out (T, float32 or int32 by op: see OPS).
 KERNEL = """
