@@ -1,6 +1,7 @@
 """The one conftest of the operator's tests: the twin's fixtures (a reproducible random generator per
 test, run_source, read_only_dir; ascendc_twin.testing) and, for the whole session, the check that
-every launch of the operator's kernel leaves its inputs unchanged (operator_inputs.py).
+every launch of the operator's kernel leaves its inputs unchanged (operator_inputs.py); the
+performance model of the reference SoC.
 
 Every run draws a fresh seed (shown in pytest's header); TWIN_TEST_SEED=<seed> repeats a run.
 """
@@ -21,3 +22,11 @@ def operator_inputs_unchanged():
     remove = ascendc_twin.add_launch_check(inputs_unchanged)
     yield
     remove()
+
+
+@pytest.fixture(scope="session")
+def model():
+    """The performance model of the reference SoC, Ascend910B2 (ascendc_twin.model)."""
+    from ascendc_twin.model import load_model
+
+    return load_model("Ascend910B2")

@@ -16,11 +16,13 @@ namespace py = pybind11;
 
 namespace {
 
-// The package's InvalidInputError (python/rmsnorm_backward/errors.py) with the tiling's sentence.
-[[noreturn]] void RaiseInvalid(const std::string &message)
+// The package's TilingError (python/rmsnorm_backward/errors.py, an InvalidInputError) with the rule's
+// sentence, its kind ("shape", "dtype", "attr", "platform") and the tensor it names.
+[[noreturn]] void Raise(const rmsnorm_backward::TilingError &error)
 {
-    py::object cls = py::module_::import("rmsnorm_backward.errors").attr("InvalidInputError");
-    PyErr_SetString(cls.ptr(), message.c_str());
+    py::object cls = py::module_::import("rmsnorm_backward.errors").attr("TilingError");
+    py::object raised = cls(error.message, rmsnorm_backward::TilingFaultName(error.fault), error.tensor);
+    PyErr_SetObject(cls.ptr(), raised.ptr());
     throw py::error_already_set();
 }
 
@@ -32,7 +34,7 @@ rmsnorm_backward::PlatformFacts Platform(const std::string &soc)
     if (info == nullptr) {
         std::string names;
         for (const twin::SocInfo &s : twin::kSocTable) names += std::string(names.empty() ? "" : ", ") + s.name;
-        RaiseInvalid("soc must be one of " + names + " (got " + soc + ").");
+        Raise({rmsnorm_backward::TilingFault::kPlatform, "soc", "soc must be one of " + names + " (got " + soc + ")."});
     }
     fe::PlatFormInfos infos(*info);
     const platform_ascendc::PlatformAscendC platform(&infos);
@@ -45,7 +47,8 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
                        uint32_t block_dim, std::optional<std::vector<int64_t>> dres_shape, std::string dres_dtype)
 {
     if (dres_shape.has_value() == dres_dtype.empty()) {
-        RaiseInvalid("dres_shape and dres_dtype go together: give both for the fused residual form, or neither.");
+        Raise({rmsnorm_backward::TilingFault::kShape, "dres",
+               "dres_shape and dres_dtype go together: give both for the fused residual form, or neither."});
     }
     rmsnorm_backward::TilingInput in;
     in.dy_shape = std::move(dy_shape);
@@ -64,8 +67,8 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     in.platform = Platform(soc);
     in.block_dim_cap = block_dim;
     rmsnorm_backward::TilingResult out;
-    std::string error;
-    if (!rmsnorm_backward::ComputeTiling(in, out, error)) RaiseInvalid(error);
+    rmsnorm_backward::TilingError error;
+    if (!rmsnorm_backward::ComputeTiling(in, out, error)) Raise(error);
     py::dict d;
     d["tiling"] = py::bytes(reinterpret_cast<const char *>(&out.data), sizeof(out.data));
     d["block_dim"] = out.block_dim;
@@ -80,7 +83,7 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
 }
 
 // The tiling's rules on the outputs an aclnn caller allocates (CheckOutputs, which CANN's TilingFunc
-// runs after the inputs' rules): nothing, or InvalidInputError with its sentence.
+// runs after the inputs' rules): nothing, or TilingError.
 void CheckOutputs(std::vector<int64_t> x_shape, std::string x_dtype, std::optional<std::vector<int64_t>> gamma_shape,
                   const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
                   const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype)
@@ -90,8 +93,9 @@ void CheckOutputs(std::vector<int64_t> x_shape, std::string x_dtype, std::option
     in.x_dtype = std::move(x_dtype);
     in.has_gamma = gamma_shape.has_value();
     in.gamma_shape = gamma_shape.value_or(std::vector<int64_t>{});
-    const std::string error = rmsnorm_backward::CheckOutputs(in, dx_shape, dx_dtype, dgamma_shape, dgamma_dtype);
-    if (!error.empty()) RaiseInvalid(error);
+    const rmsnorm_backward::TilingError error =
+        rmsnorm_backward::CheckOutputs(in, dx_shape, dx_dtype, dgamma_shape, dgamma_dtype);
+    if (!error.ok()) Raise(error);
 }
 
 }  // namespace
@@ -102,12 +106,12 @@ PYBIND11_MODULE(_tiling, m)
     m.def("check_outputs", &CheckOutputs, py::arg("x_shape"), py::arg("x_dtype"), py::arg("gamma_shape"),
           py::arg("dx_shape"), py::arg("dx_dtype"), py::arg("dgamma_shape"), py::arg("dgamma_dtype"),
           "The tiling's rules on dx and dgamma as a caller allocates them (gamma_shape None: no gamma): "
-          "returns None, or raises InvalidInputError naming the output and the rule.");
+          "returns None, or raises TilingError (an InvalidInputError) naming the output and the rule.");
     m.def("compute_tiling", &ComputeTiling, py::arg("dy_shape"), py::arg("x_shape"), py::arg("rstd_shape"),
           py::arg("gamma_shape"), py::arg("dy_dtype"), py::arg("x_dtype"), py::arg("rstd_dtype"),
           py::arg("gamma_dtype"), py::arg("gamma_offset") = 0.0f, py::arg("soc") = "Ascend910B2", py::arg("block_dim") = 0,
           py::arg("dres_shape") = py::none(), py::arg("dres_dtype") = "",
           "Validates the inputs of RmsNormBackward and computes its tiling (op_host/tiling): a dict with the "
           "tiling bytes, block_dim, tiling_key, path, workspace_bytes, min_bytes, ub_bytes (the UB the launch holds at its peak) and the tiling fields. block_dim "
-          "caps the cores (0: as many as useful); gamma_offset is the attribute, as a float32; gamma_shape None: no gamma; dres_shape None: no dres. Bad inputs raise InvalidInputError naming the tensor and rule.");
+          "caps the cores (0: as many as useful); gamma_offset is the attribute, as a float32; gamma_shape None: no gamma; dres_shape None: no dres. Bad inputs raise TilingError (an InvalidInputError) with the rule's kind, the tensor and one sentence.");
 }
