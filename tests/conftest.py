@@ -1,16 +1,20 @@
 """The one conftest of the operator's tests: the twin's fixtures (a reproducible random generator per
 test, run_source, read_only_dir; ascendc_twin.testing) and, for the whole session, the check that
 every launch of the operator's kernel leaves its inputs unchanged (operator_inputs.py); the
-performance model of the reference SoC.
+performance model of the reference SoC; the CPU extensions built once per run (cpu_build).
 
 Every run draws a fresh seed (shown in pytest's header); TWIN_TEST_SEED=<seed> repeats a run.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import ascendc_twin
 import pytest
 from ascendc_twin.testing import pytest_report_header, read_only_dir, rng, run_source  # noqa: F401
 
+from cpu_build import build_once
 from operator_inputs import inputs_unchanged
 
 
@@ -30,3 +34,15 @@ def model():
     from ascendc_twin.model import load_model
 
     return load_model("Ascend910B2")
+
+
+@pytest.fixture(scope="session")
+def cpu_build(tmp_path_factory) -> Path:
+    """The cpu preset's build directory, built once per run (cpu_build.py)."""
+    from rmsnorm_backward import resources
+
+    if resources.checkout() is None:
+        pytest.skip("builds from a source checkout")
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's, across workers
+    return build_once(resources.checkout(), shared / "cpu-build")

@@ -16,6 +16,8 @@ import pytest
 
 from rmsnorm_backward import resources
 
+from cpu_build import locked
+
 ROOT = resources.checkout()
 pytestmark = pytest.mark.skipif(ROOT is None, reason="builds the wheel from a source checkout")
 # What the package imports at run time, taken from this environment (no network, no second install).
@@ -29,12 +31,14 @@ def run(cmd, cwd, timeout=900) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory, cpu_build) -> Path:
+    """The wheel, built in the run's cpu preset build (so the extensions' objects compile once)."""
     for backend in ("scikit_build_core", "pybind11"):
         pytest.importorskip(backend, reason="the wheel is built without isolation, from this environment")
     dist = tmp_path_factory.mktemp("dist")
-    done = run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w", dist,
-                ROOT], cwd=dist)
+    with locked(cpu_build):
+        done = run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w",
+                    dist, "-C", f"build-dir={cpu_build}", ROOT], cwd=dist)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (built,) = dist.glob("rmsnorm_backward-*.whl")
     return built
