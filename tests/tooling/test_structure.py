@@ -98,3 +98,13 @@ def test_the_operator_reaches_the_twin_only_through_its_public_api(root):
                                   "from ascendc_twin.build import _digest", 'importlib.import_module("ascendc_twin._twin")'])
 def test_the_private_import_scan_finds(line):
     assert PRIVATE_TWIN.search(line)
+
+
+def test_no_test_module_name_is_in_both_test_trees():
+    """tests/ and twin/tests run in one pytest session, where a test module is imported by its name."""
+    if resources.checkout() is None:
+        pytest.skip("the test trees are in the source checkout")
+    twin_tests = resources.checkout() / "twin" / "tests"
+    names = [p.name for root in (TESTS, twin_tests) for p in root.rglob("*.py") if p.name != "conftest.py"]
+    assert "test_run_kernel.py" in names and "test_golden_grid.py" in names
+    assert {n for n in names if names.count(n) > 1} == set()
