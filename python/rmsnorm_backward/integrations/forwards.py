@@ -16,7 +16,8 @@ import inspect
 
 import torch
 
-from ..torch._func import add_rms_norm_forward, rms_norm_forward
+from ..torch.functional import rms_norm_transformable as rms_norm_forward
+from ..torch.fused import add_rms_norm_transformable as add_rms_norm_forward
 
 
 def _own_dtype(x: torch.Tensor):

@@ -25,7 +25,7 @@ import torch
 
 from .. import preflight
 from ..errors import InvalidInputError
-from . import _validate
+from . import _func, _validate
 from ._op import NAMESPACE, rms_norm_backward
 
 
@@ -111,11 +111,8 @@ def _backward(ctx, dy, _drstd):
 rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
-def _transformable(*args):
-    """The operator, or under a torch.func transform the autograd.Function running it (_func.py)."""
-    from . import _func
-
-    return _func.rms_norm_forward(*args)
+# The operator, or under a torch.func transform an autograd.Function running it (_func.py).
+rms_norm_transformable = _func.transformable(rms_norm_forward, _setup_context, _backward, "rms_norm")
 
 
 def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e-6, offset: float = 0.0, *,
@@ -142,11 +139,11 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e
         if tuple(x.shape[x.ndim - len(row):]) != row:
             raise InvalidInputError(f"normalized_shape {list(row)} must be the trailing dims of x {list(x.shape)}.")
         if len(row) == x.ndim:
-            return _transformable(x.unsqueeze(0), None, eps, 0.0, len(row))[0].squeeze(0)
-        return _transformable(x, None, eps, 0.0, len(row))[0]
+            return rms_norm_transformable(x.unsqueeze(0), None, eps, 0.0, len(row))[0].squeeze(0)
+        return rms_norm_transformable(x, None, eps, 0.0, len(row))[0]
     if x.ndim == gamma.ndim and x.shape == gamma.shape:
-        return _transformable(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
-    return _transformable(x, gamma, eps, offset)[0]
+        return rms_norm_transformable(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
+    return rms_norm_transformable(x, gamma, eps, offset)[0]
 
 
 # torch's own autocast rule of rms_norm (see the module docstring), for the forward and the backward.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from .. import preflight
-from . import _validate
+from . import _func, _validate
 from ._op import NAMESPACE, rms_norm_backward
 from .functional import AUTOCAST_RULE, _eps, _rstd_shape, scaled, y_dtype
 
@@ -73,6 +73,8 @@ def _backward(ctx, dy, ds, _drstd):
 
 
 add_rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
+# The operator, or under a torch.func transform an autograd.Function running it (_func.py).
+add_rms_norm_transformable = _func.transformable(add_rms_norm_forward, _setup_context, _backward, "add_rms_norm")
 torch.library.register_autocast(add_rms_norm_forward, "cpu", AUTOCAST_RULE)
 
 
@@ -84,7 +86,5 @@ def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, e
     eps = None if eps is None else float(eps)
     if not torch.compiler.is_compiling():
         offset = preflight.gamma_offset_value(offset, "offset")
-    from . import _func  # under a torch.func transform, the autograd.Function running the operator
-
-    y, s, _rstd = _func.add_rms_norm_forward(x, residual, gamma, eps, offset)
+    y, s, _rstd = add_rms_norm_transformable(x, residual, gamma, eps, offset)
     return y, s
