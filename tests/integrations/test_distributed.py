@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ascendc_twin.testing import SEED
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
 pytest.importorskip("transformers", reason="transformers is not installed (./build.sh setup installs it)")
@@ -24,7 +25,7 @@ def ranks(tmp_path_factory):
     """Each rank's results, the two processes run once for the module."""
     tmp = tmp_path_factory.mktemp("gloo")
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
-    seed = os.environ["RMSNORM_TEST_SEED"]
+    seed = str(SEED)
     procs = [subprocess.Popen([sys.executable, str(WORKER), str(rank), str(WORLD), str(tmp / "init"), seed,
                                str(tmp / f"rank{rank}.pt")], cwd=WORKER.parent, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
