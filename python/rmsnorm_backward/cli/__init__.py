@@ -41,6 +41,9 @@ def main(argv=None) -> int:
     except RmsNormBackwardError as e:  # a rule of the operator or the twin, or the environment, found while running
         CliError(str(e)).show()
         return CliError.exit_code
+    except OSError as e:  # a file or directory the system refused, that no check above named
+        CliError(f"{e.filename or 'a file'} cannot be used ({e.strerror or e})").show()
+        return CliError.exit_code
     except MemoryError:  # the preflight's estimate fell short: still one sentence, not a traceback
         CliError("ran out of host memory; use smaller shapes").show()
         return CliError.exit_code
