@@ -71,8 +71,9 @@ def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Te
 
 def eps_value(eps) -> float | None:
     """eps as the forward takes it: None (the machine epsilon of x's dtype) or a finite non-negative
-    real number, never a string or a bool that float() would take."""
-    if eps is None or isinstance(eps, torch.SymFloat):
+    real number, never a string or a bool that float() would take. Traced, eps may be symbolic: the
+    eager call checked it."""
+    if eps is None or isinstance(eps, torch.SymFloat) or torch.compiler.is_compiling():
         return eps
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps < 0:
         raise InvalidInputError(f"eps must be a finite non-negative float or None (got {eps!r}).")
