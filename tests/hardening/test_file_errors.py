@@ -1,19 +1,21 @@
 """File and environment errors of the CLI and of the Python API under it, beyond the bad-input table's
 rows (tests/hardening/test_bad_inputs.py): files the system refuses to read (tests run as root,
 where permission bits refuse nothing, so the refusal is the reader's open failing as it would), a
-sample directory without golden, an OSError no check named. Each is one sentence naming the file and
+sample directory without golden, gen's --op-def that is a FIFO or unreadable, an OSError no check
+named. Each is one sentence naming the file and
 the rule with exit 2 from the CLI, and EnvironmentSetupError / InvalidInputError from the API."""
 from __future__ import annotations
 
 import builtins
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rmsnorm_backward import backends
+from rmsnorm_backward import backends, op_def
 from rmsnorm_backward.cli import main, sample_dir
 from rmsnorm_backward.errors import EnvironmentSetupError
 
@@ -73,3 +75,24 @@ def test_an_os_error_no_check_named_is_still_one_sentence(capsys, monkeypatch):
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
     assert captured.err.strip().splitlines()[-1] == "Error: /dev/some-device cannot be used (Input/output error)"
+
+
+def test_gen_refuses_a_fifo_op_def_without_blocking(capsys, tmp_path):
+    fifo = tmp_path / "op_def.toml"
+    os.mkfifo(fifo)
+    assert main(["gen", "--check", "--op-def", str(fifo)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"Error: Invalid value for '--op-def': {fifo} is not a regular file")
+
+
+def test_gen_names_an_unreadable_op_def(capsys, monkeypatch, tmp_path):
+    path = tmp_path / "op_def.toml"
+    path.write_text(op_def.DEFAULT_PATH.read_text())
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(op_def, "load", refuse)
+    assert main(["gen", "--check", "--op-def", str(path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"Error: Invalid value for '--op-def': {path} cannot be read (Permission denied)")
