@@ -2,7 +2,7 @@
 16 bytes past a 32-byte boundary is refused naming the call, the operand and the rule, and the same
 call 32 bytes along runs (the rule is 32, not 16 and not 64).
 
-Then a small mutation run: copies of twin/include with one rule loosened to 16 bytes (a textual edit
+Then a small mutation run: four copies of twin/include, each with one rule loosened to 16 bytes (a textual edit
 in a temporary directory, never in the tree) must each let one of these cases through, so a twin that
 drifts more lenient on a rule fails here."""
 from __future__ import annotations
@@ -157,9 +157,6 @@ MUTANTS = {
     "DataCopy's UB operand aligned to 16 bytes": Mutant(
         "data_copy.h", "TWIN_CHECK(t.ByteOffset() % kUbBlockBytes == 0, call, \"the UB \", role,",
         "TWIN_CHECK(t.ByteOffset() % 16 == 0, call, \"the UB \", role,", "DataCopyPad to UB"),
-    "Gather's src aligned to 16 bytes": Mutant(
-        "gather.h", "TWIN_CHECK(src.ByteOffset() % kUbBlockBytes == 0, call, \"src must start",
-        "TWIN_CHECK(src.ByteOffset() % 16 == 0, call, \"src must start", "Gather src"),
     "ReduceSum's workLocal aligned to 16 bytes": Mutant(
         "reduce.h", "TWIN_CHECK(work.ByteOffset() % kUbBlockBytes == 0, call, \"workLocal must start",
         "TWIN_CHECK(work.ByteOffset() % 16 == 0, call, \"workLocal must start", "ReduceSum workLocal"),
