@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from rmsnorm_backward.errors import InvalidInputError
-from rmsnorm_backward.twin import run_kernel, soc_info
+from ascendc_twin import run_kernel, soc_info
 
 KERNEL = Path(__file__).with_name("anchor_rms_norm_grad.cpp")
 ENTRY = "anchor_rms_norm_grad"

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.perf.bench import run_case
-from rmsnorm_backward.perf.constants import load_model
 from rmsnorm_backward.perf.suites import SUITES, Case
 
 SAMPLE = {
@@ -61,11 +60,6 @@ def test_the_sample_is_drawn_from_the_suites():
         assert set(cases) <= set(SUITES[suite])
     assert ANCHOR_OUT_OF_REACH <= set(SUITES["atb"])
     assert set(MISSES) <= {c for cases in SAMPLE.values() for c in cases}
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model("Ascend910B2")
 
 
 @pytest.mark.parametrize("suite, case", [

@@ -15,7 +15,7 @@ import threading
 
 import click
 
-from ..errors import RmsNormBackwardError
+from ..errors import TwinError
 from ._common import CONTEXT, PROG, CliError, show_notices
 from . import bench, doctor, gen, golden
 
@@ -70,7 +70,7 @@ def _run(argv) -> int:
     except click.ClickException as e:
         e.show()
         return e.exit_code
-    except RmsNormBackwardError as e:  # a rule of the operator or the twin, or the environment, found while running
+    except TwinError as e:  # a rule of the operator or the twin, or the environment, found while running
         CliError(str(e)).show()
         return CliError.exit_code
     except OSError as e:  # a file or directory the system refused, that no check above named

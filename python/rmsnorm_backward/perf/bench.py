@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import resources
 from ..op_def import dtype_of
-from .constants import Model
+from ascendc_twin.model import Model
 from .model import anchor, measured, roofline_us
 from .suites import Case
 
