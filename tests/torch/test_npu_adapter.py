@@ -205,6 +205,16 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
     for report in (compare(to_numpy(x_npu.grad.cpu()), g_dx, name),
                    compare(to_numpy(norm.weight.grad.cpu()), g_dgamma, name)):
         assert report.passed, f"RMSNorm {name}: {report}"
+    r = torch.from_numpy(rng.standard_normal((33, 4, 1000))).to(dtype)
+    runs = []
+    for device in ("cpu", "npu"):  # npu_add_rms_norm forward, the operator's backward with dres
+        leaves = [t.to(device).requires_grad_() for t in (x, r, gamma)]
+        y, s = rmsnorm_backward.torch.add_rms_norm(*leaves)
+        torch.autograd.backward((y, s), (dy.to(device), dy.to(device)))
+        runs.append([t.detach().cpu() for t in (y, s, *(leaf.grad for leaf in leaves))])
+    for what, cpu, npu in zip(("y", "s", "dx", "dresidual", "dgamma"), *runs):
+        report = compare(to_numpy(npu), cpu.double().numpy(), name)
+        assert report.passed, f"add_rms_norm {what} {name}: {report}"
 """
 
 

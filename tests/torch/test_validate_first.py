@@ -67,7 +67,7 @@ def tiling_calls(monkeypatch):
         calls.append(kwargs["x_shape"])
         return real(**kwargs)
 
-    monkeypatch.setattr(_twin, "compute_tiling", counted)
+    monkeypatch.setattr(_tiling, "compute_tiling", counted)
     preflight.clear_tiling_cache()
     yield calls
     preflight.clear_tiling_cache()  # no decision of the counted function outlives the test

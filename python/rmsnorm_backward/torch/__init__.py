@@ -20,6 +20,7 @@ except ImportError as e:
                       "the rest of rmsnorm_backward works without it") from e
 
 from . import _npu  # noqa: F401  registers the NPU kernel
+from . import _sharding  # noqa: F401  registers the DTensor sharding rules
 from ._op import rms_norm_backward
 from .functional import rms_norm
 from .fused import add_rms_norm

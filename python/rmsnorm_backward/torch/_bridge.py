@@ -1,10 +1,15 @@
-"""Torch tensors <-> NumPy arrays without copies where the memory allows it.
+"""Torch tensors <-> NumPy arrays, without touching how the caller's storage may be used later.
 
+In: a NumPy view of a tensor's memory through DLPack (np.from_dlpack), never Tensor.numpy(), which
+marks the tensor's storage non-resizable for good: FSDP frees and re-allocates parameter and gradient
+storage by resizing it, so a weight, an input or a grad once seen by the kernel would break it.
 NumPy has no bfloat16 of its own: a bf16 tensor is viewed as int16 (same bytes) and reinterpreted as
 ml_dtypes.bfloat16, the type the twin's Python side uses. Only a tensor whose elements are not laid
 out densely in row-major order (a transpose, a slice, an expanded zero-stride grad) is copied, because
 the kernel reads GM as one dense buffer; as_numpy leaves that copy to the caller (simulate makes it
 after checking the shapes).
+
+Out: a tensor with storage of its own (torch's allocator, resizable as any other), the array copied in.
 """
 from __future__ import annotations
 
@@ -24,15 +29,12 @@ def as_numpy(t: torch.Tensor) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         import ml_dtypes
 
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return t.numpy()
+        return np.from_dlpack(t.view(torch.int16)).view(ml_dtypes.bfloat16)
+    return np.from_dlpack(t)
 
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:
-    """A tensor sharing `a`'s memory (bf16 arrays come back as torch.bfloat16)."""
-    a = np.ascontiguousarray(a)
-    if not a.flags.writeable:  # torch.from_numpy warns on read-only memory; own a copy instead
-        a = a.copy()
+    """A torch-owned tensor holding `a`'s values (bf16 arrays come back as torch.bfloat16)."""
     if a.dtype.name == "bfloat16":
-        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(a)
+        return torch.tensor(a.view(np.int16)).view(torch.bfloat16)
+    return torch.tensor(a)

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import torch
 
-from . import _validate
+from ..errors import InvalidInputError
+from . import _func, _validate
 from ._op import NAMESPACE, rms_norm_backward
 
 
@@ -41,15 +42,39 @@ def _eps(x: torch.Tensor, eps: float | None) -> float:
     return torch.finfo(x.dtype).eps if eps is None else eps
 
 
+# Where y is rounded (the "casting mode"; the backward is the same for both):
+#   "fp32"   y = (x * rstd * (gamma + offset)) in fp32, rounded once to x's dtype (Gemma's, torch's)
+#   "input"  y = gamma * (x * rstd rounded to x's dtype), in the dtype torch promotes gamma and x to
+#            (Llama's: the normalised x is rounded before the weight; offset, if any, added to gamma)
+CASTINGS = ("fp32", "input")
+
+
+def scaled(xf: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor | None, offset: float, dtype: torch.dtype,
+           casting: str) -> torch.Tensor:
+    """y from x in fp32 (xf) and rstd, by the casting mode (CASTINGS)."""
+    if casting not in CASTINGS:
+        raise InvalidInputError(f"casting must be one of {', '.join(CASTINGS)} (got {casting!r}).")
+    if gamma is None:
+        return (xf * rstd).to(dtype)
+    if casting == "input":
+        return (gamma if offset == 0.0 else gamma + offset) * (xf * rstd).to(dtype)
+    return (xf * rstd * (gamma.float() + offset)).to(dtype)
+
+
+def y_dtype(x: torch.Tensor, gamma: torch.Tensor | None, casting: str) -> torch.dtype:
+    return torch.promote_types(x.dtype, gamma.dtype) if casting == "input" and gamma is not None else x.dtype
+
+
 @torch.library.custom_op(f"{NAMESPACE}::rms_norm", mutates_args=())
 def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None, offset: float = 0.0,
-                     ndim: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+                     ndim: int = 0, casting: str = "fp32") -> tuple[torch.Tensor, torch.Tensor]:
     """(y, rstd) of RMSNorm over x's last k dims (k = gamma.ndim, or ndim without gamma), scaled by
-    gamma + offset (by 1 without gamma)."""
+    gamma + offset (by 1 without gamma), y rounded by the casting mode."""
     _validate.check_forward(x, gamma, offset, ndim)
     eps = _eps(x, eps)
     k = _ndim(gamma, ndim)
-    if x.device.type == "npu" and gamma is not None and gamma.dtype == x.dtype and offset == 0.0:
+    if (x.device.type == "npu" and gamma is not None and gamma.dtype == x.dtype and offset == 0.0
+            and casting == "fp32"):
         import torch_npu  # already loaded: a tensor lives on an NPU
 
         y, rstd = torch_npu.npu_rms_norm(x, gamma, epsilon=eps)
@@ -57,18 +82,18 @@ def rms_norm_forward(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | N
     dims = tuple(range(x.ndim - k, x.ndim))
     xf = x.float()
     rstd = torch.rsqrt(xf.square().mean(dim=dims, keepdim=True) + eps)
-    y = xf * rstd if gamma is None else xf * rstd * (gamma.float() + offset)
-    return y.to(x.dtype), rstd
+    return scaled(xf, rstd, gamma, offset, x.dtype, casting), rstd
 
 
 @rms_norm_forward.register_fake
-def _fake(x, gamma, eps, offset=0.0, ndim=0):
+def _fake(x, gamma, eps, offset=0.0, ndim=0, casting="fp32"):
     _validate.check_forward(x, gamma, offset, ndim)
-    return x.new_empty(x.shape), x.new_empty(_rstd_shape(x, _ndim(gamma, ndim)), dtype=torch.float32)
+    return (x.new_empty(x.shape, dtype=y_dtype(x, gamma, casting)),
+            x.new_empty(_rstd_shape(x, _ndim(gamma, ndim)), dtype=torch.float32))
 
 
 def _setup_context(ctx, inputs, output):
-    x, gamma, _eps, ctx.offset, _ndim_ = inputs
+    x, gamma, _eps, ctx.offset, _ndim_, _casting = inputs
     ctx.save_for_backward(x, output[1], gamma)
 
 
@@ -76,13 +101,17 @@ def _backward(ctx, dy, _drstd):
     x, rstd, gamma = ctx.saved_tensors
     if gamma is None:  # the operator without gamma: no dgamma is computed
         dx, _ = rms_norm_backward(dy.to(x.dtype), x, rstd, None)
-        return dx, None, None, None, None
+        return dx, None, None, None, None, None
     data, scale = _validate.backward_dtypes(x.dtype, gamma.dtype)
     dx, dgamma = rms_norm_backward(dy.to(data), x.to(data), rstd, gamma.to(scale), gamma_offset=ctx.offset)
-    return dx.to(x.dtype), dgamma.to(gamma.dtype), None, None, None
+    return dx.to(x.dtype), dgamma.to(gamma.dtype), None, None, None, None
 
 
 rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+# The operator, or under a torch.func transform an autograd.Function running it (_func.py).
+rms_norm_transformable = _func.transformable(rms_norm_forward, _setup_context, _backward, "rms_norm")
 
 
 def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e-6, offset: float = 0.0, *,
@@ -104,11 +133,11 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e
     row = _validate.normalized_row(x, gamma, normalized_shape)
     if gamma is None:
         if len(row) == x.ndim:
-            return rms_norm_forward(x.unsqueeze(0), None, eps, offset, len(row))[0].squeeze(0)
-        return rms_norm_forward(x, None, eps, offset, len(row))[0]
+            return rms_norm_transformable(x.unsqueeze(0), None, eps, offset, len(row))[0].squeeze(0)
+        return rms_norm_transformable(x, None, eps, offset, len(row))[0]
     if x.ndim == gamma.ndim and x.shape == gamma.shape:
-        return rms_norm_forward(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
-    return rms_norm_forward(x, gamma, eps, offset)[0]
+        return rms_norm_transformable(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
+    return rms_norm_transformable(x, gamma, eps, offset)[0]
 
 
 # torch's own autocast rule of rms_norm (see the module docstring), for the forward and the backward.

@@ -4,7 +4,8 @@ one pass of the RmsNormBackward kernel with dres.
     s = x + residual                           (in x's dtype: the residual stream as stored)
     rstd = 1 / sqrt(mean(s^2 over gamma's dims) + eps)        y = s * rstd * (gamma + offset)
 
-Forward: (y, s). Backward: with dy the gradient of y and ds the gradient arriving on s through the
+Forward: (y, s), by torch_npu.npu_add_rms_norm on an NPU (when gamma has x's dtype and offset is 0).
+Backward: with dy the gradient of y and ds the gradient arriving on s through the
 residual stream, the gradient of both x and residual is ds + rms_norm_backward(dy, s, rstd, gamma),
 which the kernel computes in one pass (dres = ds, added in fp32 before dx is rounded), instead of an
 RmsNormGrad followed by a separate add (two more passes over memory). torch_npu's npu_add_rms_norm
@@ -14,22 +15,28 @@ from __future__ import annotations
 
 import torch
 
-from . import _validate
+from . import _func, _validate
 from ._op import NAMESPACE, rms_norm_backward
-from .functional import AUTOCAST_RULE, _eps, _rstd_shape
+from .functional import AUTOCAST_RULE, _eps, _rstd_shape, scaled, y_dtype
 
 
 @torch.library.custom_op(f"{NAMESPACE}::add_rms_norm", mutates_args=())
 def add_rms_norm_forward(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, eps: float | None,
-                         offset: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(y, s, rstd) of RMSNorm of s = x + residual over gamma's dims, scaled by gamma + offset."""
+                         offset: float = 0.0, casting: str = "fp32") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(y, s, rstd) of RMSNorm of s = x + residual over gamma's dims, scaled by gamma + offset, y
+    rounded by the casting mode (functional.CASTINGS)."""
     _check(x, residual, gamma, offset)
+    eps = _eps(x, eps)
+    if x.device.type == "npu" and gamma.dtype == x.dtype and offset == 0.0 and casting == "fp32":
+        import torch_npu  # already loaded: a tensor lives on an NPU
+
+        y, rstd, s = torch_npu.npu_add_rms_norm(x, residual, gamma, epsilon=eps)
+        return y, s, rstd.reshape(_rstd_shape(x, gamma.ndim))
     s = (x + residual).to(x.dtype)
-    eps = _eps(s, eps)
     dims = tuple(range(s.ndim - gamma.ndim, s.ndim))
     sf = s.float()
     rstd = torch.rsqrt(sf.square().mean(dim=dims, keepdim=True) + eps)
-    return (sf * rstd * (gamma.float() + offset)).to(x.dtype), s, rstd
+    return scaled(sf, rstd, gamma, offset, x.dtype, casting), s, rstd
 
 
 def _check(x, residual, gamma, offset):
@@ -43,13 +50,13 @@ def _check(x, residual, gamma, offset):
 
 
 @add_rms_norm_forward.register_fake
-def _fake(x, residual, gamma, eps, offset=0.0):
+def _fake(x, residual, gamma, eps, offset=0.0, casting="fp32"):
     _check(x, residual, gamma, offset)
-    return x.new_empty(x.shape), x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma.ndim), dtype=torch.float32)
+    return x.new_empty(x.shape, dtype=y_dtype(x, gamma, casting)), x.new_empty(x.shape), x.new_empty(_rstd_shape(x, gamma.ndim), dtype=torch.float32)
 
 
 def _setup_context(ctx, inputs, output):
-    _x, _residual, gamma, _eps_, ctx.offset = inputs
+    _x, _residual, gamma, _eps_, ctx.offset, _casting = inputs
     ctx.save_for_backward(output[1], output[2], gamma)
     ctx.set_materialize_grads(False)  # an s nothing downstream used brings no gradient, not zeros
 
@@ -61,10 +68,12 @@ def _backward(ctx, dy, ds, _drstd):
     dres = None if ds is None else ds.to(data)  # s unused downstream: the plain backward
     dx, dgamma = rms_norm_backward(dy.to(data), s.to(data), rstd, gamma.to(scale), dres, gamma_offset=ctx.offset)
     dx = dx.to(s.dtype)
-    return dx, dx, dgamma.to(gamma.dtype), None, None
+    return dx, dx, dgamma.to(gamma.dtype), None, None, None
 
 
 add_rms_norm_forward.register_autograd(_backward, setup_context=_setup_context)
+# The operator, or under a torch.func transform an autograd.Function running it (_func.py).
+add_rms_norm_transformable = _func.transformable(add_rms_norm_forward, _setup_context, _backward, "add_rms_norm")
 torch.library.register_autocast(add_rms_norm_forward, "cpu", AUTOCAST_RULE)
 
 
@@ -77,5 +86,5 @@ def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, e
     _validate.require_gamma(gamma, "add_rms_norm")
     eps = _validate.eps_value(eps)
     offset = _validate.front_end_offset(offset)
-    y, s, _rstd = add_rms_norm_forward(x, residual, gamma, eps, offset)
+    y, s, _rstd = add_rms_norm_transformable(x, residual, gamma, eps, offset)
     return y, s
