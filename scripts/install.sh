@@ -101,8 +101,11 @@ staging="$(mktemp -d -p "$VENDORS" ".$VENDOR.new.XXXXXX")"
 trap 'rm -rf "$staging"' EXIT
 cp -R "$PAYLOAD/packages/vendors/$VENDOR/." "$staging/"
 mkdir -p "$staging/bin"
+# The paths go in shell-quoted (printf %q), so nothing in them ($, `, quotes) is expanded when sourced.
+printf -v target_q '%q' "$TARGET"
+printf -v lib_q '%q' "$TARGET/op_api/lib"
 cat >"$staging/bin/set_env.bash" <<SETENV
-# Source this file to use the $VENDOR custom operators: puts $TARGET first in
+# Source this file to use the $VENDOR custom operators: puts this vendor directory first in
 # ASCEND_CUSTOM_OPP_PATH (CANN searches it before the built-in operators) and its op_api
 # libraries on LD_LIBRARY_PATH.
 _custom_opp_prepend() {
@@ -112,8 +115,8 @@ _custom_opp_prepend() {
     value="\${value%:}"
     export "\$1=\$2\${value:+:\$value}"
 }
-_custom_opp_prepend ASCEND_CUSTOM_OPP_PATH "$TARGET"
-_custom_opp_prepend LD_LIBRARY_PATH "$TARGET/op_api/lib"
+_custom_opp_prepend ASCEND_CUSTOM_OPP_PATH $target_q
+_custom_opp_prepend LD_LIBRARY_PATH $lib_q
 unset -f _custom_opp_prepend
 SETENV
 chmod 0644 "$staging/bin/set_env.bash"

@@ -13,6 +13,10 @@ of dy*x*rstd has at most 22 significant bits in every partial sum, so it is exac
 rounded to dx's dtype (NumPy and ml_dtypes round to nearest even: fp16 RNE, bf16 CAST_RINT), must
 then be met to 0 ulp, dx and dgamma.
 
+exact_dres: the residual gradient for those inputs, multiples of 1/4 in [-4, 4], so dx + dres is exact
+in fp32 too and lands in a lower binade for many elements: a kernel that rounds dx to 16 bits before
+adding dres (two roundings) misses the once-rounded golden there by an ulp.
+
 tail_failures: elements over both tolerances in the last 128 lanes of every row (its last 64-lane
 fp32 repeat and last 128-lane 16-bit repeat), where a wrong repeat count or mask shows up in a few
 lanes per row, too few for the standard's allowance of rtol x size failed elements. An element one
@@ -55,9 +59,14 @@ def exact_inputs(rng: np.random.Generator, rows: int, cols: int, dtype: str):
     return dy.astype(t), x.astype(t), rstd.astype(np.float32), gamma.astype(t)
 
 
-def assert_exact(dx, dgamma, dy, x, rstd, gamma, what: str = ""):
+def exact_dres(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    """dres of x's shape and dtype as the module docstring says."""
+    return (rng.integers(-16, 17, x.shape) / 4.0).astype(x.dtype)
+
+
+def assert_exact(dx, dgamma, dy, x, rstd, gamma, what: str = "", dres=None):
     """dx equal to the golden rounded to its dtype and dgamma equal to the float64 golden, 0 ulp."""
-    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma, dres=dres)
     assert (golden_dgamma.astype(np.float32) == golden_dgamma).all(), "the case's dgamma is not exact in fp32"
     expected = golden_dx.astype(dx.dtype).astype(np.float64)
     wrong = np.flatnonzero(dx.astype(np.float64).ravel() != expected.ravel())

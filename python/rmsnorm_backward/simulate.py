@@ -8,7 +8,8 @@ stream's gradient of a fused add + RMSNorm, x's shape and dtype) is added to dx;
 their shapes and dtypes, with the host memory the run needs, before anything is copied (broadcast
 views are densified only then): a bad input raises InvalidInputError with its sentence. dx has x's shape and dtype, dgamma gamma's
 shape in float32. block_dim caps the cores (None: as many as the tiling's dgamma row groups, at most
-the SoC's cores); the results are bitwise the same for every block_dim. stats holds the launch: block_dim, tiling_key (its name), path, groups,
+the SoC's cores); the results are bitwise the same for every block_dim. The workspace and the outputs
+start as poison (0xFF bytes), as uninitialised device memory would. stats holds the launch: block_dim, tiling_key (its name), path, groups,
 gm_read_bytes, gm_write_bytes, min_bytes (each input read once, each output written once),
 traffic_ratio, per-core counters (cores) and their sums (total).
 """
@@ -38,6 +39,15 @@ def _dense(array: np.ndarray) -> bool:
     return bool(array.flags.c_contiguous and array.flags.writeable)
 
 
+POISON = 0xFF  # every byte of uninitialised device memory: NaN as float16, bfloat16 and float32
+
+
+def _poisoned(shape, dtype) -> np.ndarray:
+    array = np.empty(shape, dtype=dtype)
+    array.view(np.uint8).fill(POISON)
+    return array
+
+
 def tiling_for(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
                block_dim: Optional[int] = None) -> dict:
     """The C++ tiling's verdict on these arrays' shapes and dtypes: its dict, or InvalidInputError."""
@@ -60,9 +70,12 @@ def simulate(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = 0.0, soc: s
     dense = {n: a if _dense(a) else np.array(a, order="C") for n, a in arrays.items()}
     dy, x, rstd, gamma, dres = (dense.get(n) for n in preflight.NAMES)
     fields = tiling["fields"]
-    dx = np.empty(x.shape, dtype=x.dtype)
-    dgamma = np.empty((0,) if gamma is None else gamma.shape, dtype=np.float32)  # no gamma: empty
-    workspace = np.zeros(tiling["workspace_bytes"], dtype=np.uint8)
+    # Device memory is uninitialised (aclrtMalloc hands back whatever was there): the workspace and the
+    # outputs start as poison, NaN in every float dtype, so a byte read before the kernel wrote it
+    # reaches the results and fails the golden instead of passing as the zero a fresh array would hold.
+    dx = _poisoned(x.shape, x.dtype)
+    dgamma = _poisoned((0,) if gamma is None else gamma.shape, np.float32)  # no gamma: empty
+    workspace = _poisoned((tiling["workspace_bytes"],), np.uint8)
     tiling_bytes = np.frombuffer(tiling["tiling"], dtype=np.uint8).copy()
 
     def gm(a: np.ndarray):  # rows = 0: nothing to read or write there, a null GM_ADDR as on the NPU

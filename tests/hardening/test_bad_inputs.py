@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward import _tiling
-from rmsnorm_backward.cli.golden import sample_files
+from rmsnorm_backward.cli.sample_dir import sample_files
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.simulate import simulate
 
@@ -248,6 +249,25 @@ ROWS = [
         r"case\.json is not a valid case description \(dx must have the dtype of x \(dx float16, x float32\)\.\)"),
     Row("cli", "case.json: dgamma [8] without gamma", cli(change=_edit_case(shapes__dgamma=[8]), sample="no_gamma"),
         r"case\.json is not a valid case description \(dgamma must be empty, shaped \[0\], without gamma \(got \[8\]\)\.\)"),
+    # What stands where a sample directory's file should be, and files the case does not describe.
+    Row("cli", "x.bin is a directory", cli(change=lambda d: ((d / "input" / "x.bin").unlink(), (d / "input" / "x.bin").mkdir())),
+        r"\S+/input/x\.bin is a directory; it must be a regular file \(listed in \S+/case\.json\)"),
+    Row("cli", "x.bin is a FIFO", cli(change=lambda d: ((d / "input" / "x.bin").unlink(), os.mkfifo(d / "input" / "x.bin"))),
+        r"\S+/input/x\.bin is a FIFO; it must be a regular file \(listed in \S+/case\.json\)"),
+    Row("cli", "case.json is a directory", cli(change=lambda d: ((d / "case.json").unlink(), (d / "case.json").mkdir())),
+        r"\S+/case\.json is a directory; it must be a regular file"),
+    Row("cli", "case.json not UTF-8", cli(change=lambda d: (d / "case.json").write_bytes(b"\xff\xfe{")),
+        r"case\.json is not a valid case description \(not UTF-8 text: "),
+    Row("cli", "stray gamma.bin in a no-gamma sample",
+        cli(change=lambda d: np.ones(8, np.float32).tofile(d / "input" / "gamma.bin"), sample="no_gamma"),
+        r"\S+/input/gamma\.bin is not part of this case: \S+/case\.json describes no gamma; remove the file or give "
+        r"gamma a shape and dtype in case\.json"),
+    Row("cli", "stray dres.bin in a sample without dres", cli(change=_write_ones("dres", 32, np.float32)),
+        r"\S+/input/dres\.bin is not part of this case: \S+/case\.json describes no dres"),
+    Row("cli", "golden_dx.bin missing beside golden_dgamma.bin",
+        cli(change=lambda d: (d / "output" / "golden_dx.bin").unlink()),
+        r"\S+/output/golden_dx\.bin is missing while \S+/output/golden_dgamma\.bin is there: a sample directory "
+        r"holds the golden of every output or of none"),
     Row("cli", "--save-dir is a file", cli("--save-dir", "{tmp}/a_file"), r"'--save-dir': \S+/a_file exists and is not an empty directory"),
 ]
 

@@ -12,6 +12,7 @@ import pytest
 
 from rmsnorm_backward import _tiling, preflight  # noqa: F401  (imported here: the timings exclude imports)
 from rmsnorm_backward.cli import golden as golden_cli
+from rmsnorm_backward.cli import sample_dir
 from rmsnorm_backward.cli import main
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.golden import golden
@@ -53,11 +54,11 @@ def test_cli_golden_refuses_before_making_inputs(capsys, no_inputs_made, argv, m
 def test_cli_golden_reads_no_input_file_of_a_refused_case(capsys, tmp_path, monkeypatch):
     # A sample directory whose case.json asks for 2^31 gamma elements and whose .bin files are
     # too short for it: the tiling's sentence must come first, not a byte count.
-    monkeypatch.setattr(golden_cli, "_read_bin", lambda *a: pytest.fail("an input file was read"))
+    monkeypatch.setattr(sample_dir, "_read_bin", lambda *a: pytest.fail("an input file was read"))
     n = 2147483648
     case = {"shapes": {"dy": [1, n], "x": [1, n], "rstd": [1, 1], "gamma": [n], "dx": [1, n], "dgamma": [n]},
             "dtypes": dict.fromkeys(("dy", "x", "rstd", "gamma", "dx", "dgamma"), "float32")}
-    (tmp_path / "case.json").write_text(json.dumps({**case, "files": golden_cli.sample_files(case)}))
+    (tmp_path / "case.json").write_text(json.dumps({**case, "files": sample_dir.sample_files(case)}))
     assert main(["golden", "--from-dir", str(tmp_path)]) == 2
     assert re.search(GAMMA_LIMIT, capsys.readouterr().err)
 

@@ -25,7 +25,7 @@ from rmsnorm_backward.errors import KernelCompileError, TwinRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
 
-from exact_answers import assert_exact, exact_inputs, tail_failures
+from exact_answers import assert_exact, exact_dres, exact_inputs, tail_failures
 from kernel_variants import ENTRY, KERNEL_DIR, OP_HOST, kernel_copy
 from operator_inputs import InputChanged
 from random_inputs import make_inputs
@@ -49,6 +49,7 @@ class Bug(NamedTuple):
     dtype: str
     caught_by: str     # a regex of the TwinRuleError, or GOLDEN, INPUT, EXACT or TAIL
     block_dim: int | None = None  # None: as many cores as the tiling asks for
+    dres: bool = False  # the fused form: a residual gradient added to dx
 
 
 BUGS = {
@@ -122,6 +123,22 @@ BUGS = {
         "        const float rstd = rstd_[(row + 1) % kRowsInFlight];\n        LocalTensor<T> slot = inQueSlot_.DeQue<T>();\n"
         "        const uint32_t n = Count(chunk);\n        const LocalTensor<float> g =",
         (3, 12289), "float32", GOLDEN),
+    "streamed GM dgamma partial written on the tensor's first row, not each row group's": Bug(
+        STREAMED, "AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);",
+        "AddDgamma(dyX, rstd, chunk * C_, n, row == 0);", (83, 43512), "float32", GOLDEN),
+    "dres added after a 16-bit dx is rounded": Bug(
+        ROWS_IN_UB, "                Muls(g_, g_, rstdRow, cols);\n                if (hasDres_) {\n"
+        "                    Widen(dy, dresT[r * t_.row_stride], cols);\n                    Add(g_, g_, dy, cols);\n"
+        "                }\n                Narrow(dxT[r * t_.row_stride], g_, cols);",
+        "                Muls(g_, g_, rstdRow, cols);\n                Narrow(dxT[r * t_.row_stride], g_, cols);\n"
+        "                if (hasDres_) {\n                    Widen(g_, dxT[r * t_.row_stride], cols);\n"
+        "                    Widen(dy, dresT[r * t_.row_stride], cols);\n                    Add(g_, g_, dy, cols);\n"
+        "                    Narrow(dxT[r * t_.row_stride], g_, cols);\n                }",
+        (5, 2049), "float16", GOLDEN, dres=True),
+    "dres read at row * cols instead of row * row_stride": Bug(
+        ROWS_IN_UB, "Add(dxT[r * t_.row_stride], g_, dresT[r * t_.row_stride], cols);",
+        "Add(dxT[r * t_.row_stride], g_, dresT[r * t_.cols], cols);", (5, 1001), "float32",
+        r"core \d+: Add: ", dres=True),
 }
 
 
@@ -131,10 +148,13 @@ def case_of(bug: Bug) -> dict:
 
 
 def inputs_of(bug: Bug):
-    """dy, x, rstd, gamma of the bug's case: exact answers for EXACT, else random."""
-    if bug.caught_by == EXACT:
-        return exact_inputs(np.random.default_rng(7), *bug.shape, bug.dtype)
-    return make_inputs(case_of(bug))[:4]
+    """dy, x, rstd, gamma, dres (None unless the bug's case has one) of the bug's case: exact answers
+    for EXACT and for the cases with dres (as tests/kernel's exact dres cases), else random."""
+    if bug.caught_by == EXACT or bug.dres:
+        rng = np.random.default_rng(7)
+        dy, x, rstd, gamma = exact_inputs(rng, *bug.shape, bug.dtype)
+        return dy, x, rstd, gamma, exact_dres(rng, x) if bug.dres else None
+    return (*make_inputs(case_of(bug))[:4], None)
 
 
 def tiling_key(bug: Bug) -> int:
@@ -174,21 +194,21 @@ def variants() -> dict:
 
 def run_variant(source: Path, bug: Bug, monkeypatch):
     """simulate on the broken kernel; returns how the bug was caught, or None."""
-    dy, x, rstd, gamma = inputs_of(bug)
+    dy, x, rstd, gamma, dres = inputs_of(bug)
     monkeypatch.setattr(simulate_module, "KERNEL_SOURCE", source)
     try:
-        dx, dgamma, _ = simulate_module.simulate(dy, x, rstd, gamma, block_dim=bug.block_dim)
+        dx, dgamma, _ = simulate_module.simulate(dy, x, rstd, gamma, dres, block_dim=bug.block_dim)
     except TwinRuleError as e:
         return str(e)
     except InputChanged:
         return INPUT
-    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+    golden_dx, golden_dgamma = golden(dy, x, rstd, gamma, dres=dres)
     if not (compare(dx, golden_dx, bug.dtype).passed and
             compare(dgamma, golden_dgamma, "float32", round_golden=False).passed):
         return GOLDEN
     if bug.caught_by == EXACT:
         try:
-            assert_exact(dx, dgamma, dy, x, rstd, gamma)
+            assert_exact(dx, dgamma, dy, x, rstd, gamma, dres=dres)
         except AssertionError:
             return EXACT
     if bug.caught_by == TAIL and tail_failures(dx, golden_dx, bug.dtype) > 0:

@@ -9,7 +9,7 @@ Each case names the path it must reach, so a tiling change that moves it fails l
 """
 import pytest
 
-from exact_answers import assert_exact, exact_inputs, tail_failures
+from exact_answers import assert_exact, exact_dres, exact_inputs, tail_failures
 from kernel_cases import DTYPES, make_inputs, run_and_check
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.simulate import simulate
@@ -43,6 +43,33 @@ def test_exact_answer(rng, path, variant, dtype):
     dx, dgamma, stats = simulate(*inputs)
     assert stats["path"] == path
     assert_exact(dx, dgamma, *inputs)
+
+
+# dres exact too, on every path and dtype, on widths whose UB row stride differs from cols where the
+# path keeps several rows a tile (a read of row r's dres at r * cols lands in the wrong row): dx is
+# rounded once, after dres is added in fp32.
+DRES_CASES = [("small_cols", "float32", (9, 301)), ("small_cols", "bfloat16", (9, 700)),
+              ("rows_in_ub", "float32", (5, 1001)), ("rows_in_ub", "float16", (5, 2049)),
+              ("rows_in_ub", "bfloat16", (5, 2049)), ("long_rows", "bfloat16", (3, 8193)),
+              ("long_rows_streamed", "float16", (2, 20001))]
+
+
+@pytest.mark.parametrize("path,dtype,shape", DRES_CASES)
+def test_exact_answer_with_dres(rng, path, dtype, shape):
+    inputs = exact_inputs(rng, *shape, dtype)
+    dres = exact_dres(rng, inputs[1])
+    dx, dgamma, stats = simulate(*inputs, dres)
+    assert stats["path"] == path and stats["tiling"]["has_dres"] == 1
+    assert_exact(dx, dgamma, *inputs, dres=dres)
+
+
+# The streamed path with dgamma partly in GM and two row groups: each group's partial must be written
+# (not read) on the group's first row, as the workspace holds whatever was there before the launch.
+def test_streamed_dgamma_partial_of_every_row_group(rng):
+    dy, x, rstd, gamma = make_inputs(rng, (83, 43512), dtype="float32")
+    _, _, stats = run_and_check(dy, x, rstd, gamma, block_dim=1)
+    fields = stats["tiling"]
+    assert stats["path"] == "long_rows_streamed" and fields["groups"] == 2 and fields["dgamma_ub_cols"] < 43512
 
 
 # Several groups on some core (more groups than block_dim) and block_dim 1, exact, through the reduction.

@@ -10,7 +10,7 @@ import pytest
 
 from rmsnorm_backward import backends
 from rmsnorm_backward.cli import COMMANDS, main
-from rmsnorm_backward.cli import golden as golden_cli
+from rmsnorm_backward.cli import sample_dir
 from rmsnorm_backward.fileio import write_atomic
 
 
@@ -249,7 +249,7 @@ def test_save_dir_is_new_or_empty_and_never_the_from_dir(capsys, tmp_path):
 @pytest.mark.parametrize("after", [0, 5])
 def test_failed_or_interrupted_save_dir_leaves_no_directory(capsys, tmp_path, monkeypatch, failure, after):
     # The sample writer asks for each file's dtype just before writing it: fail there, `after` files in.
-    real_dtype, asked = golden_cli._numpy_dtype, []
+    real_dtype, asked = sample_dir.numpy_dtype, []
 
     def dtype_then_fail(name):
         if len(asked) == after:
@@ -257,7 +257,7 @@ def test_failed_or_interrupted_save_dir_leaves_no_directory(capsys, tmp_path, mo
         asked.append(name)
         return real_dtype(name)
 
-    monkeypatch.setattr(golden_cli, "_numpy_dtype", dtype_then_fail)
+    monkeypatch.setattr(sample_dir, "numpy_dtype", dtype_then_fail)
     d = tmp_path / "out" / "case"
     assert main(["golden", "--shape", "4,64", "--save-dir", str(d)]) == (130 if failure is KeyboardInterrupt else 2)
     assert len(asked) == after

@@ -2,6 +2,7 @@
 upgrade, uninstall, set_env.bash, config.ini, version.info, the CANN-built files of an NPU build,
 and the bad options and --install-path cases."""
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -31,7 +32,8 @@ def install(run: Path, *args, env=None) -> subprocess.CompletedProcess:
 
 def set_env_result(vendor_dir: Path, before: str | None) -> str:
     prefix = f"export ASCEND_CUSTOM_OPP_PATH={before}; " if before is not None else "unset ASCEND_CUSTOM_OPP_PATH; "
-    return subprocess.run(["bash", "-c", prefix + f"source {vendor_dir}/bin/set_env.bash; echo \"$ASCEND_CUSTOM_OPP_PATH\""],
+    return subprocess.run(["bash", "-c", prefix + f"source {shlex.quote(str(vendor_dir))}/bin/set_env.bash; "
+                           "echo \"$ASCEND_CUSTOM_OPP_PATH\""],
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -239,3 +241,45 @@ def test_package_sh_bad_options_are_one_sentence(args, message):
     proc = subprocess.run([str(ROOT / "scripts/package.sh"), *args], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [f"package.sh: {message.format(vendor=VENDOR)}"]
+
+
+@pytest.mark.parametrize("keep", [60, 300, 1500, -4096, -1], ids=lambda k: f"cut at {k}")
+def test_a_truncated_package_is_refused_header_included(run_file, tmp_path, keep):
+    cut = tmp_path / run_file.name
+    data = run_file.read_bytes()
+    cut.write_bytes(data[:keep])
+    cut.chmod(0o755)
+    proc = install(cut, f"--install-path={tmp_path / 'opp'}")
+    check_line_end = len(b"\n".join(data.split(b"\n", 2)[:2]))
+    if 0 < keep < check_line_end:  # inside the size check itself: the shell's own syntax error
+        assert proc.returncode == 2 and "unexpected" in proc.stderr.lower(), proc.stderr
+    else:
+        assert proc.returncode == 1
+        assert proc.stderr.strip() == (f"{cut.name}: the package is truncated or corrupt ({len(data[:keep])} bytes); "
+                                       "download it again")
+    assert not (tmp_path / "opp").exists()
+
+
+def test_sh_runs_the_package_with_bash(run_file, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_OPP_PATH"}
+    proc = subprocess.run(["sh", str(run_file), "--install-path", str(tmp_path), "--quiet"], capture_output=True,
+                          text=True, env=env, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert (tmp_path / "vendors" / VENDOR / "bin/set_env.bash").is_file()
+
+
+def test_extract_never_overwrites_a_users_file(run_file, tmp_path):
+    mine = tmp_path / "install.sh"
+    mine.write_text("mine\n")
+    proc = install(run_file, "--extract", str(tmp_path))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"{run_file.name}: --extract needs a new or empty directory; {tmp_path} is not "
+                                   "(nothing is overwritten)")
+    assert mine.read_text() == "mine\n" and [p.name for p in tmp_path.iterdir()] == ["install.sh"]
+
+
+def test_set_env_takes_an_install_path_literally(run_file, tmp_path):
+    place = tmp_path / "a $HOME `id` $(id) 'q' \"d\" \\ b"
+    place.mkdir()
+    assert install(run_file, "--install-path", str(place), "--quiet").returncode == 0
+    assert set_env_result(place / "vendors" / VENDOR, None) == str(place / "vendors" / VENDOR)

@@ -27,8 +27,12 @@ def command(check, op_def_path, root, as_json) -> int:
     if root is None:
         raise click.BadParameter("is needed outside a source checkout: name the tree to generate into",
                                  param_hint="'--root'")
+    if not op_def_path.is_file():  # a FIFO would block the reader
+        raise click.BadParameter(f"{op_def_path} is not a regular file", param_hint="'--op-def'")
     try:
         op = op_def.load(op_def_path)
+    except OSError as e:
+        raise click.BadParameter(f"{op_def_path} cannot be read ({e.strerror or e})", param_hint="'--op-def'") from None
     except (KeyError, ValueError) as e:  # tomllib.TOMLDecodeError is a ValueError
         raise click.BadParameter(f"{op_def_path} is not a valid operator definition ({e})",
                                  param_hint="'--op-def'") from None

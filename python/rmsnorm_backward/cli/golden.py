@@ -6,30 +6,32 @@ writes:
 \b
     D/case.json                  shapes and dtypes of the tensors, the attributes
                                  (gamma_offset), and the files below
-    D/input/<dy|x|rstd|gamma>.bin
-    D/output/golden_<dx|dgamma>.bin (float64), D/output/output_<dx|dgamma>.bin
+    D/input/<dy|x|rstd|gamma|dres>.bin   (only the case's tensors: a stray one is refused)
+    D/output/golden_<dx|dgamma>.bin (float64; both, or neither: then it is computed again, with a notice)
+    D/output/output_<dx|dgamma>.bin
 
 The defaults are the original operator text's example: x [32,64,128] fp32, rstd [32,64,1], gamma
-[128]. Exit status 1 when the precision standard (docs/design.md section 4) fails.
+[128]. Exit status 1 when the precision standard (docs/design.md section 4) fails, 2 for a bad option,
+input file or environment.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
+from typing import NamedTuple, Optional
 
 import click
 import numpy as np
 
 from .. import backends, op_def, preflight
-from ..errors import InvalidInputError
-from ..fileio import atomic_directory, check_writable_dir
+from ..errors import EnvironmentSetupError, InvalidInputError
+from ..fileio import check_writable_dir
 from ..golden import golden
 from ..precision import compare
 from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progress
+from .sample_dir import CASE_FILE, attrs_with_defaults, read_case, read_golden, read_inputs, write_sample_dir
 
 EPS = 1e-6  # of the forward pass that produced rstd
-CASE_FILE = "case.json"
 # Options that describe the inputs: a sample directory's case.json does that instead.
 CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "gamma_dtype", "seed", "offset", "no_gamma", "residual")
 
@@ -65,12 +67,7 @@ def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: st
         shapes["dgamma"] = (0,)
     if not residual:
         del shapes["dres"], dtypes["dres"]
-    return {"shapes": shapes, "dtypes": dtypes, "attrs": _attrs({"gamma_offset": offset})}
-
-
-def _attrs(given: dict) -> dict:
-    """op_def's attributes: the given values, the defaults for the rest."""
-    return {a.name: given.get(a.name, a.default) for a in op_def.load().attrs}
+    return {"shapes": shapes, "dtypes": dtypes, "attrs": attrs_with_defaults({"gamma_offset": offset})}
 
 
 def _dtypes_for(t: str) -> dict:
@@ -101,90 +98,6 @@ def random_inputs(case: dict, seed: int) -> dict:
     return inputs
 
 
-def sample_files(case: dict) -> dict:
-    """What a sample directory holds: relative path -> (tensor, shape, dtype name)."""
-    op = op_def.load()
-    files = {f"input/{t.name}.bin": (t.name, case["dtypes"][t.name]) for t in op.inputs if t.name in case["shapes"]}
-    for t in op.outputs:
-        files[f"output/golden_{t.name}.bin"] = (t.name, "float64")
-        files[f"output/output_{t.name}.bin"] = (t.name, case["dtypes"][t.name])
-    return {p: {"tensor": n, "shape": list(case["shapes"][n]), "dtype": d} for p, (n, d) in files.items()}
-
-
-def _numpy_dtype(name: str) -> np.dtype:
-    return np.dtype(np.float64) if name == "float64" else op_def.DTYPES[name].numpy()
-
-
-def _read_bin(d: Path, relative: str, entry: dict) -> np.ndarray:
-    path = d / relative
-    if not path.is_file():
-        raise CliError(f"{path} is missing (listed in {d / CASE_FILE})")
-    dtype = _numpy_dtype(entry["dtype"])
-    want = math.prod(entry["shape"]) * dtype.itemsize
-    got = path.stat().st_size
-    if got != want:
-        raise CliError(f"{path} has {got} bytes; shape {entry['shape']} of {dtype.name} needs {want}")
-    return np.fromfile(path, dtype=dtype).reshape(entry["shape"])
-
-
-def _read_case(meta: Path) -> dict:
-    try:
-        raw = json.loads(meta.read_text())
-        case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"],
-                "attrs": _attrs(raw.get("attrs", {}))}  # (directories written before attributes: defaults)
-        unknown = sorted(set(raw.get("attrs", {})) - set(case["attrs"]))
-        if unknown:
-            raise ValueError(f"no attribute {', '.join(unknown)} in op_def")
-        case["attrs"]["gamma_offset"] = preflight.gamma_offset_value(case["attrs"]["gamma_offset"])
-        missing = [t.name for t in op_def.load().tensors  # an optional tensor: both or neither
-                   if (not t.optional or t.name in case["shapes"] or t.name in case["dtypes"])
-                   and (t.name not in case["shapes"] or t.name not in case["dtypes"])]
-        if missing:
-            raise ValueError(f"no shape or dtype for {', '.join(missing)}")
-        if any(name not in op_def.DTYPES for name in case["dtypes"].values()):
-            raise ValueError(f"dtypes must be among {', '.join(op_def.DTYPES)}")
-        preflight.check_outputs(case["shapes"], case["dtypes"])  # else the comparison would fail unclearly
-        if raw.get("files") != sample_files(case):
-            raise ValueError("its 'files' table does not match the shapes and dtypes")
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise CliError(f"{meta} is not a valid case description ({e})") from None
-    return case
-
-
-def load_dir(d: Path, soc: str) -> tuple[dict, dict, dict | None]:
-    """(case, inputs, golden or None) from a sample directory."""
-    meta = d / CASE_FILE
-    if not meta.is_file():
-        raise CliError(f"--from-dir {d} has no {CASE_FILE} ({meta} is missing): make samples with --save-dir")
-    case = _read_case(meta)
-    preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any .bin is read
-    files = sample_files(case)
-    op = op_def.load()
-    inputs = {t.name: _read_bin(d, f"input/{t.name}.bin", files[f"input/{t.name}.bin"]) for t in op.inputs
-              if f"input/{t.name}.bin" in files}
-    golden_files = {t.name: f"output/golden_{t.name}.bin" for t in op.outputs}
-    if not all((d / p).is_file() for p in golden_files.values()):
-        return case, inputs, None
-    return case, inputs, {n: _read_bin(d, p, files[p]) for n, p in golden_files.items()}
-
-
-def write_sample_dir(d: Path, case: dict, inputs: dict, gold: dict, outputs: dict) -> None:
-    """The sample directory `d`, written under a temporary name and renamed at the end (nothing is
-    left behind by an error or Ctrl-C)."""
-    files = sample_files(case)
-    arrays = {f"input/{n}.bin": a for n, a in inputs.items()}
-    arrays.update({f"output/golden_{n}.bin": gold[n] for n in gold})
-    arrays.update({f"output/output_{n}.bin": outputs[n] for n in outputs})
-    meta = {"op": op_def.load().type, "shapes": {n: list(s) for n, s in case["shapes"].items()},
-            "dtypes": case["dtypes"], "attrs": case["attrs"], "files": files}
-    with atomic_directory(d) as work:
-        (work / "input").mkdir()
-        (work / "output").mkdir()
-        for relative, entry in files.items():
-            np.ascontiguousarray(arrays[relative], _numpy_dtype(entry["dtype"])).tofile(work / relative)
-        (work / CASE_FILE).write_text(json.dumps(meta, indent=2) + "\n")
-
-
 def _check_save_dir(d: Path, from_dir: Path | None) -> None:
     if from_dir is not None and d.absolute() == from_dir.absolute():
         raise click.BadParameter("must not be the --from-dir directory it reads", param_hint="'--save-dir'")
@@ -194,6 +107,112 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
         check_writable_dir(d.parent)
     except OSError as e:
         raise CliError(os_error("--save-dir", d, e)) from None
+
+
+class Plan(NamedTuple):
+    """What a golden run does, every option checked: the case (None while it is still in --from-dir's
+    case.json, read with the inputs), where the inputs come from, the backend, where to save."""
+    case: Optional[dict]
+    seed: int
+    from_dir: Optional[Path]
+    save_dir: Optional[Path]
+    backend: backends.Backend
+    soc: str
+
+
+class Outcome(NamedTuple):
+    case: dict
+    inputs: dict
+    golden_read: bool  # read from --from-dir, else computed here
+    details: dict
+    reports: dict
+
+
+def resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc, backend,
+            from_dir, save_dir) -> Plan:
+    """The options' plan, or a one-sentence refusal before any array is made."""
+    case = None
+    if from_dir is not None:
+        given = [f"--{n.replace('_', '-')}" for n in CASE_OPTIONS
+                 if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise click.UsageError(f"--from-dir takes the case from its {CASE_FILE}: drop {', '.join(given)}")
+    else:
+        if no_gamma and gamma_dtype is not None:
+            raise click.UsageError("--gamma-dtype needs a gamma: drop it or --no-gamma")
+        if no_gamma and offset != 0.0:
+            raise click.UsageError("--offset needs a gamma (without one the scale is 1): drop it or --no-gamma")
+        try:
+            case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset),
+                                     no_gamma, residual, gamma_dtype)
+        except InvalidInputError as e:
+            raise click.BadParameter(str(e), param_hint="'--offset'") from None
+        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any array is made
+    if save_dir is not None:
+        _check_save_dir(save_dir, from_dir)
+    chosen = backends.best() if backend == "auto" else _chosen(backend)
+    return Plan(case, seed, from_dir, save_dir, chosen, soc)
+
+
+def run(plan: Plan, show_progress: bool) -> Outcome:
+    """Inputs, golden, the backend's outputs, their comparison, and the sample directory if asked."""
+    steps = ["reading the inputs" if plan.from_dir else "making the inputs", "the float64 golden",
+             f"running on the {plan.backend.name}", "comparing", "saving"]
+    with progress(len(steps), "golden", enabled=show_progress) as bar:
+        def step(i: int) -> None:
+            bar.set_postfix_str(steps[i])
+            bar.update(i - bar.n)
+
+        step(0)
+        if plan.from_dir is not None:
+            case = read_case(plan.from_dir, plan.soc)
+            inputs, gold = read_inputs(plan.from_dir, case), read_golden(plan.from_dir, case)
+        else:
+            case = plan.case
+            inputs, gold = random_inputs(case, plan.seed), None
+        golden_read = gold is not None
+        step(1)
+        dy, x, rstd, gamma, dres = (inputs.get(n) for n in ("dy", "x", "rstd", "gamma", "dres"))
+        if gold is None:
+            gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma, dres=dres, **case["attrs"])))
+        step(2)
+        dx, dgamma, details = backends.run(plan.backend.name, dy, x, rstd, gamma, dres, soc=plan.soc, **case["attrs"])
+        step(3)
+        reports = {"dx": compare(dx, gold["dx"], case["dtypes"]["dx"]),
+                   "dgamma": compare(dgamma, gold["dgamma"], case["dtypes"]["dgamma"], round_golden=False)}
+        step(4)
+        if plan.save_dir is not None:
+            try:
+                write_sample_dir(plan.save_dir, case, inputs, gold, {"dx": dx, "dgamma": dgamma})
+            except EnvironmentSetupError as e:
+                raise CliError(f"--save-dir {e}") from None
+        bar.update(len(steps) - bar.n)
+    return Outcome(case, inputs, golden_read, details, reports)
+
+
+def report(plan: Plan, outcome: Outcome, as_json: bool) -> int:
+    """Prints the comparison; 0 when both outputs pass the precision standard, else 1."""
+    case, reports = outcome.case, outcome.reports
+    passed = all(r.passed for r in reports.values())
+    seed = None if plan.from_dir else plan.seed
+    if as_json:
+        print_json({"op": op_def.load().type, "backend": plan.backend.name, "soc": plan.soc,
+                    "shapes": {n: list(s) for n, s in case["shapes"].items()}, "dtypes": case["dtypes"],
+                    "attrs": case["attrs"], "seed": seed, "golden": "read" if outcome.golden_read else "computed",
+                    "details": outcome.details, "reports": {n: r.to_dict() for n, r in reports.items()},
+                    "passed": passed})
+        return 0 if passed else 1
+    shapes = ", ".join(f"{n} {list(s)}" for n, s in case["shapes"].items() if n in outcome.inputs)
+    defaults = attrs_with_defaults({})
+    attrs = "".join(f"; {n} {v}" for n, v in case["attrs"].items() if v != defaults[n])
+    click.echo(f"{op_def.load().type} on {plan.backend.name} ({plan.soc}): {shapes}; {case['dtypes']['x']}{attrs}"
+               + ("" if seed is None else f"; seed {seed}"))
+    for name, result in reports.items():
+        click.echo(f"  {name:7s} {result}")
+    if outcome.details:
+        click.echo("  " + ", ".join(f"{k} {v}" for k, v in outcome.details.items()))
+    click.echo("PASS" if passed else "FAIL")
+    return 0 if passed else 1
 
 
 @click.command("golden", context_settings=CONTEXT, help=__doc__,
@@ -225,74 +244,11 @@ def _check_save_dir(d: Path, from_dir: Path | None) -> None:
               help="write inputs, golden and outputs to the new directory D")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.pass_context
-def command(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc, backend, from_dir, save_dir, as_json) -> int:
-    if from_dir is not None:
-        given = [f"--{n.replace('_', '-')}" for n in CASE_OPTIONS
-                 if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
-        if given:
-            raise click.UsageError(f"--from-dir takes the case from its {CASE_FILE}: drop {', '.join(given)}")
-    else:
-        if no_gamma and gamma_dtype is not None:
-            raise click.UsageError("--gamma-dtype needs a gamma: drop it or --no-gamma")
-        if no_gamma and offset != 0.0:
-            raise click.UsageError("--offset needs a gamma (without one the scale is 1): drop it or --no-gamma")
-        try:
-            case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset),
-                                     no_gamma, residual, gamma_dtype)
-        except InvalidInputError as e:
-            raise click.BadParameter(str(e), param_hint="'--offset'") from None
-        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any array is made
-    if save_dir is not None:
-        _check_save_dir(save_dir, from_dir)
-    chosen = backends.best() if backend == "auto" else _chosen(backend)
-    steps = ["reading the inputs" if from_dir else "making the inputs", "the float64 golden",
-             f"running on the {chosen.name}", "comparing", "saving"]
-    with progress(len(steps), "golden", enabled=not as_json) as bar:
-        def step(i: int) -> None:
-            bar.set_postfix_str(steps[i])
-            bar.update(i - bar.n)
-
-        step(0)
-        if from_dir is not None:
-            case, inputs, gold = load_dir(from_dir, soc)
-        else:
-            inputs, gold = random_inputs(case, seed), None
-        step(1)
-        dy, x, rstd, gamma, dres = (inputs.get(n) for n in ("dy", "x", "rstd", "gamma", "dres"))
-        if gold is None:
-            gold = dict(zip(("dx", "dgamma"), golden(dy, x, rstd, gamma, dres=dres, **case["attrs"])))
-        step(2)
-        dx, dgamma, details = backends.run(chosen.name, dy, x, rstd, gamma, dres, soc=soc, **case["attrs"])
-        outputs = {"dx": dx, "dgamma": dgamma}
-        step(3)
-        reports = {"dx": compare(dx, gold["dx"], case["dtypes"]["dx"]),
-                   "dgamma": compare(dgamma, gold["dgamma"], case["dtypes"]["dgamma"], round_golden=False)}
-        step(4)
-        if save_dir is not None:
-            try:
-                write_sample_dir(save_dir, case, inputs, gold, outputs)
-            except OSError as e:
-                raise CliError(os_error("--save-dir", save_dir, e)) from None
-        bar.update(len(steps) - bar.n)
-    passed = all(r.passed for r in reports.values())
-    if as_json:
-        print_json({"op": op_def.load().type, "backend": chosen.name, "soc": soc,
-                    "shapes": {n: list(s) for n, s in case["shapes"].items()}, "dtypes": case["dtypes"],
-                    "attrs": case["attrs"],
-                    "seed": None if from_dir else seed, "details": details,
-                    "reports": {n: r.to_dict() for n, r in reports.items()}, "passed": passed})
-    else:
-        shapes = ", ".join(f"{n} {list(s)}" for n, s in case["shapes"].items() if n in inputs)
-        defaults = _attrs({})
-        attrs = "".join(f"; {n} {v}" for n, v in case["attrs"].items() if v != defaults[n])
-        click.echo(f"{op_def.load().type} on {chosen.name} ({soc}): {shapes}; {case['dtypes']['x']}{attrs}"
-                   + ("" if from_dir else f"; seed {seed}"))
-        for name, report in reports.items():
-            click.echo(f"  {name:7s} {report}")
-        if details:
-            click.echo("  " + ", ".join(f"{k} {v}" for k, v in details.items()))
-        click.echo("PASS" if passed else "FAIL")
-    return 0 if passed else 1
+def command(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc, backend,
+            from_dir, save_dir, as_json) -> int:
+    plan = resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc,
+                   backend, from_dir, save_dir)
+    return report(plan, run(plan, show_progress=not as_json), as_json)
 
 
 def _chosen(name: str) -> backends.Backend:

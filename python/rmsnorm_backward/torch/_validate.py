@@ -7,6 +7,8 @@ kernel, which runs the same rules on real shapes.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .. import op_def, preflight
@@ -65,6 +67,45 @@ def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Te
     if None in shapes.values() or isinstance(gamma_offset, torch.SymFloat):
         return
     _tiling_rules(shapes, {n: t.dtype for n, t in tensors.items()}, gamma_offset)
+
+
+def eps_value(eps) -> float | None:
+    """eps as the forward takes it: None (the machine epsilon of x's dtype) or a finite non-negative
+    real number, never a string or a bool that float() would take. Traced, eps may be symbolic: the
+    eager call checked it."""
+    if eps is None or isinstance(eps, torch.SymFloat) or torch.compiler.is_compiling():
+        return eps
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps < 0:
+        raise InvalidInputError(f"eps must be a finite non-negative float or None (got {eps!r}).")
+    return float(eps)
+
+
+def front_end_offset(offset) -> float:
+    """The offset's value rule (preflight.gamma_offset_value) in eager mode; traced, the op's fake
+    checks it. An offset without gamma reaches the op, whose tiling refuses it with its sentence."""
+    return offset if torch.compiler.is_compiling() else preflight.gamma_offset_value(offset, "offset")
+
+
+def normalized_row(x: torch.Tensor, gamma: torch.Tensor | None, normalized_shape) -> tuple[int, ...]:
+    """The row's shape: normalized_shape, which must be x's trailing dims and, with gamma, gamma's
+    shape (as torch.nn.functional.rms_norm has it); without it, gamma's shape."""
+    if normalized_shape is None:
+        if gamma is None:
+            raise InvalidInputError("normalized_shape must be given without gamma: it says which trailing dims of x "
+                                    "are the row.")
+        return tuple(gamma.shape)
+    row = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list, torch.Size)) else (normalized_shape,)
+    if gamma is not None and tuple(gamma.shape) != row:
+        raise InvalidInputError(f"normalized_shape {list(row)} must equal gamma's shape {list(gamma.shape)}.")
+    if tuple(x.shape[x.ndim - len(row):]) != row:
+        raise InvalidInputError(f"normalized_shape {list(row)} must be the trailing dims of x {list(x.shape)}.")
+    return row
+
+
+def require_gamma(gamma, op: str) -> None:
+    """Operators with no form without gamma name it, not a tensor the caller never passed."""
+    if not isinstance(gamma, torch.Tensor):
+        raise InvalidInputError(f"gamma must be a tensor: {op} has no form without gamma (got {gamma!r}).")
 
 
 def backward_dtypes(x_dtype: torch.dtype, gamma_dtype: torch.dtype) -> tuple[torch.dtype, torch.dtype]:

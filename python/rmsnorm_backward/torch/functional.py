@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import torch
 
-from .. import preflight
 from ..errors import InvalidInputError
 from . import _func, _validate
 from ._op import NAMESPACE, rms_norm_backward
@@ -126,21 +125,16 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e
     the dtype the op computes in: float32). A gamma shaped like all of x (a 1-D x, or one row) is
     one row of the operator. Raises InvalidInputError (naming the tensor and the rule) for inputs
     the operator rejects: a gamma that is not x's trailing shape, tensors on different devices, a
-    dtype outside float16/bfloat16/float32.
+    dtype outside float16/bfloat16/float32, an offset without gamma, a normalized_shape that is not
+    gamma's shape, an eps that is not a non-negative float or None.
     """
-    eps = None if eps is None else float(eps)
-    if not torch.compiler.is_compiling():  # traced, the op's fake checks it
-        offset = preflight.gamma_offset_value(offset, "offset")
+    eps = _validate.eps_value(eps)
+    offset = _validate.front_end_offset(offset)
+    row = _validate.normalized_row(x, gamma, normalized_shape)
     if gamma is None:
-        if normalized_shape is None:
-            raise InvalidInputError("normalized_shape must be given without gamma: it says which trailing dims of x "
-                                    "are the row.")
-        row = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list, torch.Size)) else (normalized_shape,)
-        if tuple(x.shape[x.ndim - len(row):]) != row:
-            raise InvalidInputError(f"normalized_shape {list(row)} must be the trailing dims of x {list(x.shape)}.")
         if len(row) == x.ndim:
-            return rms_norm_transformable(x.unsqueeze(0), None, eps, 0.0, len(row))[0].squeeze(0)
-        return rms_norm_transformable(x, None, eps, 0.0, len(row))[0]
+            return rms_norm_transformable(x.unsqueeze(0), None, eps, offset, len(row))[0].squeeze(0)
+        return rms_norm_transformable(x, None, eps, offset, len(row))[0]
     if x.ndim == gamma.ndim and x.shape == gamma.shape:
         return rms_norm_transformable(x.unsqueeze(0), gamma, eps, offset)[0].squeeze(0)
     return rms_norm_transformable(x, gamma, eps, offset)[0]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import torch
 
-from .. import preflight
 from . import _func, _validate
 from ._op import NAMESPACE, rms_norm_backward
 from .functional import AUTOCAST_RULE, _eps, _rstd_shape, scaled, y_dtype
@@ -82,9 +81,10 @@ def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, gamma: torch.Tensor, e
                  offset: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """(y, s): s = x + residual (the residual stream out, x's dtype) and y = RMSNorm(s) * (gamma +
     offset) over gamma's dims. The backward of both is one kernel pass (see the module docstring).
-    InvalidInputError for inputs the operator rejects, naming the tensor and the rule."""
-    eps = None if eps is None else float(eps)
-    if not torch.compiler.is_compiling():
-        offset = preflight.gamma_offset_value(offset, "offset")
+    InvalidInputError for inputs the operator rejects, naming the tensor and the rule (gamma=None
+    among them: the fused form always has gamma)."""
+    _validate.require_gamma(gamma, "add_rms_norm")
+    eps = _validate.eps_value(eps)
+    offset = _validate.front_end_offset(offset)
     y, s, _rstd = add_rms_norm_transformable(x, residual, gamma, eps, offset)
     return y, s
