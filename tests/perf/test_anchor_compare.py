@@ -1,4 +1,4 @@
-"""benchmarks/anchor/compare.py, the PERFORMANCE.md anchor tables, on hand-made bench rows: its counts
+"""rmsnorm_backward.perf.anchor.compare, the PERFORMANCE.md anchor tables, on hand-made bench rows: its counts
 below 1.0x and 1.1x per suite, the launch-bound ATB cases left out of them, and bad input."""
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import json
 
 import pytest
 
-from rmsnorm_backward.perf.bench import anchor_module
-
-compare = anchor_module("compare")
+from rmsnorm_backward.perf.anchor import compare
 LAUNCH_US = 3.0
 
 

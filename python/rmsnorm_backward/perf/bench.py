@@ -1,19 +1,16 @@
 """Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
-the roofline, the anchor kernel (CANN RmsNormGrad's schedule, benchmarks/anchor/, on the same twin and
-timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time
+the roofline, the anchor kernel (a model of ops-nn RmsNormGrad's A2 schedule, benchmarks/anchor/, on the same twin
+and timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time
 (perfect overlap of its pipes). Every figure here is modelled (no NPU is involved)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from dataclasses import asdict
-from functools import lru_cache
 
 import numpy as np
 
-from .. import resources
 from ..op_def import dtype_of
+from .anchor import host
 from .constants import Model
 from .model import anchor, measured, roofline_us
 from .suites import Case
@@ -37,21 +34,8 @@ def make_inputs(case: Case, rng: np.random.Generator):
     return tiled(1.0), tiled(1.0), rstd, gamma
 
 
-@lru_cache(maxsize=None)
-def anchor_module(name: str):
-    """benchmarks/anchor/<name>.py of the source checkout, imported (the anchor kernel is a benchmark:
-    a wheel does not ship it, and resources.path says so)."""
-    path = resources.path(f"benchmarks/anchor/{name}.py")
-    spec = importlib.util.spec_from_file_location(f"rmsnorm_backward_anchor_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 def anchor_kernel_columns(inputs, model: Model, ours_us: float) -> dict:
     """The anchor kernel's modelled figures in both dgamma modes, on the case's own inputs."""
-    host = anchor_module("host")
     out = {}
     for mode, deterministic in (("anchor_kernel", False), ("anchor_kernel_deterministic", True)):
         _, _, launch = host.run_anchor(*inputs, deterministic=deterministic, soc=model.soc["name"], seed=0)

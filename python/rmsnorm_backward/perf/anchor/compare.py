@@ -1,6 +1,6 @@
 """PERFORMANCE.md's "The anchor kernel" tables from a bench JSON (all figures modelled):
 
-    rmsnorm-backward bench --suite all --json anchor.json && python benchmarks/anchor/compare.py anchor.json
+    rmsnorm-backward bench --suite all --json anchor.json && python -m rmsnorm_backward.perf.anchor.compare anchor.json
 
 (several bench JSONs of the same SoC, e.g. one per suite, are read as one).
 
