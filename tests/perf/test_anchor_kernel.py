@@ -148,3 +148,35 @@ def test_cited_ops_nn_lines_exist():
         for name, spans in re.findall(r"\b(tiling|N|D|common|reduce) ([\d–, ]+)", source):
             for last in re.findall(r"(\d+)(?=,|$|\s)", spans.strip()):
                 assert int(last) <= lengths[name], f"{name} has {lengths[name]} lines, {source.strip()} cites {last}"
+
+
+@pytest.mark.parametrize("constant, changed", [("pipe_barrier_cycles", 40.0), ("flag_sync_cycles", 80.0)])
+def test_barriers_and_handovers_cost_the_anchor_per_row(rng, constant, changed):
+    # Dearer barriers and handovers slow the anchor's rows (a dozen barriers and several handovers
+    # each), and leave its results alone.
+    from rmsnorm_backward.twin import model_constants
+
+    args = inputs(rng, (96, 1000), "fp32")
+    dx, dgamma, base = host.run_anchor(*args, deterministic=True)
+    with model_constants({constant: changed}):
+        dx2, dgamma2, slow = host.run_anchor(*args, deterministic=True)
+    np.testing.assert_array_equal(dx, dx2)
+    np.testing.assert_array_equal(dgamma, dgamma2)
+    busiest = max(c["model_cycles"] for c in base.cores)
+    assert max(c["model_cycles"] for c in slow.cores) > busiest * 1.05
+
+
+def test_independent_phases_let_the_row_at_a_time_anchor_borrow_the_pool(rng):
+    # Its cores mostly compute: with independent phases each draws more than 1/48 of the pool while
+    # it copies, so it finishes sooner; the launch still moves no faster than the pool allows.
+    from rmsnorm_backward.perf import load_model, measured
+    from rmsnorm_backward.perf.model import pool_cycles
+    from rmsnorm_backward.twin import model_constants
+
+    model = load_model("Ascend910B2")
+    args = inputs(rng, (480, 4096), "fp32")
+    _, _, step = host.run_anchor(*args)
+    with model_constants({"hbm_phase_overlap": 1.0}):
+        _, _, free = host.run_anchor(*args)
+    assert max(c["model_cycles"] for c in free.cores) < 0.95 * max(c["model_cycles"] for c in step.cores)
+    assert measured(free.cores, model).modelled_us >= model.cycles_to_us(pool_cycles(free.cores, model))
