@@ -94,7 +94,7 @@ def test_split_n_loops_hold_what_fits_the_twin_s_ub(cols, ub_factor):
     # twin's usable UB (ANCHOR.md says so).
     plan = host.tiling(1 << 16, cols, "float32", deterministic=False)
     assert plan.ub_factor == ub_factor
-    assert host.split_n_ub_bytes(ub_factor, -(-cols // 8) * 8, 48) <= 188160
+    assert host.split_n_ub_bytes(ub_factor, -(-cols // 8) * 8, 48, 8) <= 188160
 
 
 def test_deterministic_mode_asks_for_one_workspace_row_per_core():

@@ -34,7 +34,7 @@ def make_inputs(case: Case, rng: np.random.Generator):
     return tiled(1.0), tiled(1.0), rstd, gamma
 
 
-def anchor_kernel_columns(inputs, model: Model, ours_us: float) -> dict:
+def anchor_kernel_columns(inputs, model: Model, ours_us: float, min_bytes: int) -> dict:
     """The anchor kernel's modelled figures in both dgamma modes, on the case's own inputs."""
     out = {}
     for mode, deterministic in (("anchor_kernel", False), ("anchor_kernel_deterministic", True)):
@@ -42,6 +42,7 @@ def anchor_kernel_columns(inputs, model: Model, ours_us: float) -> dict:
         theirs = measured(launch.cores, model)
         out[f"{mode}_us"] = theirs.modelled_us
         out[f"{mode}_speedup"] = theirs.modelled_us / ours_us
+        out[f"{mode}_roofline_pct"] = 100.0 * roofline_us(min_bytes, model) / theirs.modelled_us
         out[mode] = asdict(theirs)
     rows = inputs[1].size // inputs[3].size
     out["anchor_kernel"]["path"] = host.tiling(rows, inputs[3].size, inputs[1].dtype.name, deterministic=False,
@@ -64,11 +65,11 @@ def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: 
     roof = roofline_us(floor, model)
     elements = case.rows * case.cols
     theirs = anchor(case.rows, case.cols, case.dtype, ours.v_cycles / max(elements, 1), model)
-    kernel = dict.fromkeys(("anchor_kernel_us", "anchor_kernel_speedup", "anchor_kernel",
+    kernel = dict.fromkeys(("anchor_kernel_us", "anchor_kernel_speedup", "anchor_kernel", "anchor_kernel_roofline_pct",
                             "anchor_kernel_deterministic_us", "anchor_kernel_deterministic_speedup",
-                            "anchor_kernel_deterministic"))
+                            "anchor_kernel_deterministic", "anchor_kernel_deterministic_roofline_pct"))
     if anchor_kernel:
-        kernel.update(anchor_kernel_columns(inputs, model, ours.modelled_us))
+        kernel.update(anchor_kernel_columns(inputs, model, ours.modelled_us, floor))
     return {
         "shape": list(case.shape),
         "dtype": case.dtype,
@@ -85,6 +86,7 @@ def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: 
         "hbm_ratio": ours.hbm_bytes / floor,
         "link_ratio": ours.link_bytes / floor,
         "roofline_pct": 100.0 * roof / ours.modelled_us,
+        "kernel_roofline_pct": 100.0 * roof / max(ours.modelled_us - model["launch_us"], 1e-9),
         "x_roofline": ours.modelled_us / roof,
         "core_balance": ours.balance,
         "lane_utilisation": ours.lane_utilisation,
@@ -109,11 +111,13 @@ COLUMNS = (  # header, width, row -> text
     ("HBM/min", 8, lambda r: f"{r['hbm_ratio']:.3f}"),
     ("link/min", 8, lambda r: f"{r['link_ratio']:.3f}"),
     ("%roof", 6, lambda r: f"{r['roofline_pct']:.1f}"),
+    ("%roof-L", 7, lambda r: f"{r['kernel_roofline_pct']:.1f}"),
     ("balance", 7, lambda r: f"{r['core_balance']:.2f}"),
     ("lanes", 5, lambda r: f"{r['lane_utilisation']:.2f}"),
     ("bound", 12, lambda r: r["bottleneck"]),
     ("anchor us", 10, lambda r: _figure(r["anchor_kernel_us"], ".1f")),
     ("det us", 10, lambda r: _figure(r["anchor_kernel_deterministic_us"], ".1f")),
+    ("anchor %roof", 7, lambda r: _figure(r["anchor_kernel_roofline_pct"], ".1f")),
     ("bound us", 10, lambda r: f"{r['anchor_us']:.1f}"),
     ("x anchor", 8, lambda r: _figure(r["anchor_kernel_speedup"], ".3f")),
     ("x det", 8, lambda r: _figure(r["anchor_kernel_deterministic_speedup"], ".3f")),

@@ -52,11 +52,12 @@ def _block(nbytes: int) -> int:
     return -(-nbytes // 32) * 32
 
 
-def split_n_ub_bytes(ub_factor: int, col_align: int, block_dim: int) -> int:
+def split_n_ub_bytes(ub_factor: int, col_align: int, block_dim: int, align: int) -> int:
     """UB bytes of split-N's buffers (anchor_split_n.h): dy, x, dx two fp32 tiles each, rstd two, gamma and
-    dgamma one fp32 row each; small-D also a 64-float row-sum block and a float per row."""
+    dgamma one fp32 row each (rstd's floats rounded up to `align`, the column alignment); small-D also a
+    64-float row-sum block and a float per row."""
     tile = max(ub_factor * col_align, block_dim * 64) * 4
-    rstd = _block(-(-ub_factor // 8) * 8 * 4)
+    rstd = _block(-(-ub_factor // align) * align * 4)
     small = _block(ub_factor * 64 * 4) + _block(ub_factor * 4) if col_align <= SMALL_D_MAX_COLS else 0
     return 6 * tile + 2 * rstd + 2 * _block(col_align * 4) + small
 
@@ -89,9 +90,9 @@ def tiling(rows: int, cols: int, dtype: str, *, deterministic: bool, soc: str = 
         path = "split_n"
         buffer = small_d_rows(col_align) * col_align if col_align <= SMALL_D_MAX_COLS else SPLIT_N_MAX_COLS
         ub_factor = min(buffer // col_align, block_factor)
-        while ub_factor > 1 and split_n_ub_bytes(ub_factor, col_align, block_dim) > info["ub_usable_bytes"]:
+        while ub_factor > 1 and split_n_ub_bytes(ub_factor, col_align, block_dim, align) > info["ub_usable_bytes"]:
             ub_factor -= 1
-        if split_n_ub_bytes(ub_factor, col_align, block_dim) > info["ub_usable_bytes"]:
+        if split_n_ub_bytes(ub_factor, col_align, block_dim, align) > info["ub_usable_bytes"]:
             raise InvalidInputError(f"{cols} columns need more than the twin's usable UB of "
                                     f"{info['ub_usable_bytes']} bytes on the anchor's split-N path")
     else:
