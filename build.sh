@@ -20,8 +20,8 @@ Usage: ./build.sh [command] [args]
   test [ARGS]   prepare the environment, then run the test suite, one worker per core (ARGS go to pytest; -n 0 runs it in one process)
   setup         only prepare: .venv, Python dependencies, editable install + native build
   package       build build_out/custom_opp_<os>_<arch>.run (scripts/package.sh --help)
-  clean         remove .venv and build/ (the kernel cache lives in $RMSNORM_BACKWARD_CACHE
-                or ~/.cache/rmsnorm_backward)
+  clean         remove .venv, build/ and twin/build/ (the kernel cache lives in $ASCENDC_TWIN_CACHE
+                or ~/.cache/ascendc_twin)
   -h, --help    this text
 
 No NPU or CANN is needed: kernels run on the project's CPU twin of the Ascend C API.
@@ -29,7 +29,7 @@ EOF
 }
 
 # A venv that reuses the image's packages when they fit, but installs every dependency explicitly
-# so a fresh machine works too. Re-done only when pyproject.toml or CMakeLists.txt change; after that
+# so a fresh machine works too. Re-done only when pyproject.toml or a CMakeLists.txt changes; after that
 # the editable install rebuilds the extension on import when its sources change.
 # Tools the package and its tests need beyond Python: makeself builds the .run (CANN's way). Installed
 # with apt-get where that is possible (root on Debian/Ubuntu), otherwise named.
@@ -47,7 +47,7 @@ system_tools() {
 setup() {
     system_tools
     local want
-    want="$(cat "$ROOT/pyproject.toml" "$ROOT/CMakeLists.txt" | sha256sum | cut -d' ' -f1)"
+    want="$(cat "$ROOT/pyproject.toml" "$ROOT/CMakeLists.txt" "$ROOT/twin/CMakeLists.txt" | sha256sum | cut -d' ' -f1)"
     if [[ -x "$PY" && -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
         return
     fi
@@ -82,7 +82,7 @@ main_job() {
 # CANN's toolkit root, or nothing: the same places cmake/npu.cmake looks (its default list is one file).
 find_cann() {
     local dir defaults
-    mapfile -t defaults < <(grep -v '^#' "$ROOT/python/rmsnorm_backward/cann_default_paths.txt")
+    mapfile -t defaults < <(grep -v '^#' "$ROOT/cmake/cann_default_paths.txt")
     for dir in "${ASCEND_HOME_PATH:-}" "${defaults[@]}"; do
         if [[ -n "$dir" && -f "$dir/include/acl/acl.h" ]]; then
             echo "$dir"
@@ -120,7 +120,7 @@ case "$cmd" in
     test) setup; run_tests "$@" ;;
     setup) setup ;;
     package) "$ROOT/scripts/package.sh" "$@" ;;  # build_out/custom_opp_<os>_<arch>.run
-    clean) rm -rf "$VENV" "$ROOT/build" ;;
+    clean) rm -rf "$VENV" "$ROOT/build" "$ROOT/twin/build" ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;
 esac

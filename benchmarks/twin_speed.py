@@ -20,7 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from rmsnorm_backward import resources
-from rmsnorm_backward.twin import compile_kernel, gm_array, run_kernel
+from ascendc_twin import compile_kernel, gm_array, run_kernel
 
 KERNEL = resources.path("twin/demo/scaled_sum.cpp")
 GOAL = 2.0

@@ -40,7 +40,7 @@ endif()
 
 # CANN: the operator build modules are what this file needs from it.
 set(_asc_modules "compiler/tikcpp/ascendc_kernel_cmake")
-file(STRINGS "${CMAKE_CURRENT_LIST_DIR}/../python/rmsnorm_backward/cann_default_paths.txt" _cann_defaults REGEX "^[^#]")
+file(STRINGS "${CMAKE_CURRENT_LIST_DIR}/cann_default_paths.txt" _cann_defaults REGEX "^[^#]")
 set(_cann_looked "")
 set(CANN_ROOT "")
 foreach(_cand IN ITEMS "${ASCEND_CANN_PACKAGE_PATH}" "$ENV{ASCEND_HOME_PATH}" ${_cann_defaults})

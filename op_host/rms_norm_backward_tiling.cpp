@@ -108,16 +108,16 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
     in.gamma_offset = gammaOffset == nullptr ? 0.0f : *gammaOffset;  // absent: op_def's default
 
     rmsnorm_backward::TilingResult out;
-    std::string error;
+    rmsnorm_backward::TilingError error;
     if (!rmsnorm_backward::ComputeTiling(in, out, error)) {
-        return Fail(context, error);
+        return Fail(context, error.message);
     }
     // An aclnn caller allocates dx and dgamma itself: wrong ones would be written out of bounds.
     error = rmsnorm_backward::CheckOutputs(in, Dims(context->GetOutputShape(kDx)), DtypeName(context->GetOutputDesc(kDx)),
                                            Dims(context->GetOutputShape(kDgamma)),
                                            DtypeName(context->GetOutputDesc(kDgamma)));
-    if (!error.empty()) {
-        return Fail(context, error);
+    if (!error.ok()) {
+        return Fail(context, error.message);
     }
     gert::TilingData *raw = context->GetRawTilingData();
     if (raw == nullptr) {

@@ -10,7 +10,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
 op_def_value() {  # the one source of the vendor and the SoCs is op_def
-    PYTHONPATH="$ROOT/python" "$PY" -c "from rmsnorm_backward import op_def; print($1)"
+    PYTHONPATH="$ROOT/python:$ROOT/twin/python" "$PY" -c "from rmsnorm_backward import op_def; print($1)"
 }
 VENDOR=""
 BUILD_DIR=""

@@ -10,7 +10,9 @@ import sys
 
 import numpy as np
 
-from rmsnorm_backward import compare, golden, simulate
+from rmsnorm_backward import compare
+from rmsnorm_backward.golden import golden
+from rmsnorm_backward.simulate import simulate
 
 
 def run_case(title, dy, x, rstd, gamma) -> bool:

@@ -1,6 +1,7 @@
 // See operation_rules.h. The tensor rules are asked of ComputeTiling, never restated here.
 #include "operation_rules.h"
 
+#include "../../op_host/tiling/reference_platform.h"
 #include "../../op_host/tiling/rms_norm_backward_tiling.h"
 
 namespace rms_norm_backward_atb {
@@ -31,15 +32,15 @@ bool KnownFormat(const std::string &format)
 }
 
 // The rules asked here are the tensors' (shapes, dtypes), which hold on every SoC; the tiling still
-// needs a platform, so it gets an Atlas A2's (48 vector cores, 192 KiB UB). The launch tiles with the
+// needs a platform, so it gets the reference platform's (reference_platform.h). The launch tiles with the
 // running platform's facts (CANN's TilingFunc behind aclnn).
 rmsnorm_backward::PlatformFacts RulesPlatform()
 {
     rmsnorm_backward::PlatformFacts p;
     p.soc = "ascend910b";
     p.supported = true;
-    p.vector_cores = 48;
-    p.ub_bytes = 196608;
+    p.vector_cores = rmsnorm_backward::reference_platform::kVectorCores;
+    p.ub_bytes = rmsnorm_backward::reference_platform::kUbBytes;
     return p;
 }
 
@@ -52,16 +53,11 @@ rmsnorm_backward::TilingInput Tiling(const std::vector<TensorSpec> &in)
     return t;
 }
 
-// The tiling states each rule in one sentence without a class. A broken rule is a dtype rule when
-// the same shapes pass with every dtype made valid (float32 is valid for every input); otherwise
-// it is a shape rule.
-Fault Classify(const std::vector<TensorSpec> &in)
+// The ATB fault of a broken tiling rule: a dtype rule is a dtype fault, every other rule of the
+// tensors a shape fault (the attributes and the platform are fixed here: RulesPlatform, no offset).
+Fault FaultOf(const rmsnorm_backward::TilingError &error)
 {
-    rmsnorm_backward::TilingInput t = Tiling(in);
-    t.dy_dtype = t.x_dtype = t.rstd_dtype = t.gamma_dtype = "float32";
-    rmsnorm_backward::TilingResult result;
-    std::string error;
-    return rmsnorm_backward::ComputeTiling(t, result, error) ? Fault::kDtype : Fault::kShape;
+    return error.fault == rmsnorm_backward::TilingFault::kDtype ? Fault::kDtype : Fault::kShape;
 }
 
 }  // namespace
@@ -100,9 +96,9 @@ Verdict InferOutputs(const std::vector<TensorSpec> &inputs, std::vector<TensorSp
         }
     }
     rmsnorm_backward::TilingResult result;
-    std::string error;
+    rmsnorm_backward::TilingError error;
     if (!rmsnorm_backward::ComputeTiling(Tiling(inputs), result, error)) {
-        return Broken(Classify(inputs), error);
+        return Broken(FaultOf(error), error.message);
     }
     outputs.clear();
     for (const OutputRule &rule : kOutputs) {

@@ -10,7 +10,7 @@ namespace rmsnorm_backward {
 // The dtype code and element size of a NumPy dtype name; false for a dtype the operator does not take.
 bool DtypeCode(const std::string &name, RmsNormBackwardDtype &code, uint32_t &size);
 
-// "" when the inputs are valid (rows and cols set), else one sentence naming the tensor and the rule.
-std::string Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols);
+// ok() when the inputs are valid (rows and cols set), else the first rule they break.
+TilingError Validate(const TilingInput &in, uint64_t &rows, uint64_t &cols);
 
 }  // namespace rmsnorm_backward

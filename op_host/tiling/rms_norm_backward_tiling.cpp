@@ -8,6 +8,7 @@
 #include "../../op_kernel/rms_norm_backward_ub_layout.h"
 #include "input_rules.h"
 #include "path_tilers.h"
+#include "reference_platform.h"
 
 namespace rmsnorm_backward {
 namespace {
@@ -17,8 +18,8 @@ namespace layout = rms_norm_backward_layout;
 // Best first; the last one takes every shape.
 const PathTiler *const kPathOrder[] = {&SmallColsTiler(), &RowsInUbTiler(), &LongRowsTiler(), &LongRowsStreamedTiler()};
 
-// Kept free of the platform's UB by the toolchain (8 KiB + 256 B on A2/A3).
-constexpr uint64_t kUbReservedBytes = 8192 + 256;
+// Kept free of the platform's UB by the toolchain.
+constexpr uint64_t kUbReservedBytes = reference_platform::kUbReservedBytes;
 constexpr uint32_t kReduceChunk = 4096;  // fp32 elements per step of the dgamma reduction
 // dgamma row groups: each group beyond one costs about cols * (4 + 4 + sizeof(T)) GM bytes (its fp32
 // partial written, read back by the reduction, and gamma read again). Allow that overhead up to 2 % of
@@ -26,7 +27,7 @@ constexpr uint32_t kReduceChunk = 4096;  // fp32 elements per step of the dgamma
 // never more groups than the largest core count of the supported SoCs. The count depends on the shape
 // only: the same input gives the same partials, hence the same dgamma bits, for every block dim.
 constexpr double kGroupTrafficShare = 0.02;
-constexpr uint64_t kMaxGroups = 48;
+constexpr uint64_t kMaxGroups = reference_platform::kVectorCores;
 
 // Each input read once, each output written once (gamma and dgamma only when there is a gamma, dres
 // when there is one).
@@ -83,20 +84,23 @@ const char *TilingPathName(uint32_t tiling_key)
     return PathName(PathOf(static_cast<RmsNormBackwardTilingKey>(tiling_key)));
 }
 
-bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
+bool ComputeTiling(const TilingInput &in, TilingResult &out, TilingError &error)
 {
     TilingShape shape;
     error = Validate(in, shape.rows, shape.cols);
-    if (!error.empty()) return false;
+    if (!error.ok()) return false;
     const PlatformFacts &platform = in.platform;
     if (in.block_dim_cap > platform.vector_cores) {
-        error = "block_dim must be at most the " + std::to_string(platform.vector_cores) + " vector cores of " +
-                platform.soc + " (got " + std::to_string(in.block_dim_cap) + ").";
+        error = {TilingFault::kAttr, "block_dim", "block_dim must be at most the " + std::to_string(platform.vector_cores) +
+                                                      " vector cores of " + platform.soc + " (got " +
+                                                      std::to_string(in.block_dim_cap) + ")."};
         return false;
     }
     if (platform.ub_bytes <= kUbReservedBytes) {
-        error = "the platform reports " + std::to_string(platform.ub_bytes) + " bytes of UB for " + platform.soc +
-                ", not more than the toolchain's reserve of " + std::to_string(kUbReservedBytes) + ".";
+        error = {TilingFault::kPlatform, "soc", "the platform reports " + std::to_string(platform.ub_bytes) +
+                                                    " bytes of UB for " + platform.soc +
+                                                    ", not more than the toolchain's reserve of " +
+                                                    std::to_string(kUbReservedBytes) + "."};
         return false;
     }
     DtypeCode(in.x_dtype, shape.dtype, shape.elem_bytes);
@@ -112,9 +116,10 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error)
 
     out.ub_bytes = layout::LaunchUbBytes(tiler.Path(), t, shape.elem_bytes);
     if (out.ub_bytes > shape.ub_bytes) {  // a tiler's own sum disagrees with the layout: never launch it
-        error = std::string("internal error: the ") + PathName(tiler.Path()) + " tiling needs " +
-                std::to_string(out.ub_bytes) + " bytes of UB, more than the " + std::to_string(shape.ub_bytes) +
-                " the platform leaves; please report the shape.";
+        error = {TilingFault::kPlatform, "", std::string("internal error: the ") + PathName(tiler.Path()) +
+                                                 " tiling needs " + std::to_string(out.ub_bytes) +
+                                                 " bytes of UB, more than the " + std::to_string(shape.ub_bytes) +
+                                                 " the platform leaves; please report the shape."};
         return false;
     }
     out.data = t;

@@ -1,5 +1,6 @@
 // The plain tiling of RmsNormBackward: no CANN header, so the CANN TilingFunc
-// (op_host/rms_norm_backward_tiling.cpp) and the CPU twin (twin/src/bind_tiling.cpp) call the same code.
+// (op_host/rms_norm_backward_tiling.cpp), the Python extension (op_host/tiling/python/bind_tiling.cpp)
+// and the ATB plugin's rules call the same code.
 // It validates the inputs and picks the kernel path, its tile sizes, the dgamma row groups, the block
 // dim and the workspace.
 #pragma once
@@ -34,6 +35,23 @@ struct TilingResult {
     uint64_t ub_bytes = 0;         // the UB the launch holds at its peak (layout::LaunchUbBytes)
 };
 
+// What a broken rule is about: a tensor's shape (or size), a tensor's dtype, an attribute's value, or
+// the platform the tiling runs on.
+enum class TilingFault { kNone, kShape, kDtype, kAttr, kPlatform };
+
+// One broken rule of the tiling, or none (ok()): its fault, the tensor or attribute it names (dy, x,
+// rstd, gamma, dres, dx, dgamma, gamma_offset, block_dim, soc) and one sentence naming that and the rule.
+struct TilingError {
+    TilingFault fault = TilingFault::kNone;
+    std::string tensor;
+    std::string message;
+
+    bool ok() const { return fault == TilingFault::kNone; }
+};
+
+// "shape", "dtype", "attr", "platform" ("" for kNone), for callers that report the fault by name.
+const char *TilingFaultName(TilingFault fault);
+
 // The name of a tiling key's path ("rows_in_ub", "long_rows", ...), for stats and messages.
 const char *TilingPathName(uint32_t tiling_key);
 
@@ -42,13 +60,13 @@ const char *TilingPathName(uint32_t tiling_key);
 std::string RowDimsWithoutGamma(const std::vector<int64_t> &x, const std::vector<int64_t> &rstd,
                                 std::vector<int64_t> &row);
 
-// Fills `out` and returns true, or returns false with one sentence naming the tensor and the rule.
-bool ComputeTiling(const TilingInput &in, TilingResult &out, std::string &error);
+// Fills `out` and returns true, or returns false with the rule the inputs break in `error`.
+bool ComputeTiling(const TilingInput &in, TilingResult &out, TilingError &error);
 
-// The outputs a caller allocated (an aclnn caller passes dx and dgamma) against valid inputs: one
-// sentence naming the tensor and the rule, or "" when they fit (dx: shape and dtype of x; dgamma:
-// shape of gamma, float32; without gamma an empty [0]).
-std::string CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
+// The outputs a caller allocated (an aclnn caller passes dx and dgamma) against valid inputs: the rule
+// they break, or ok() when they fit (dx: shape and dtype of x; dgamma: shape of gamma, float32;
+// without gamma an empty [0]).
+TilingError CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
                          const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype);
 
 }  // namespace rmsnorm_backward

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "path_tilers.h"
+#include "reference_platform.h"
 
 #include "../../op_kernel/rms_norm_backward_ub_layout.h"
 
@@ -30,14 +31,9 @@ constexpr uint32_t kStreamedGammaSlots = 2;
 // the core's HBM share (dy, x read, dx written) against MTE2's own work (dy and x from HBM, again
 // from L2, gamma chunks from L2, a set-up per copy). Its constants are the tiling's own: they rank
 // layouts that all work, so they steer speed, never correctness. The rates are Ascend910B2's platform
-// figures for every SoC, so the tiling (and with it every bit of dx) is the same on all of them.
-// The timeline's calibrated 1.55 TB/s at 1.85 GHz (PERFORMANCE.md) would pick other chunks for 31 of 714
-// fp32 shapes above 16600 cols (none in the bench suites); the tiling keeps its own estimate until an
-// NPU profile says which chunks are faster.
-constexpr double kRefHbmGbps = 1600.0;       // HBM bandwidth the tiling assumes
-constexpr double kRefClockGhz = 1.8;
-constexpr uint32_t kRefVectorCores = 48;
-constexpr double kRefL2BytesPerCycle = 110;  // the platform file's per-core l2 rate
+// figures for every SoC (reference_platform.h), so the tiling (and with it every bit of dx) is the
+// same on all of them.
+namespace ref = reference_platform;
 constexpr double kCopySetupCycles = 64;      // MTE2's fixed cost per copy, the tiling's estimate
 // A thin stream loses more to latencies than the rates show: 18 % with 2 slots, 3.5 % with 3 unless
 // they hold at least kHeldShareFor3Slots of the row (measured on the twin's timeline, fp32 rows of
@@ -65,7 +61,7 @@ uint64_t Bytes(const StreamedChoice &c, const TilingShape &shape)
 
 double Cost(const StreamedChoice &c, const TilingShape &shape)
 {
-    const double share = kRefHbmGbps / kRefClockGhz / kRefVectorCores, l2 = kRefL2BytesPerCycle;
+    const double share = ref::kTilingHbmGbps / ref::kTilingClockGhz / ref::kVectorCores, l2 = ref::kL2BytesPerCycle;
     const double chunks = double((shape.cols + c.chunk_cols - 1) / c.chunk_cols);
     const double row = double(shape.cols) * shape.elem_bytes;
     const double gamma = c.gamma_slots == 0 ? 0 : 2 * (kCopySetupCycles * chunks + row / l2);
@@ -137,7 +133,7 @@ public:
     {
         StreamedChoice best{};
         // (on fewer cores a core's HBM share is wider, the vector unit sets the pace, and fewer chunks win)
-        const bool dres16 = shape.dres && shape.elem_bytes < sizeof(float) && t.groups >= kRefVectorCores;
+        const bool dres16 = shape.dres && shape.elem_bytes < sizeof(float) && t.groups >= ref::kVectorCores;
         if (!(dres16 && Cheapest(shape, kMinSlots16BitDres, best)) && !Cheapest(shape, 2, best)) {
             best = Smallest(shape);
         }

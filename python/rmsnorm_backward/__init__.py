@@ -1,37 +1,25 @@
-"""RmsNormBackward: an Ascend C custom operator with a CPU twin of the Ascend C API.
+"""RmsNormBackward: an Ascend C custom operator, run here on the CPU twin of the Ascend C API (ascendc_twin).
 
-Re-exported lazily (importing the package needs neither torch nor the compiled extension):
-golden, compare, simulate, run_kernel; rms_norm and RMSNorm need torch (rmsnorm_backward.torch).
+Its parts are modules, each imported by name: rmsnorm_backward.golden (golden, the float64 reference),
+rmsnorm_backward.simulate (simulate, the kernel on the twin), rmsnorm_backward.precision,
+rmsnorm_backward.torch (needs torch), rmsnorm_backward.cli. Re-exported lazily, since no module
+has their names (importing the package needs neither torch nor a compiled extension): compare,
+run_kernel (the twin's), rms_norm and RMSNorm (these two need torch).
 """
 import importlib
-import sys
-import types
 
 _EXPORTS = {
-    "golden": "rmsnorm_backward.golden",
     "compare": "rmsnorm_backward.precision",
-    "simulate": "rmsnorm_backward.simulate",
-    "run_kernel": "rmsnorm_backward.twin",
+    "run_kernel": "ascendc_twin",
     "rms_norm": "rmsnorm_backward.torch",
     "RMSNorm": "rmsnorm_backward.torch",
 }
 __all__ = sorted(_EXPORTS)
 
 
-class _Package(types.ModuleType):
-    # golden and simulate are functions named like their modules: importing the submodule would
-    # make the import system overwrite the package attribute with the module; keep the function.
-    def __setattr__(self, name, value):
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-    def __getattr__(self, name):
-        if name not in _EXPORTS:
-            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        super().__setattr__(name, value)
-        return value
-
-
-sys.modules[__name__].__class__ = _Package
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from . import resources
 from .errors import EnvironmentSetupError, InvalidInputError
+from .npu_adapter import NPU_ADAPTER
 
 # CANN's default install locations (shared with build.sh and cmake/npu.cmake).
 CANN_DEFAULT_PATHS = tuple(
-    line.strip() for line in (resources.package_dir() / "cann_default_paths.txt").read_text().splitlines()
+    line.strip() for line in resources.path("cmake/cann_default_paths.txt").read_text().splitlines()
     if line.strip() and not line.lstrip().startswith("#"))
-NPU_ADAPTER = "rmsnorm_backward_npu_adapter"
 
 _NPU_PROBE = f"""
 import importlib.util, json
@@ -90,12 +90,14 @@ def twin_backend() -> Backend:
     if shutil.which(os.environ.get("CXX", "g++")) is None:
         return Backend("twin", False, "no C++ compiler (g++) on PATH", "install g++ (apt-get install g++)")
     try:
-        twin = importlib.import_module("rmsnorm_backward._twin")
+        from ascendc_twin import soc_table
+
+        socs = ", ".join(row["name"] for row in soc_table())
+        resources.extension()
         importlib.import_module("rmsnorm_backward.simulate")
-    except ImportError as e:
+    except (ImportError, EnvironmentSetupError) as e:
         return Backend("twin", False, f"the twin is not importable ({e})",
-                       "run ./build.sh setup (editable install builds rmsnorm_backward._twin)")
-    socs = ", ".join(row["name"] for row in twin.soc_table())
+                       "run ./build.sh setup (the editable install builds the twin's extension and the tiling's)")
     return Backend("twin", True, f"CPU twin of the Ascend C API (SoCs {socs})", "")
 
 

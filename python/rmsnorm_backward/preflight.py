@@ -68,11 +68,9 @@ def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *, ga
 
 @functools.lru_cache(maxsize=TILING_CACHE_SIZE)
 def _decision(key: tuple, gamma_offset: float, soc: str, block_dim: int) -> dict:
-    _twin = resources.extension()
-
     kwargs = {f"{n}_shape": None if shape is None else list(shape) for n, (shape, _) in zip(NAMES, key)}
     kwargs.update({f"{n}_dtype": dtype for n, (_, dtype) in zip(NAMES, key)})
-    return _twin.compute_tiling(**kwargs, gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
+    return resources.extension().compute_tiling(**kwargs, gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
 
 
 def check_outputs(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str]) -> None:

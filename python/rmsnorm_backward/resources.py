@@ -1,8 +1,8 @@
 """Where the files the package reads at run time live: the one locator.
 
 The package reads op_def (the operator's interface), the kernel sources and headers (op_kernel/,
-op_host/), the twin's headers (twin/include), the demo kernel (twin/demo) and the code generator with
-its templates (scripts/codegen). A wheel ships them inside the package, under `rmsnorm_backward/data/`
+op_host/) and CANN's default install paths (cmake/cann_default_paths.txt); the twin's own files are
+the twin's (ascendc_twin.resources), the code generator's templates package data. A wheel ships them inside the package, under `rmsnorm_backward/data/`
 in the repository's own layout; a source checkout (an editable install, or the package on
 PYTHONPATH) uses the checkout itself, so an edited kernel or template counts without a reinstall.
 Both are found from the package's location as importlib.resources reports it, nowhere else.
@@ -48,13 +48,13 @@ def checkout() -> Optional[Path]:
 
 
 def root() -> Path:
-    """The tree holding op_def/, op_kernel/, op_host/, twin/ and scripts/codegen/: the checkout, else
-    the wheel's data directory."""
+    """The tree holding op_def/, op_kernel/, op_host/ and cmake/: the checkout, else the wheel's data
+    directory."""
     return checkout() or package_dir() / DATA_DIR
 
 
 def path(relative: str) -> Path:
-    """The file or directory `relative` (in the repository's layout, e.g. "twin/include"), which must
+    """The file or directory `relative` (in the repository's layout, e.g. "op_kernel"), which must
     exist. A missing one is a broken install, not the caller's input: EnvironmentSetupError names it and
     where it was looked for."""
     found = root() / relative
@@ -65,10 +65,10 @@ def path(relative: str) -> Path:
 
 
 def extension() -> ModuleType:
-    """The compiled extension rmsnorm_backward._twin (the tiling, the SoC table, the kernel loader).
+    """The compiled extension rmsnorm_backward._tiling (the tiling of op_host/tiling and its rules).
     Missing or unloadable, it is this install's fault: EnvironmentSetupError saying how to build it."""
     try:
-        return importlib.import_module("rmsnorm_backward._twin")
+        return importlib.import_module("rmsnorm_backward._tiling")
     except ImportError as e:
-        raise EnvironmentSetupError(f"the compiled extension rmsnorm_backward._twin is not importable ({e}); "
+        raise EnvironmentSetupError(f"the compiled extension rmsnorm_backward._tiling is not importable ({e}); "
                                     "run ./build.sh setup in a checkout, or reinstall rmsnorm-backward") from e

@@ -18,6 +18,8 @@ from typing import Optional
 
 import numpy as np
 
+from ascendc_twin import run_kernel
+
 from . import preflight, resources
 from .errors import InvalidInputError
 
@@ -47,8 +49,6 @@ def tiling_for(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = 0.0, soc:
 def simulate(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = 0.0, soc: str = "Ascend910B2",
              block_dim: Optional[int] = None):
     """Runs the kernel on the twin; returns (dx, dgamma, stats). See the module docstring."""
-    from .twin import run_kernel
-
     arrays = {n: _numeric(n, a) for n, a in zip(preflight.NAMES, (dy, x, rstd, gamma, dres)) if a is not None}
     tiling = tiling_for(*(arrays.get(n) for n in preflight.NAMES), gamma_offset=gamma_offset, soc=soc,
                         block_dim=block_dim)  # shapes only, before any copy

@@ -13,7 +13,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'  # what tests/sim/small_kernels.run adds
+PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'  # what twin/tests/small_kernels.run adds
 
 # Values the test modules pass for the macros their kernel texts leave open (the types every vector
 # instruction the tests use supports, flags both ways, small counts). A macro missing here that a

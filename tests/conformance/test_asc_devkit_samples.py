@@ -5,7 +5,7 @@ sample of examples/01_simd_cpp_api into this test's tmp directory (never into th
 runs the sample's scripts/gen_data.py there as its README does, builds the sample's own host
 main() against a stand-in AscendCL (asc_host/acl/acl.h: device memory is host memory) with the
 kernel launch `k<<<blocks, 0, stream>>>(args)` rewritten into a call that hands the launch to this
-test, runs the kernel with rmsnorm_backward.twin.run_kernel on the host's block dim, gives the
+test, runs the kernel with ascendc_twin.run_kernel on the host's block dim, gives the
 buffers back to main(), and passes when the sample's scripts/verify_result.py says "test pass".
 
 The survey (which samples are "A2 vector basic-API"): every example under 03_basic_api whose README
@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import KernelCompileError
-from rmsnorm_backward.twin import run_kernel
-from rmsnorm_backward.twin.build import twin_include_dirs
+from ascendc_twin import run_kernel
+from ascendc_twin.build import twin_include_dirs
 
 HOST_DIR = Path(__file__).parent / "asc_host"
 EXAMPLES = "examples/01_simd_cpp_api"

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from rmsnorm_backward import _twin
+from rmsnorm_backward import _tiling
 
 from atb_build import HERE, atb_include, build, error_codes
 
@@ -66,7 +66,7 @@ def test_setup_and_execute_hand_aclnn_the_tensors_the_workspace_and_the_stream(d
     # One aclTensor per tensor, in VariantPack order, each viewing that tensor's memory (ND = aclFormat 2).
     assert [c[3] for c in created] == [described(d, s, 2) for d, s in case.values()]
     assert [c[2] for c in created] == [m[1] for m in mallocs[:6]]
-    tiling = _twin.compute_tiling(**{f"{n}_shape": list(case[n][1]) for n in ("dy", "x", "rstd", "gamma")},
+    tiling = _tiling.compute_tiling(**{f"{n}_shape": list(case[n][1]) for n in ("dy", "x", "rstd", "gamma")},
                                   **{f"{n}_dtype": case[n][0] for n in ("dy", "x", "rstd", "gamma")})
     ws = tiling["workspace_bytes"]
     # aclnn's arguments: the four inputs, a null dres (ATB's VariantPack has none: "-"), the two outputs

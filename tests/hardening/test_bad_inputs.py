@@ -21,7 +21,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _twin
+from rmsnorm_backward import _tiling
 from rmsnorm_backward.cli.golden import sample_files
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.simulate import simulate
@@ -260,7 +260,7 @@ def _tensor_row(row: Row, rng):
     elif row.surface == "tiling":
         kwargs = {f"{n}_shape": None if s is None else list(s) for n, s in row.spec.shapes().items()}
         kwargs.update({f"{n}_dtype": d for n, d in row.spec.dtypes().items()})
-        _twin.compute_tiling(**kwargs, **row.options)
+        _tiling.compute_tiling(**kwargs, **row.options)
     else:
         torch = pytest.importorskip("torch", reason="the torch operator needs torch")
         import rmsnorm_backward.torch  # noqa: F401  (registers torch.ops.rmsnorm_backward)

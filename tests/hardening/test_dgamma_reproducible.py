@@ -6,12 +6,12 @@ The design makes this possible: the row groups of dgamma depend on the shape onl
 count) and their partials are added in one fixed order after SyncAll, without atomics."""
 import pytest
 
-from rmsnorm_backward import _twin
+from ascendc_twin import soc_table
 from rmsnorm_backward.simulate import simulate
 
-from test_randomized import make_inputs
+from random_inputs import make_inputs
 
-SOC_CORES = {row["name"]: row["vector_cores"] for row in _twin.soc_table()}
+SOC_CORES = {row["name"]: row["vector_cores"] for row in soc_table()}
 BLOCK_DIMS = (1, 7, 20, 40, 48)
 
 # (x shape, gamma dims, dtype, the kernel path it takes): each gives several dgamma groups.

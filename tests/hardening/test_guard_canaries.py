@@ -4,7 +4,7 @@ the operator really catches a kernel that writes into one of its inputs. Both ch
 twin launch of the test suite; these tests show they can fail."""
 import numpy as np
 import pytest
-from conftest import InputChanged
+from operator_inputs import InputChanged
 
 from rmsnorm_backward.errors import TwinRuleError
 

@@ -10,7 +10,7 @@ import ml_dtypes  # noqa: F401  (imported here: the timings exclude imports)
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _twin, preflight  # noqa: F401  (imported here: the timings exclude imports)
+from rmsnorm_backward import _tiling, preflight  # noqa: F401  (imported here: the timings exclude imports)
 from rmsnorm_backward.cli import golden as golden_cli
 from rmsnorm_backward.cli import main
 from rmsnorm_backward.errors import InvalidInputError

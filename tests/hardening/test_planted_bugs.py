@@ -11,32 +11,25 @@ entry), all variants once per session, two at a time, into the kernel cache (by 
 run with the same kernel and twin compiles nothing)."""
 from __future__ import annotations
 
-import hashlib
 import re
-import importlib
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pytest
-from conftest import InputChanged
 
-from rmsnorm_backward import _twin
+import rmsnorm_backward.simulate as simulate_module
+from ascendc_twin import compile_kernel
 from rmsnorm_backward.errors import KernelCompileError, TwinRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
-from rmsnorm_backward.twin import compile_kernel
-from rmsnorm_backward.twin.build import cache_dir
 
 from exact_answers import assert_exact, exact_inputs, tail_failures
-from test_randomized import make_inputs
+from kernel_variants import ENTRY, KERNEL_DIR, OP_HOST, kernel_copy
+from operator_inputs import InputChanged
+from random_inputs import make_inputs
 
-simulate_module = importlib.import_module("rmsnorm_backward.simulate")
-KERNEL_DIR = simulate_module.KERNEL_SOURCE.parent
-ENTRY = simulate_module.KERNEL_SOURCE.name
-OP_HOST = KERNEL_DIR.parent / "op_host"
 GOLDEN = "the golden"
 INPUT = "an input check"
 EXACT = "an exact answer"
@@ -160,22 +153,6 @@ def patched_kernel(name: str, bug: Bug) -> Path:
             "::twin::Launch().tiling_key == static_cast<uint64_t>(key))\n")
     files[ENTRY] = files[ENTRY].replace(anchor, anchor + only)
     return kernel_copy("planted", files)
-
-
-def kernel_copy(kind: str, files: dict[str, str]) -> Path:
-    """The kernel entry of a changed copy of op_kernel/ (file name -> text), written once into a
-    directory of the cache named by its content (never in the tree)."""
-    digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
-    directory = cache_dir().parent / kind / digest
-    if not (directory / ENTRY).is_file():
-        work = directory.with_name(digest + ".tmp")
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        for file, content in files.items():
-            (work / file).write_text(content)
-        shutil.rmtree(directory, ignore_errors=True)
-        work.rename(directory)
-    return directory / ENTRY
 
 
 @pytest.fixture(scope="session")

@@ -19,21 +19,21 @@ from __future__ import annotations
 import math
 import os
 
-import ml_dtypes
 import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from rmsnorm_backward import _twin
+from ascendc_twin import soc_table
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.simulate import simulate
 
+from random_inputs import DTYPES, make_inputs
+
 CASES = int(os.environ.get("RMSNORM_HYPOTHESIS_CASES", "1000"))
 MAX_COLS = 20000
 MAX_ELEMENTS = 1 << 15
-DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
-SOCS = [row["name"] for row in _twin.soc_table()]
+SOCS = [row["name"] for row in soc_table()]
 
 
 @st.composite
@@ -76,30 +76,6 @@ def cases(draw):
 
 # Half the cases plain, the rest spread over the other forms.
 FORMS = ("plain", "plain", "plain", "plain", "offset", "no gamma", "dres", "dres, no gamma", "float32 gamma")
-
-
-def make_inputs(case):
-    rng = np.random.default_rng(case["seed"])
-    lead, gamma_shape, dtype = case["lead"], case["gamma_shape"], DTYPES[case["dtype"]]
-    shape = lead + gamma_shape
-    scale = 2.0 ** case["scale_exp"]
-    x = (scale * rng.standard_normal(shape)).astype(dtype)
-    dy = (scale * rng.standard_normal(shape)).astype(dtype)
-    gamma = rng.uniform(0.5, 1.5, gamma_shape).astype(dtype)
-    offset, form = 0.0, case.get("form", "plain")
-    if form == "offset":  # the scale gamma + offset still in [0.5, 1.5): Gemma's w near 0
-        offset = float(rng.choice([1.0, -0.5, 2.0]))
-        gamma = (rng.uniform(0.5, 1.5, gamma_shape) - offset).astype(dtype)
-    if form == "float32 gamma":  # beside 16-bit data: mixed precision; beside float32 data: the plain form
-        gamma = rng.uniform(0.5, 1.5, gamma_shape).astype(np.float32)
-    dres = rng.standard_normal(shape).astype(dtype) if form.startswith("dres") else None
-    if form.endswith("no gamma"):
-        gamma = None
-    rows, cols = math.prod(lead), math.prod(gamma_shape)
-    mean_sq = np.square(x.astype(np.float64).reshape(rows, cols)).mean(axis=1)
-    rstd = (1 / np.sqrt(mean_sq + 1e-6 * scale * scale)).astype(np.float32)
-    rstd = rstd.reshape(lead + (1,) * len(gamma_shape) if case["rstd_keepdims"] else lead)
-    return dy, x, rstd, gamma, scale, offset, dres
 
 
 @settings(max_examples=CASES, deadline=None, database=None)

@@ -23,25 +23,23 @@ earlier handshake always orders, with the reason; the test holds it to exactly t
 from __future__ import annotations
 
 import json
-import importlib
 import re
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pytest
-from conftest import InputChanged
 
+import rmsnorm_backward.simulate as simulate_module
+from ascendc_twin import compile_kernel
 from rmsnorm_backward.errors import TwinRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
-from rmsnorm_backward.twin import compile_kernel
 
-from test_planted_bugs import ENTRY, OP_HOST, kernel_copy
-from test_randomized import DTYPES
+from kernel_variants import ENTRY, KERNEL_DIR, OP_HOST, kernel_copy
+from operator_inputs import InputChanged
+from random_inputs import DTYPES
 
-simulate_module = importlib.import_module("rmsnorm_backward.simulate")
-KERNEL_DIR = simulate_module.KERNEL_SOURCE.parent
 COMMON = "rms_norm_backward_common.h"
 
 STATEMENT = re.compile(r"(?:(?P<flag>SetFlag|WaitFlag)<HardEvent::(?P<event>\w+)>\((?P<id>[^;]*)\)"

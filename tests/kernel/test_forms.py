@@ -17,7 +17,7 @@ from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.golden import golden
-from rmsnorm_backward.perf.constants import load_model
+from ascendc_twin.model import load_model
 from rmsnorm_backward.perf.model import measured
 from rmsnorm_backward.simulate import simulate, tiling_for
 

@@ -4,7 +4,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _twin
+from rmsnorm_backward import _tiling
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.simulate import simulate
 
@@ -51,7 +51,7 @@ def tiling_kwargs(dy, x, rstd, gamma, soc="Ascend910B2", block_dim=0):
 def test_tiling_code_names_tensor_and_rule(case):
     inputs, options, message = CASES[case]
     with pytest.raises(InvalidInputError, match=message):
-        _twin.compute_tiling(**tiling_kwargs(*inputs, **options))
+        _tiling.compute_tiling(**tiling_kwargs(*inputs, **options))
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -67,7 +67,7 @@ def test_block_dim_must_be_positive():
 
 
 def test_valid_inputs_give_a_tiling():
-    tiling = _twin.compute_tiling(**tiling_kwargs(*arrays()))
+    tiling = _tiling.compute_tiling(**tiling_kwargs(*arrays()))
     assert tiling["fields"]["rows"] == 4 and tiling["fields"]["cols"] == 8
 
 
@@ -75,4 +75,4 @@ def test_valid_inputs_give_a_tiling():
 def test_dres_shape_and_dtype_come_together(dres):
     with pytest.raises(InvalidInputError, match=r"^dres_shape and dres_dtype go together: give both for the fused "
                                                 r"residual form, or neither\.$"):
-        _twin.compute_tiling(**tiling_kwargs(*arrays()), **dres)
+        _tiling.compute_tiling(**tiling_kwargs(*arrays()), **dres)

@@ -5,7 +5,7 @@ row of a group longer than two batches."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _twin
+from rmsnorm_backward import _tiling
 from rmsnorm_backward.simulate import simulate
 
 from kernel_cases import make_inputs, run_and_check
@@ -23,7 +23,7 @@ def busy_share(shape, dtype, resource):
 
 def long_rows_fields(rows, cols, dtype):
     shape = [rows, cols]
-    result = _twin.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
+    result = _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
                                   dy_dtype=dtype, x_dtype=dtype, rstd_dtype="float32", gamma_dtype=dtype,
                                   soc="Ascend910B2", block_dim=0)
     assert result["path"] == "long_rows"
@@ -43,7 +43,7 @@ def test_ring_keeps_the_hbm_channel_busy(cols):
 # bottleneck; they stream instead (longer chunks, fewer instructions per byte) and keep HBM busy.
 def test_16_bit_rows_too_long_for_a_3072_col_ring_stream_and_keep_hbm_busy():
     shape = [4096, 16384]
-    result = _twin.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[4096, 1], gamma_shape=[16384],
+    result = _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[4096, 1], gamma_shape=[16384],
                                   dy_dtype="bfloat16", x_dtype="bfloat16", rstd_dtype="float32",
                                   gamma_dtype="bfloat16")
     assert result["path"] == "long_rows_streamed" and result["fields"]["stream_slots"] >= 4

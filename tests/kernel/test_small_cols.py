@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.perf.bench import run_case
-from rmsnorm_backward.perf.constants import load_model
+from ascendc_twin.model import load_model
 from rmsnorm_backward.perf.suites import Case
 from rmsnorm_backward.simulate import tiling_for
 

@@ -1,12 +1,12 @@
 """The plain tiling's choices: the path per shape, row groups fixed by the shape alone, the block dim."""
 import pytest
 
-from rmsnorm_backward import _twin
+from rmsnorm_backward import _tiling
 
 
 def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0):
     shape = [rows, cols]
-    return _twin.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
+    return _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
                                 dy_dtype=dtype, x_dtype=dtype, rstd_dtype="float32", gamma_dtype=dtype,
                                 soc=soc, block_dim=block_dim)
 

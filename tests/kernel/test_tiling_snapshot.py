@@ -14,18 +14,17 @@ row's stride) led the long-rows table (issue 17): 50 cases, 16-bit rows of 4097-
 4096-col ring for them (4096 x 5120 fp16 91.2 -> 90.1 us modelled, 4096 x 4097 81.9 -> 73.6), fp32
 rows of 3129-3289 cols keep their one chunk under the new name (chunk_cols 4096 -> their stride; 3289
 cols now fit three buffers instead of two, the same modelled time)."""
-import json
-
 import tiling_snapshot
 
+
 def recorded():
-    data = json.loads(tiling_snapshot.SNAPSHOT.read_text())
-    for row in data["cases"]:
+    names, rows = tiling_snapshot.read()
+    for row in rows:
         case, values = tuple(row[:5]), row[5:]
         path, key, block_dim, workspace, user_workspace, min_bytes, fields = values
         yield case, {"path": path, "tiling_key": key, "block_dim": block_dim, "workspace_bytes": workspace,
                      "user_workspace_bytes": user_workspace, "min_bytes": min_bytes,
-                     "fields": dict(zip(data["fields"], fields))}
+                     "fields": dict(zip(names, fields))}
 
 
 def test_the_snapshot_covers_the_grid():

@@ -112,11 +112,11 @@ def assert_budget(stats, path, dtype, shape):
 
 def test_the_cases_cover_every_layout():
     """The LAYOUT_CASES above reach each store of long rows and each streamed variant (checked on the tiling)."""
-    from rmsnorm_backward import _twin
+    from rmsnorm_backward import _tiling
 
     seen = set()
     for path, dtype, (rows, cols) in LAYOUT_CASES:
-        f = _twin.compute_tiling([rows, cols], [rows, cols], [rows, 1], [cols], dtype, dtype, "float32", dtype)["fields"]
+        f = _tiling.compute_tiling([rows, cols], [rows, cols], [rows, 1], [cols], dtype, dtype, "float32", dtype)["fields"]
         if path == "long_rows":
             seen.add("ring" if f["row_buffers"] == 1 else "row buffers")
             seen.add("dx over dy" if f["dx_over_dy"] else "dx queue")
@@ -131,10 +131,10 @@ def test_the_cases_cover_every_layout():
 
 def test_a_wrong_table_row_is_caught():
     """The check can fail: a table with one buffer dropped disagrees with the tiling's sum."""
-    from rmsnorm_backward import _twin
+    from rmsnorm_backward import _tiling
 
     rows, cols = 48, 1000
-    result = _twin.compute_tiling([rows, cols], [rows, cols], [rows, 1], [cols], "float32", "float32", "float32",
+    result = _tiling.compute_tiling([rows, cols], [rows, cols], [rows, 1], [cols], "float32", "float32", "float32",
                                   "float32")
     table = TABLES["rows_in_ub"]
     short = Table(table.header, table.names, table.derived, table.rows[:-1])

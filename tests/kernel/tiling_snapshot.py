@@ -2,7 +2,11 @@
 (path, key, block dim, workspace, every tiling field by name), recorded before a refactor so that
 tests/kernel/test_tiling_snapshot.py can prove the decisions did not change.
 
-    python tests/kernel/tiling_snapshot.py    rewrites tiling_snapshot.json from the current tiling
+    python tests/kernel/tiling_snapshot.py    rewrites tiling_snapshot.jsonl from the current tiling
+
+The file is JSON Lines, one line a case, so a re-recording shows as a diff of the cases it changed:
+its first line names the tiling fields, every other line is one case (rows, cols, dtype, soc, block
+dim cap, path, key, block dim, workspace, user workspace, min bytes, [the fields' values]).
 
 Rewrite it only when a decision is meant to change, and say so in the commit.
 """
@@ -12,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-SNAPSHOT = Path(__file__).with_name("tiling_snapshot.json")
+SNAPSHOT = Path(__file__).with_name("tiling_snapshot.jsonl")
 DTYPES = ("float16", "float32", "bfloat16")
 
 # Widths: tiny and odd ones, around every power of two a repeat or block works with, LLM hidden
@@ -46,10 +50,10 @@ def grid():
 
 def decide(rows, cols, dtype, soc, cap) -> dict:
     """The tiling's decision for one case, as plain JSON values."""
-    from rmsnorm_backward import _twin
+    from rmsnorm_backward import _tiling
 
     shape = [rows, cols]
-    r = _twin.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
+    r = _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
                              dy_dtype=dtype, x_dtype=dtype, rstd_dtype="float32", gamma_dtype=dtype, soc=soc,
                              block_dim=cap)
     return {"path": r["path"], "tiling_key": r["tiling_key"], "block_dim": r["block_dim"],
@@ -57,15 +61,21 @@ def decide(rows, cols, dtype, soc, cap) -> dict:
             "min_bytes": r["min_bytes"], "fields": dict(r["fields"])}
 
 
-def record() -> dict:
-    """Every case's decision, compactly: the field names once, one row of values per case."""
+def record() -> list:
+    """Every case's decision, compactly: the field names once, then one row of values per case."""
     cases = [(case, decide(*case)) for case in grid()]
     names = list(cases[0][1]["fields"])
     rows = [[*case, d["path"], d["tiling_key"], d["block_dim"], d["workspace_bytes"], d["user_workspace_bytes"],
              d["min_bytes"], [d["fields"][n] for n in names]] for case, d in cases]
-    return {"fields": names, "cases": rows}
+    return [{"fields": names}, *rows]
+
+
+def read() -> tuple[list, list]:
+    """(field names, case rows) of the recorded snapshot."""
+    header, *rows = (json.loads(line) for line in SNAPSHOT.read_text().splitlines())
+    return header["fields"], rows
 
 
 if __name__ == "__main__":
-    SNAPSHOT.write_text(json.dumps(record(), separators=(",", ":")) + "\n")
+    SNAPSHOT.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in record()))
     sys.exit(0)

@@ -154,7 +154,7 @@ def test_cited_ops_nn_lines_exist():
 def test_barriers_and_handovers_cost_the_anchor_per_row(rng, constant, changed):
     # Dearer barriers and handovers slow the anchor's rows (a dozen barriers and several handovers
     # each), and leave its results alone.
-    from rmsnorm_backward.twin import model_constants
+    from ascendc_twin import model_constants
 
     args = inputs(rng, (96, 1000), "fp32")
     dx, dgamma, base = host.run_anchor(*args, deterministic=True)
@@ -171,7 +171,7 @@ def test_independent_phases_let_the_row_at_a_time_anchor_borrow_the_pool(rng):
     # it copies, so it finishes sooner; the launch still moves no faster than the pool allows.
     from rmsnorm_backward.perf import load_model, measured
     from rmsnorm_backward.perf.model import pool_cycles
-    from rmsnorm_backward.twin import model_constants
+    from ascendc_twin import model_constants
 
     model = load_model("Ascend910B2")
     args = inputs(rng, (480, 4096), "fp32")

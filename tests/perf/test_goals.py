@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.perf.bench import run_case
-from rmsnorm_backward.perf.constants import load_model
 from rmsnorm_backward.perf.suites import SUITES, Case
 
 SAMPLE = {
@@ -49,11 +48,6 @@ def test_the_sample_is_drawn_from_the_suites():
         assert set(cases) <= set(SUITES[suite])
     assert ANCHOR_SAMPLE <= {c for cases in SAMPLE.values() for c in cases}
     assert {c for c, _ in MISSES} <= ANCHOR_SAMPLE
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model("Ascend910B2")
 
 
 def byte_limits(suite: str, case: Case) -> dict[str, float]:

@@ -6,13 +6,8 @@ import pytest
 
 from dataclasses import replace
 
-from rmsnorm_backward.perf import anchor, load_model, measured, roofline_us
+from rmsnorm_backward.perf import anchor, measured, roofline_us
 from rmsnorm_backward.perf.model import pool_cycles
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model("Ascend910B2")
 
 
 def test_the_model_reads_the_soc_table(model):

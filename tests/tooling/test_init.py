@@ -1,8 +1,9 @@
-"""The package's lazy re-exports: importable without torch or the compiled extension, and the
-exported names stay the functions even after their modules (same names) are imported; a file the
-install lacks is the environment's fault."""
+"""The package's lazy re-exports: importable without torch or the compiled extensions, no export
+named like a submodule (a submodule is always its module); a file the install lacks is the
+environment's fault."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,32 +17,37 @@ def python_stdout(code: str) -> str:
     return proc.stdout
 
 
+PACKAGE = Path(rmsnorm_backward.__file__).parent
+
+
 def test_import_needs_neither_torch_nor_the_extension():
     code = (
         "import sys\n"
         "sys.modules['torch'] = None\n"              # any import of torch now fails
-        "sys.modules['rmsnorm_backward._twin'] = None\n"
-        "import numpy as np, rmsnorm_backward as r\n"
-        "dx, dg = r.golden(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 1)), np.ones(4))\n"
+        "sys.modules['ascendc_twin._twin'] = None\n"
+        "sys.modules['rmsnorm_backward._tiling'] = None\n"
+        "import numpy as np, rmsnorm_backward as r, rmsnorm_backward.golden\n"
+        "dx, dg = r.golden.golden(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 1)), np.ones(4))\n"
         "print(r.compare(dx.astype(np.float32), dx, 'fp32').passed, 'torch' in sys.modules and sys.modules['torch'])\n"
     )
     assert python_stdout(code).strip() == "True None"
-    assert {"golden", "compare", "simulate", "run_kernel"} <= set(rmsnorm_backward.__all__)
+    assert {"compare", "run_kernel"} <= set(rmsnorm_backward.__all__)
 
 
-def test_exports_are_the_functions_even_after_their_modules_are_imported():
-    import rmsnorm_backward.golden  # noqa: F401  a submodule named like its function
-    import rmsnorm_backward.simulate  # noqa: F401
+def test_a_submodule_is_its_module_and_an_export_its_function():
+    import types
 
-    from rmsnorm_backward.golden import golden
+    import rmsnorm_backward.golden as golden_module
+    import rmsnorm_backward.simulate as simulate_module
+    from ascendc_twin import run_kernel
     from rmsnorm_backward.precision import compare
-    from rmsnorm_backward.simulate import simulate
-    from rmsnorm_backward.twin import run_kernel
 
-    assert rmsnorm_backward.golden is golden
-    assert rmsnorm_backward.simulate is simulate
-    assert rmsnorm_backward.compare is compare
-    assert rmsnorm_backward.run_kernel is run_kernel
+    assert isinstance(golden_module, types.ModuleType) and callable(golden_module.golden)
+    assert isinstance(simulate_module, types.ModuleType) and callable(simulate_module.simulate)
+    assert rmsnorm_backward.golden is golden_module and rmsnorm_backward.simulate is simulate_module
+    assert rmsnorm_backward.compare is compare and rmsnorm_backward.run_kernel is run_kernel
+    assert not {name for name in rmsnorm_backward.__all__ if (PACKAGE / f"{name}.py").exists()
+                or (PACKAGE / name).is_dir()}, "no export is named like a submodule"
 
 
 def test_unknown_attribute_is_an_attribute_error():
@@ -64,13 +70,13 @@ def test_a_file_missing_from_the_install_is_an_environment_error_naming_it():
 def test_a_missing_extension_is_an_environment_error_saying_how_to_build_it():
     code = (
         "import sys\n"
-        "sys.modules['rmsnorm_backward._twin'] = None\n"
+        "sys.modules['rmsnorm_backward._tiling'] = None\n"
         "from rmsnorm_backward.errors import EnvironmentSetupError\n"
-        "from rmsnorm_backward.twin import soc_info\n"
+        "from rmsnorm_backward import preflight\n"
         "try:\n"
-        "    soc_info('Ascend910B2')\n"
+        "    preflight.tiling({'dy': [2, 4], 'x': [2, 4], 'rstd': [2, 1], 'gamma': [4]}, dict.fromkeys(('dy', 'x', 'rstd', 'gamma'), 'float32'))\n"
         "except EnvironmentSetupError as e:\n"
         "    print(e)\n"
     )
     out = python_stdout(code)
-    assert "rmsnorm_backward._twin is not importable" in out and "./build.sh setup" in out
+    assert "rmsnorm_backward._tiling is not importable" in out and "./build.sh setup" in out

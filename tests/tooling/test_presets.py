@@ -53,17 +53,15 @@ def test_npu_presets_carry_canns_cache_variables():
     assert "ASCEND_COMPUTE_UNIT" not in presets["cpu"]["cacheVariables"]
 
 
-def test_cpu_preset_builds_the_twin_extension(tmp_path):
-    build = tmp_path / "b"
-    proc = configure("cpu", build, dict(os.environ))
-    assert proc.returncode == 0, proc.stderr
-    proc = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (module,) = build.glob("_twin*.so")
-    names = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(build)!r}); import _twin; "
-                            "print(' '.join(row['name'] for row in _twin.soc_table()))"],
-                           capture_output=True, text=True, check=True).stdout.split()
-    assert "Ascend910B2" in names and "Ascend910_93" in names
+def test_cpu_preset_builds_both_extensions(cpu_build):
+    (twin,) = cpu_build.glob("twin/_twin*.so")
+    (tiling,) = cpu_build.glob("_tiling*.so")
+    code = ("import sys; sys.path[:0] = sys.argv[1:]; import _twin, _tiling; "
+            "print(' '.join(row['name'] for row in _twin.soc_table())); "
+            "print(_tiling.compute_tiling([4, 64], [4, 64], [4, 1], [64], *['float32'] * 4)['path'])")
+    out = subprocess.run([sys.executable, "-c", code, str(twin.parent), str(tiling.parent)], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert {"Ascend910B2", "Ascend910_93"} <= set(out[0].split()) and out[1] == "small_cols"
 
 
 @pytest.mark.skipif(CANN_HERE, reason="CANN is installed here: build.sh would pick an NPU preset")

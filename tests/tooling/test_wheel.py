@@ -16,6 +16,8 @@ import pytest
 
 from rmsnorm_backward import resources
 
+from cpu_build import locked
+
 ROOT = resources.checkout()
 pytestmark = pytest.mark.skipif(ROOT is None, reason="builds the wheel from a source checkout")
 # What the package imports at run time, taken from this environment (no network, no second install).
@@ -29,12 +31,14 @@ def run(cmd, cwd, timeout=900) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory, cpu_build) -> Path:
+    """The wheel, built in the run's cpu preset build (so the extensions' objects compile once)."""
     for backend in ("scikit_build_core", "pybind11"):
         pytest.importorskip(backend, reason="the wheel is built without isolation, from this environment")
     dist = tmp_path_factory.mktemp("dist")
-    done = run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w", dist,
-                ROOT], cwd=dist)
+    with locked(cpu_build):
+        done = run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w",
+                    dist, "-C", f"build-dir={cpu_build}", ROOT], cwd=dist)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (built,) = dist.glob("rmsnorm_backward-*.whl")
     return built
@@ -56,10 +60,13 @@ def installed(wheel, tmp_path_factory) -> Path:
 
 def test_the_wheel_carries_what_the_package_reads(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("op_def/rms_norm_backward.toml", "op_kernel/rms_norm_backward.cpp", "twin/include/twin/platform.h",
-                   "op_kernel/rms_norm_backward_tiling_data.h", "twin/include/kernel_operator.h",
-                   "twin/demo/scaled_sum.cpp", "scripts/codegen/generate.py", "scripts/codegen/op_proto.h.j2"):
+    for needed in ("op_def/rms_norm_backward.toml", "op_kernel/rms_norm_backward.cpp",
+                   "op_kernel/rms_norm_backward_tiling_data.h", "cmake/cann_default_paths.txt"):
         assert f"rmsnorm_backward/{resources.DATA_DIR}/{needed}" in names, needed
+    for needed in ("rmsnorm_backward/codegen/generate.py", "rmsnorm_backward/codegen/op_proto.h.j2",
+                   "ascendc_twin/data/include/twin/platform.h", "ascendc_twin/data/include/kernel_operator.h",
+                   "ascendc_twin/data/demo/scaled_sum.cpp"):
+        assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
 
 
@@ -91,13 +98,12 @@ def test_the_installed_package_runs_outside_the_checkout(installed, tmp_path):
 
 DEMO = """
 import json, numpy as np
-from rmsnorm_backward import resources
-from rmsnorm_backward.twin import run_kernel
+from ascendc_twin import resources, run_kernel
 rng = np.random.default_rng({seed})
 tiles, tile_len = 5, 128
 x, y = (rng.standard_normal(tiles * tile_len).astype(np.float32) for _ in range(2))
 z, sums = np.zeros_like(x), np.zeros(tiles, np.float32)
-run_kernel(resources.path("twin/demo/scaled_sum.cpp"), "scaled_sum",
+run_kernel(resources.path("demo/scaled_sum.cpp"), "scaled_sum",
            [x, y, z, sums, np.array([tiles, tile_len], np.uint32)], block_dim=3)
 want = (x * y + x) * np.float32(0.5)
 print(json.dumps({{"z": bool(np.array_equal(z, want)),

@@ -1,7 +1,6 @@
 """add_rms_norm (the fused residual add + RMSNorm) against torch in float64: y and the residual
 stream out, and the gradients of x, residual and gamma when both outputs are used downstream, which
 the backward computes in one kernel pass (dres)."""
-import importlib
 
 import numpy as np
 
@@ -40,7 +39,7 @@ def test_add_rms_norm_matches_torch_in_float64(rng, dtype, shape, offset):
 
 
 def test_the_backward_is_one_kernel_pass_with_dres(rng, monkeypatch):
-    simulate_module = importlib.import_module("rmsnorm_backward.simulate")
+    import rmsnorm_backward.simulate as simulate_module
     seen = []
     real = simulate_module.simulate
 

@@ -17,7 +17,7 @@ import pytest
 from torch_npu_headers import include_dir, torch_version
 
 from rmsnorm_backward import op_def, resources
-from rmsnorm_backward.backends import NPU_ADAPTER
+from rmsnorm_backward.npu_adapter import NPU_ADAPTER
 
 ROOT = resources.checkout()
 ADAPTER = ROOT / "framework" / "torch_npu_adapter"

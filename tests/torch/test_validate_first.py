@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip insta
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 import rmsnorm_backward.torch  # noqa: E402,F401  registers the operator
-from rmsnorm_backward import _twin, preflight  # noqa: E402
+from rmsnorm_backward import _tiling, preflight  # noqa: E402
 from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
 from rmsnorm_backward.torch import RMSNorm, rms_norm  # noqa: E402
 
@@ -61,7 +61,7 @@ def test_rms_norm_refuses_a_huge_broadcast_input_before_its_forward():
 def tiling_calls(monkeypatch):
     """The x shapes the C++ tiling search ran on since the fixture was made (from an empty cache)."""
     calls = []
-    real = _twin.compute_tiling
+    real = _tiling.compute_tiling
 
     def counted(**kwargs):
         calls.append(kwargs["x_shape"])
@@ -110,7 +110,7 @@ def test_a_cached_decision_is_the_searched_one_and_callers_cannot_spoil_it(rng, 
     first["fields"]["cols"] = 0
     again = preflight.tiling(shapes, dtypes)
     assert tiling_calls == [[9, 40]]
-    assert again == _twin.compute_tiling(**{f"{n}_shape": list(s) for n, s in shapes.items()},
+    assert again == _tiling.compute_tiling(**{f"{n}_shape": list(s) for n, s in shapes.items()},
                                          **{f"{n}_dtype": "float32" for n in shapes}, soc="Ascend910B2", block_dim=0)
     assert again["fields"]["cols"] == 40
 

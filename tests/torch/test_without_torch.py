@@ -15,7 +15,8 @@ def test_package_imports_and_computes_without_torch():
     r = run_without_torch("""
         import numpy as np
         import rmsnorm_backward
-        from rmsnorm_backward import compare, golden
+        from rmsnorm_backward import compare
+        from rmsnorm_backward.golden import golden
         dx, dgamma = golden(np.ones((2, 8)), np.ones((2, 8)), np.ones(2, np.float32), np.ones(8))
         assert compare(dx.astype(np.float32), dx, "float32").passed
     """)

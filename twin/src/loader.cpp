@@ -165,7 +165,7 @@ std::string SignalName(int sig)
     if (!damage.empty()) {
         message += "; also " + damage;
     }
-    py::object cls = py::module_::import("rmsnorm_backward.errors").attr("KernelCrashError");
+    py::object cls = py::module_::import("ascendc_twin.errors").attr("KernelCrashError");
     py::object error = cls(message, outcome.signal != 0 ? py::object(py::int_(outcome.signal)) : py::none(), core);
     PyErr_SetObject(cls.ptr(), error.ptr());
     throw py::error_already_set();
@@ -178,85 +178,109 @@ std::string Seconds(double s)
     return text;
 }
 
-// Runs the kernel in `so_path` on `arrays` (C-contiguous, writeable; None = a null GM_ADDR) in a
-// launch process (launch_process.h); the kernel's writes land in the arrays. Returns
-// {"counter_names": [...], "cores": [[...] per core]}.
-py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const std::vector<std::string> &names,
-                      const std::string &soc, uint32_t block_dim, uint64_t tiling_key, uint64_t seed,
-                      double timeout_s, const std::vector<double> &model, bool auto_sync)
-{
-    const KernelLib &lib = Load(so_path);
-    if (py::len(arrays) != names.size()) {
-        RaiseError("InvalidInputError", "arrays and names must have the same length");
+// One launch made ready: the shared block the launch process reads, and every GM buffer guarded.
+// Arrays made by gm_empty are GM already; the others are copied into guarded buffers (copy_in)
+// and back (copy_out). Host pointers are taken here, with the GIL held.
+struct PreparedLaunch {
+    PreparedLaunch(const KernelLib &lib, const py::list &arrays, const std::vector<std::string> &names,
+                   const std::string &soc, uint32_t block_dim, uint64_t tiling_key, uint64_t seed,
+                   const std::vector<double> &model, bool auto_sync)
+        : sizes(ArraySizes(arrays, names)),
+          block(names, sizes, soc, size_t(block_dim) * lib.info.num_counters, model),
+          guarded(names.size(), nullptr)
+    {
+        for (size_t i = 0; i < names.size(); ++i) {
+            if (arrays[i].is_none()) {
+                continue;
+            }
+            py::array array = py::reinterpret_borrow<py::array>(arrays[i]);
+            auto *host = static_cast<uint8_t *>(array.mutable_data());
+            guarded[i] = FindResident(host, array.nbytes());
+            if (guarded[i] == nullptr) {
+                owned.push_back(std::make_unique<GuardedBuffer>(array.nbytes(), seed + i));
+                guarded[i] = owned.back().get();
+                copy_in.push_back({guarded[i]->data(), host, guarded[i]->bytes()});
+                copy_out.push_back({host, guarded[i]->data(), guarded[i]->bytes()});
+            }
+            block.gm[i].data = guarded[i]->data();
+            block.gm[i].bytes = guarded[i]->bytes();
+        }
+        block.shared->args = {TWIN_ABI_VERSION, block.soc_name, block_dim, tiling_key, seed, uint32_t(names.size()),
+                              block.gm, block.counters, uint32_t(model.size()), block.model, auto_sync ? 1u : 0u};
     }
-    // Arrays made by gm_empty are GM already; the others are copied into guarded buffers and back.
-    // Host pointers are taken with the GIL held; the copies and the launch run without it.
-    const size_t num_counters = size_t(block_dim) * lib.info.num_counters;
-    std::vector<size_t> sizes(names.size(), 0);
-    for (size_t i = 0; i < names.size(); ++i) {
-        sizes[i] = arrays[i].is_none() ? 0 : size_t(py::reinterpret_borrow<py::array>(arrays[i]).nbytes());
+
+    static std::vector<size_t> ArraySizes(const py::list &arrays, const std::vector<std::string> &names)
+    {
+        if (py::len(arrays) != names.size()) {
+            RaiseError("InvalidInputError", "arrays and names must have the same length");
+        }
+        std::vector<size_t> sizes(names.size(), 0);
+        for (size_t i = 0; i < names.size(); ++i) {
+            sizes[i] = arrays[i].is_none() ? 0 : size_t(py::reinterpret_borrow<py::array>(arrays[i]).nbytes());
+        }
+        return sizes;
     }
-    SharedBlock block(names, sizes, soc, num_counters, model);
-    std::vector<GuardedBuffer *> guarded(names.size(), nullptr);
+
+    std::vector<size_t> sizes;  // each GM buffer's bytes
+    SharedBlock block;
+    std::vector<GuardedBuffer *> guarded;  // per argument; nullptr for None
     std::vector<std::unique_ptr<GuardedBuffer>> owned;
     std::vector<CopyJob> copy_in, copy_out;
-    for (size_t i = 0; i < names.size(); ++i) {
-        if (arrays[i].is_none()) {
-            continue;
-        }
-        py::array array = py::reinterpret_borrow<py::array>(arrays[i]);
-        auto *host = static_cast<uint8_t *>(array.mutable_data());
-        guarded[i] = FindResident(host, array.nbytes());
-        if (guarded[i] == nullptr) {
-            owned.push_back(std::make_unique<GuardedBuffer>(array.nbytes(), seed + i));
-            guarded[i] = owned.back().get();
-            copy_in.push_back({guarded[i]->data(), host, guarded[i]->bytes()});
-            copy_out.push_back({host, guarded[i]->data(), guarded[i]->bytes()});
-        }
-        block.gm[i].data = guarded[i]->data();
-        block.gm[i].bytes = guarded[i]->bytes();
-    }
-    SharedLaunch &shared = *block.shared;
-    shared.args = {TWIN_ABI_VERSION, block.soc_name, block_dim, tiling_key, seed, uint32_t(names.size()), block.gm,
-                   block.counters, uint32_t(model.size()), block.model, auto_sync ? 1u : 0u};
+};
+
+// How a launch ended, as seen from the caller: the launch process's outcome, a failure to start it,
+// and the first guard canary a raw pointer write overwrote.
+struct RunResult {
     twin_host::LaunchOutcome outcome;
-    std::string damage;
     std::string failure;
-    {
-        py::gil_scoped_release release;
-        for (GuardedBuffer *g : guarded) {
-            if (g != nullptr) {
-                g->ResetGuards();
-            }
+    std::string damage;
+};
+
+// Runs a prepared launch in a launch process, without the GIL: guards reset, arrays copied in, and
+// copied back only when the kernel finished cleanly.
+RunResult Run(PreparedLaunch &launch, const std::string &so_path, const std::vector<std::string> &names,
+              double timeout_s)
+{
+    RunResult run;
+    py::gil_scoped_release release;
+    for (GuardedBuffer *g : launch.guarded) {
+        if (g != nullptr) {
+            g->ResetGuards();
         }
-        ParallelCopy(copy_in);
-        try {
-            outcome = twin_host::RunInLaunchProcess(so_path, &shared, timeout_s, &PythonInterrupted);
-        } catch (const std::runtime_error &e) {
-            failure = e.what();
-        }
-        for (size_t i = 0; i < guarded.size() && damage.empty(); ++i) {
-            if (guarded[i] != nullptr && !guarded[i]->Damage().empty()) {
-                damage = "GM buffer '" + names[i] + "': " + guarded[i]->Damage() +
+    }
+    ParallelCopy(launch.copy_in);
+    try {
+        run.outcome = twin_host::RunInLaunchProcess(so_path, launch.block.shared, timeout_s, &PythonInterrupted);
+    } catch (const std::runtime_error &e) {
+        run.failure = e.what();
+    }
+    for (size_t i = 0; i < launch.guarded.size() && run.damage.empty(); ++i) {
+        if (launch.guarded[i] != nullptr && !launch.guarded[i]->Damage().empty()) {
+            run.damage = "GM buffer '" + names[i] + "': " + launch.guarded[i]->Damage() +
                          " overwrote its guard canary (a raw pointer write outside the buffer)";
-            }
-        }
-        if (failure.empty() && outcome.end == twin_host::LaunchEnd::kFinished && shared.result.status == TWIN_OK &&
-            damage.empty()) {
-            ParallelCopy(copy_out);
         }
     }
-    if (!failure.empty()) {
-        RaiseError("EnvironmentSetupError", failure);
+    if (run.failure.empty() && run.outcome.end == twin_host::LaunchEnd::kFinished &&
+        launch.block.shared->result.status == TWIN_OK && run.damage.empty()) {
+        ParallelCopy(launch.copy_out);
     }
-    switch (outcome.end) {
+    return run;
+}
+
+// Raises the exception a launch that did not end cleanly stands for; returns when it did.
+void RaiseOutcome(const RunResult &run, const SharedLaunch &shared, double timeout_s)
+{
+    if (!run.failure.empty()) {
+        RaiseError("EnvironmentSetupError", run.failure);
+    }
+    switch (run.outcome.end) {
         case twin_host::LaunchEnd::kInterrupted:
             throw py::error_already_set();  // the KeyboardInterrupt that PyErr_CheckSignals raised
         case twin_host::LaunchEnd::kTimedOut:
             RaiseError("TwinTimeoutError", "the kernel did not finish within " + Seconds(timeout_s) +
                                           " s (run_kernel's timeout); its launch process was stopped");
         case twin_host::LaunchEnd::kCrashed:
-            RaiseCrash(outcome, shared.crash, damage);
+            RaiseCrash(run.outcome, shared.crash, run.damage);
         case twin_host::LaunchEnd::kFinished:
             break;
     }
@@ -268,11 +292,17 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
         RaiseError("InvalidInputError", result.error);
     }
     if (result.status == TWIN_RULE_ERROR) {
-        RaiseError("TwinRuleError", damage.empty() ? std::string(result.error) : result.error + ("; also " + damage));
+        RaiseError("TwinRuleError", run.damage.empty() ? std::string(result.error) : result.error + ("; also " + run.damage));
     }
-    if (!damage.empty()) {
-        RaiseError("TwinRuleError", damage);
+    if (!run.damage.empty()) {
+        RaiseError("TwinRuleError", run.damage);
     }
+}
+
+// What a finished launch reports: every core's counters by name, each buffer's first undefined byte
+// (None when it has none) and the entry's arity.
+py::dict Counters(const KernelLib &lib, const PreparedLaunch &launch, uint32_t block_dim)
+{
     py::list names_out;
     for (uint32_t c = 0; c < lib.info.num_counters; ++c) {
         names_out.append(lib.info.counter_names[c]);
@@ -281,14 +311,14 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     for (uint32_t b = 0; b < block_dim; ++b) {
         py::list row;
         for (uint32_t c = 0; c < lib.info.num_counters; ++c) {
-            row.append(block.counters[size_t(b) * lib.info.num_counters + c]);
+            row.append(launch.block.counters[size_t(b) * lib.info.num_counters + c]);
         }
         cores.append(row);
     }
     py::list undefined;  // per buffer: the byte offset of its first undefined byte, or None
-    for (size_t i = 0; i < names.size(); ++i) {
-        const uint8_t *flags = block.gm[i].undefined;
-        const void *hit = sizes[i] == 0 ? nullptr : std::memchr(flags, 1, sizes[i]);
+    for (size_t i = 0; i < launch.sizes.size(); ++i) {
+        const uint8_t *flags = launch.block.gm[i].undefined;
+        const void *hit = launch.sizes[i] == 0 ? nullptr : std::memchr(flags, 1, launch.sizes[i]);
         undefined.append(hit == nullptr ? py::object(py::none()) : py::int_(static_cast<const uint8_t *>(hit) - flags));
     }
     py::dict out;
@@ -297,6 +327,19 @@ py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const 
     out["cores"] = cores;
     out["entry_arity"] = lib.info.entry_arity;
     return out;
+}
+
+// Runs the kernel in `so_path` on `arrays` (C-contiguous, writeable; None = a null GM_ADDR) in a
+// launch process (launch_process.h); the kernel's writes land in the arrays. Returns Counters().
+py::dict LaunchKernel(const std::string &so_path, const py::list &arrays, const std::vector<std::string> &names,
+                      const std::string &soc, uint32_t block_dim, uint64_t tiling_key, uint64_t seed,
+                      double timeout_s, const std::vector<double> &model, bool auto_sync)
+{
+    const KernelLib &lib = Load(so_path);
+    PreparedLaunch launch(lib, arrays, names, soc, block_dim, tiling_key, seed, model, auto_sync);
+    const RunResult run = Run(launch, so_path, names, timeout_s);
+    RaiseOutcome(run, *launch.block.shared, timeout_s);
+    return Counters(lib, launch, block_dim);
 }
 
 }  // namespace
@@ -309,7 +352,7 @@ void BindLoader(py::module_ &m)
     m.def("launch", &LaunchKernel, py::arg("so_path"), py::arg("arrays"), py::arg("names"), py::arg("soc"),
           py::arg("block_dim"), py::arg("tiling_key"), py::arg("seed"), py::arg("timeout") = 0.0,
           py::arg("model") = std::vector<double>{}, py::arg("auto_sync") = false,
-          "Run a kernel .so built by rmsnorm_backward.twin on NumPy arrays (GM buffers, written back) in a "
+          "Run a kernel .so built by ascendc_twin on NumPy arrays (GM buffers, written back) in a "
           "launch process; timeout in seconds (0: no limit), Ctrl-C stops it too; model: every performance "
           "model constant in model_sources() order, or empty for the SoC's own; auto_sync models bisheng's "
           "--cce-auto-sync (the compiler's own flags between the scalar pipe and the others).");

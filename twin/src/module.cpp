@@ -1,5 +1,5 @@
-// The extension module rmsnorm_backward._twin: the SoC table for Python, the kernel loader
-// (loader.cpp) and the tiling bindings (bind_tiling.cpp).
+// The extension module ascendc_twin._twin: the SoC table and the performance model's constants for
+// Python, and the kernel loader (loader.cpp).
 #include <pybind11/pybind11.h>
 
 #include "twin/platform.h"
@@ -8,7 +8,6 @@
 namespace py = pybind11;
 
 void BindLoader(py::module_ &m);
-void BindTiling(py::module_ &m);
 
 namespace {
 
@@ -51,13 +50,12 @@ py::dict ModelSources()
 
 PYBIND11_MODULE(_twin, m)
 {
-    m.doc() = "CPU twin of the Ascend C API: SoC table, kernel loader, tiling";
-    m.def("soc_table", &SocTable, "The supported SoCs (twin/include/twin/platform.h), one dict each.");
+    m.doc() = "CPU twin of the Ascend C API: SoC table, model constants, kernel loader";
+    m.def("soc_table", &SocTable, "The supported SoCs (include/twin/platform.h), one dict each.");
     m.def("model_table", &ModelTable, "The performance model's constants per SoC (twin/timeline.h).");
     m.def("model_sources", &ModelSources, "Where each performance model constant comes from.");
     m.attr("ub_block_bytes") = twin::kUbBlockBytes;
     m.attr("repeat_bytes") = twin::kRepeatBytes;
     m.attr("max_repeat") = twin::kMaxRepeat;
     BindLoader(m);
-    BindTiling(m);
 }

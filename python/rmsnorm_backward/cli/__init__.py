@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from ..errors import RmsNormBackwardError
+from ..errors import TwinError
 from ._common import CONTEXT, PROG, CliError, show_notices
 from . import bench, doctor, gen, golden
 
@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     except click.ClickException as e:
         e.show()
         return e.exit_code
-    except RmsNormBackwardError as e:  # a rule of the operator or the twin, or the environment, found while running
+    except TwinError as e:  # a rule of the operator or the twin, or the environment, found while running
         CliError(str(e)).show()
         return CliError.exit_code
     except MemoryError:  # the preflight's estimate fell short: still one sentence, not a traceback

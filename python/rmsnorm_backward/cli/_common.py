@@ -25,7 +25,7 @@ class CliError(click.ClickException):
 
 def check_soc(ctx, param, value: str) -> str:
     """--soc against the SoC table of the twin's extension, before anything runs."""
-    from ..twin import soc_info
+    from ascendc_twin import soc_info
 
     try:
         soc_info(value)

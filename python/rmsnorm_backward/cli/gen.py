@@ -1,29 +1,14 @@
-"""Render every file that op_def restates (scripts/codegen): the OpDef registration, op proto, op
+"""Render every file that op_def restates (rmsnorm_backward/codegen): the OpDef registration, op proto, op
 info per SoC, aclnn header, the tiling data in both forms and CMakePresets.json."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import click
 
 from .. import op_def, resources
-from ..errors import EnvironmentSetupError
+from ..codegen import generate as generator
 from ._common import CONTEXT, CliError, os_error, print_json
-
-
-def load_generator():
-    """scripts/codegen/generate.py (shipped in the wheel too) as a module."""
-    try:
-        path = resources.path("scripts/codegen/generate.py")
-    except EnvironmentSetupError as e:
-        raise CliError(str(e)) from None
-    spec = importlib.util.spec_from_file_location("rmsnorm_backward_codegen", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def _default_root():
@@ -47,7 +32,6 @@ def command(check, op_def_path, root, as_json) -> int:
     except (KeyError, ValueError) as e:  # tomllib.TOMLDecodeError is a ValueError
         raise click.BadParameter(f"{op_def_path} is not a valid operator definition ({e})",
                                  param_hint="'--op-def'") from None
-    generator = load_generator()
     root = root.resolve()
     if check:
         stale = generator.stale(root, op)

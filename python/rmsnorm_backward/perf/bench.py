@@ -10,8 +10,8 @@ from dataclasses import asdict
 import numpy as np
 
 from ..op_def import dtype_of
+from ascendc_twin.model import Model
 from .anchor import host
-from .constants import Model
 from .model import anchor, measured, roofline_us
 from .suites import Case
 

@@ -17,10 +17,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from rmsnorm_backward.twin import model_constants
+from ascendc_twin import model_constants
 
 from .bench import run_case
-from .constants import Model
+from ascendc_twin.model import Model
 from .suites import SUITES, Case
 
 VARIED_KINDS = ("assumption", "range")

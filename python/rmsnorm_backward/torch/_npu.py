@@ -17,7 +17,7 @@ import importlib
 
 import torch
 
-from ..backends import NPU_ADAPTER
+from ..npu_adapter import NPU_ADAPTER
 from ..errors import EnvironmentSetupError
 from . import _validate
 from ._op import rms_norm_backward

@@ -5,7 +5,7 @@ The schema's names, and its attributes with their defaults, come from op_def (th
 definition). Implementations:
   CPU     the kernel run on the CPU twin (rmsnorm_backward.simulate);
   fake    shapes and dtypes only, for torch.compile and meta tensors, checked by the same C++ rules
-          the tiling applies (rmsnorm_backward._twin.compute_tiling);
+          the tiling applies (rmsnorm_backward._tiling.compute_tiling);
   NPU     aclnnRmsNormBackward, registered by the C++ adapter in framework/torch_npu_adapter when it
           is built and torch_npu is loaded (see _npu.py).
 Outputs are dense row-major: dx shaped like x in x's dtype, dgamma shaped like gamma in float32

@@ -206,9 +206,9 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
     }
     in.gamma_offset = float(gammaOffset);  // a float attribute, as CANN holds it
     rmsnorm_backward::TilingResult tiling;
-    std::string error;
+    rmsnorm_backward::TilingError error;
     if (!rmsnorm_backward::ComputeTiling(in, tiling, error)) {
-        Log("aclnnRmsNormBackwardGetWorkspaceSize", detail + " rejected: " + error);
+        Log("aclnnRmsNormBackwardGetWorkspaceSize", detail + " rejected: " + error.message);
         return kAclnnParamInvalid;
     }
     *workspaceSize = executor_.workspace = tiling.workspace_bytes;

@@ -365,7 +365,7 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
 }  // namespace twin
 
 // Exports the C functions of launch_abi.h for the kernel entry `entry`; used once per kernel .so
-// by the generated wrapper (rmsnorm_backward.twin), never by kernels themselves.
+// by the generated wrapper (ascendc_twin), never by kernels themselves.
 #define TWIN_DEFINE_LAUNCH(entry)                                                                       \
     extern "C" __attribute__((visibility("default"))) void twin_kernel_info(TwinKernelInfo *info)       \
     {                                                                                                   \

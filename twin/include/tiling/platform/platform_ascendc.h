@@ -1,7 +1,7 @@
 // The twin's PlatformAscendC: the part of CANN's host-side platform query (the header of the same
 // path in a CANN install) a TilingFunc uses, answered from the twin's hardware table
-// (twin/platform.h). The operator's tiling asks this class and CANN's the same questions
-// (op_host/tiling/platform_facts.h), so here it reads the twin's facts as on an NPU it reads CANN's.
+// (twin/platform.h). A tiling function asks this class and CANN's the same questions,
+// so here it reads the twin's facts as on an NPU it reads CANN's.
 #pragma once
 #include <cstdint>
 #include <cstring>

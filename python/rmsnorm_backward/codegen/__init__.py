@@ -1,0 +1,2 @@
+"""The code generator behind `rmsnorm-backward gen`: every file that restates the operator's interface,
+rendered from op_def with the jinja2 templates of this package (generate.py)."""

@@ -1,0 +1,248 @@
+"""Compiling an Ascend C kernel source against the CPU twin, cached by content.
+
+One shared object per (kernel source, entry): a generated wrapper includes `kernel_operator.h`, the
+kernel source and `TWIN_DEFINE_LAUNCH(entry)` (twin/launch.h), so the twin stays header-only and
+every object has exactly one copy of its state. Objects are cached under `$ASCENDC_TWIN_CACHE`
+(default `~/.cache/ascendc_twin`) by a hash of everything that can change the result, and
+written by rename so parallel test workers never see half an object.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import hashlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Union
+
+from . import resources
+from .errors import EnvironmentSetupError, InvalidInputError, KernelCompileError
+
+CXX = "g++"
+CACHE_VARIABLE = "ASCENDC_TWIN_CACHE"  # where compiled kernels are kept
+# The project's kernel flags (docs/design.md section 6); never -ffast-math: NaN/Inf must propagate as IEEE does.
+# The dynamic vectoriser cost model lets -O2 vectorise the twin's lane loops (GCC 12's default
+# at -O2 leaves any loop needing an alias check scalar: 2x slower); IEEE results are unchanged.
+# Hidden visibility keeps each object's twin state its own. A precompiled kernel_operator.h is
+# built with exactly CODEGEN_FLAGS.
+CODEGEN_FLAGS = ("-std=c++17", "-O2", "-fvect-cost-model=dynamic", "-fPIC", "-pthread", "-ffp-contract=off",
+                 "-fvisibility=hidden")
+# -z defs turns a missing definition into a compile error instead of a failed dlopen.
+LINK_FLAGS = ("-shared", "-Wl,-z,defs")
+PCH_KEEP = 4  # precompiled headers kept in the cache (each ~70 MB), the newest: two levels, two twins
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl")
+SKIPPED_DIRS = {"build", "node_modules", "__pycache__"}
+_ENTRY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# A compile takes seconds (about 15 s for the operator's kernel): announced at INFO, which the CLI shows.
+_log = logging.getLogger(__name__)
+
+Defines = Optional[Union[Mapping[str, object], Iterable[str]]]
+
+
+def twin_include_dirs() -> list[Path]:
+    """The twin's headers (its platform table included), from the checkout or the wheel (resources)."""
+    return [resources.path("include")]  # EnvironmentSetupError when the install lacks them
+
+
+_CACHE_REASONS = {errno.ENOTDIR: "a file stands where a directory is needed", errno.EEXIST: "a file stands where a directory is needed",
+                  errno.EACCES: "it is not writable", errno.EPERM: "it is not writable",
+                  errno.EROFS: "it is on a read-only file system", errno.ENOSPC: "the disk is full",
+                  errno.EDQUOT: "the disk quota is used up"}
+
+
+def _cache_failure(path: Path, error: OSError) -> EnvironmentSetupError:
+    reason = _CACHE_REASONS.get(error.errno) or error.strerror or str(error)
+    return EnvironmentSetupError(f"the twin's kernel cache {path} is not usable ({reason}): set {CACHE_VARIABLE} "
+                                 "to a writable directory with free space")
+
+
+@contextlib.contextmanager
+def _writing_cache(path: Path):
+    """Turns a failed write in the cache (read-only, full, a file in the way) into the one sentence of
+    _cache_failure: this machine's fault, not the kernel's."""
+    try:
+        yield
+    except OSError as e:
+        raise _cache_failure(path, e) from None
+
+
+def cache_dir() -> Path:
+    """The directory of compiled kernels ($ASCENDC_TWIN_CACHE/kernels), created when missing;
+    EnvironmentSetupError when it cannot be."""
+    base = os.environ.get(CACHE_VARIABLE) or Path.home() / ".cache" / "ascendc_twin"
+    path = Path(base) / "kernels"
+    with _writing_cache(path):
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_version() -> str:
+    try:
+        return subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise EnvironmentSetupError(f"{CXX} is needed to compile kernels for the twin and did not run ({exc})") from exc
+
+
+def _define_flags(defines: Defines) -> list[str]:
+    if defines is None:
+        return []
+    if isinstance(defines, Mapping):
+        return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in sorted(defines.items())]
+    if isinstance(defines, str):
+        raise InvalidInputError("defines must be a mapping or a list of NAME[=VALUE] strings, not one string")
+    return [f"-D{d}" for d in defines]
+
+
+def _headers(directory: Path) -> Iterable[Path]:
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        for name in sorted(filenames):
+            if name.endswith(HEADER_SUFFIXES):
+                yield Path(dirpath) / name
+
+
+def _wrapper(source: Path, name: str) -> str:
+    quoted = str(source).replace("\\", "\\\\").replace('"', '\\"')
+    return (f"// Generated by ascendc_twin: the launch wrapper of entry {name}\n"
+            f'#include "kernel_operator.h"\n#include "{quoted}"\nTWIN_DEFINE_LAUNCH({name})\n')
+
+
+def _digest(parts, dirs, *, where: bool = True) -> str:
+    """A hash of `parts` and of every header under `dirs`. With where=False a header counts by its
+    place inside its directory (the directory's rank and the relative path), so an identical tree
+    elsewhere (another clone, another test's tmp directory) gives the same digest."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    for rank, directory in enumerate(dirs):
+        for header in _headers(directory):
+            name = str(header) if where else f"{rank}:{header.relative_to(directory)}"
+            digest.update(name.encode() + b"\0" + header.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def _quoted_includes(source: Path, dirs: list[Path]) -> tuple[bool, list[Path]]:
+    """The files `source` reaches through quoted includes that the header digest does not cover (a
+    `sample.cpp` pulled in by an entry, a header outside `dirs`; followed into their own includes), and whether every file it
+    reaches lies under `dirs` (then the key can name no directory). Looked up next to the including
+    file, then in `dirs`, as g++ does."""
+    inside, extra, seen, todo = True, [], {source}, [source]
+    while todo:
+        current = todo.pop()
+        for included in _QUOTED_INCLUDE.findall(current.read_text(errors="replace")):
+            found = next((c.resolve() for c in (current.parent / included, *(d / included for d in dirs))
+                          if c.is_file()), None)
+            if found is None or found in seen:
+                continue
+            seen.add(found)
+            under = any(found.is_relative_to(d) for d in dirs)
+            inside = inside and under
+            if not (under and found.name.endswith(HEADER_SUFFIXES)):
+                extra.append(found)
+                todo.append(found)
+    return inside, extra
+
+
+def codegen_flags(optimize: bool = True) -> tuple[str, ...]:
+    """CODEGEN_FLAGS, at -O0 when not `optimize`: a third less compile time and a slower twin, for
+    small kernels run once. The results do not depend on it: -ffp-contract=off and no fast-math
+    leave every float operation as written at either level."""
+    return CODEGEN_FLAGS if optimize else tuple("-O0" if f == "-O2" else f for f in CODEGEN_FLAGS)
+
+
+def _run(cmd) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def precompiled_header(twin_dirs: list[Path], optimize: bool = True) -> Optional[Path]:
+    """A directory with kernel_operator.h.gch and a link to the real header (found again when the
+    kernel includes it itself), built once per twin header content: it saves the ~1 s of parsing
+    the twin in every kernel compile. g++ ignores it where it does not fit (e.g. a -D that the
+    twin's headers mention) and reads the link instead. None if it cannot be built."""
+    cache = cache_dir()
+    codegen = codegen_flags(optimize)
+    pch = cache / f"pch-{_digest([compiler_version(), *codegen], twin_dirs)}"
+    if (pch / "kernel_operator.h.gch").is_file():
+        return pch
+    header = twin_dirs[0] / "kernel_operator.h"
+    with _writing_cache(cache):
+        work = Path(tempfile.mkdtemp(prefix="tmp-pch-", dir=cache))
+    done = _run([CXX, *codegen, *(f"-I{d}" for d in twin_dirs), "-x", "c++-header", str(header),
+                 "-o", str(work / "kernel_operator.h.gch")])
+    if done.returncode != 0:
+        shutil.rmtree(work, ignore_errors=True)
+        return None
+    (work / "kernel_operator.h").symlink_to(header)
+    try:
+        os.rename(work, pch)
+    except OSError:  # another process built it first
+        shutil.rmtree(work, ignore_errors=True)
+    for old in sorted(cache.glob("pch-[0-9a-f]*"), key=lambda p: p.stat().st_mtime)[:-PCH_KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
+    return pch
+
+
+def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defines = None,
+                   include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None, optimize: bool = True) -> Path:
+    """Compile `source` with entry `name` against the twin; the cached shared object's path.
+    optimize=False compiles at -O0 (codegen_flags)."""
+    source = Path(source).resolve()
+    if not source.is_file():
+        raise InvalidInputError(f"source must be an existing kernel source file (got {source})")
+    if not isinstance(name, str) or not _ENTRY_NAME.match(name):
+        raise InvalidInputError(f"name must be the C identifier of the kernel entry (got {name!r})")
+    twin_dirs = twin_include_dirs()
+    dirs = twin_dirs + [source.parent] + [Path(d).resolve() for d in include_dirs or ()]
+    cxxflags = [*codegen_flags(optimize), *LINK_FLAGS]
+    flags = cxxflags + _define_flags(defines) + [f"-I{d}" for d in dirs]
+    wrapper = _wrapper(source, name)
+    cache = cache_dir()
+    # The key names no directory when every file the source includes lies under `dirs` (the twin
+    # reports no file names, so the object depends on contents only): identical kernels in different
+    # places, e.g. another clone or a test's tmp directory, share one object.
+    inside, extra = _quoted_includes(source, dirs)
+    included = [part for path in extra for part in (path.name, path.read_bytes())]
+    if inside:
+        key = [compiler_version(), chr(0).join(cxxflags + _define_flags(defines)), str(len(dirs)),
+               _wrapper(Path(source.name), name), source.read_bytes(), *included]
+        target = cache / f"{name}-{_digest(key, dirs, where=False)}.so"
+    else:
+        key = [compiler_version(), chr(0).join(flags), wrapper, source.read_bytes(), *included]
+        target = cache / f"{name}-{_digest(key, dirs)}.so"
+    if target.is_file():
+        return target
+
+    _log.info("compiling %s for the twin, once per source change...", source.name)
+    started = time.monotonic()
+    with _writing_cache(cache):
+        work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache))
+    try:
+        with _writing_cache(cache):
+            (work / "wrapper.cpp").write_text(wrapper)
+        cmd = [CXX, *flags, str(work / "wrapper.cpp"), "-o", str(work / "kernel.so")]
+        pch = precompiled_header(twin_dirs, optimize)
+        done = _run(cmd[:1] + [f"-I{pch}"] + cmd[1:]) if pch else None
+        if done is None or done.returncode != 0:  # the error, if real, comes again without the PCH
+            done = _run(cmd)
+        if done.returncode != 0 and "No space left on device" in done.stderr:
+            raise _cache_failure(cache, OSError(errno.ENOSPC, "No space left on device"))
+        if done.returncode != 0:
+            raise KernelCompileError(f"g++ could not compile {source} (entry {name}):\n{done.stderr.strip()}")
+        with _writing_cache(cache):
+            os.replace(work / "kernel.so", target)
+        _log.info("compiled %s in %.1f s", source.name, time.monotonic() - started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
