@@ -1,5 +1,4 @@
 // Entry of the anchor kernel (see anchor_common.h): the tiling key names the path and the dtype.
-#include "anchor_small_d.h"
 #include "anchor_split_d.h"
 #include "anchor_split_n.h"
 
@@ -21,8 +20,6 @@ __aicore__ inline void RunDtype(uint32_t dtypeIndex, GM_ADDR dy, GM_ADDR x, GM_A
     auto key = [dtypeIndex](AnchorPath path) { return static_cast<uint32_t>(path) * kDtypes + dtypeIndex; };
     if (TILING_KEY_IS(key(AnchorPath::kSplitN))) {
         RunPath<AnchorSplitN<T>>(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
-    } else if (TILING_KEY_IS(key(AnchorPath::kSmallD))) {
-        RunPath<AnchorSmallD<T>>(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
     } else if (TILING_KEY_IS(key(AnchorPath::kSplitD))) {
         RunPath<AnchorSplitD<T>>(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
     }

@@ -1,215 +1,195 @@
-// Split-D (cols > 6080): rows in groups of groupRows, columns in chunks of chunkCols. Pass 1 walks a
-// group chunk by chunk, reloading gamma per chunk, summing each row's g * xhat over the chunks and
-// each chunk's dgamma over the group's rows, which it then adds to GM atomically. Pass 2 walks the
-// group again, re-reading gamma, dy and x per chunk, and writes dx. A row's bytes are thus read
-// again groupRows rows later.
-//
-// UB (W = chunkCols, s = sizeof(T)): dy, x queues 2 x W*s each; gamma W*s; dx W*s; dgamma W*4;
-// rstd of a group; 16-bit only: gamma, dy, x and dy*gamma in fp32, W*4 each.
+// Split-D (cols > 6080): a core's rows in groups of 32, each row in chunks of ubFactor (4096)
+// columns, two passes per group. Pass 1, chunk by chunk: gamma loaded and widened, then per row dy
+// and x loaded, rstd read by the scalar unit (V -> S, S -> V), dgamma and the row's partial sum of
+// dy * gamma * xhat computed (the sum read back by the scalar unit and stored into a UB array of the
+// group's sums); after the chunk its dgamma part is added atomically into GM (or into the core's
+// workspace row) and the group's sums accumulated. Pass 2, chunk by chunk again: dy and x read a
+// second time, rstd and the row mean read by the scalar unit, dx computed and stored. dy, x and dx
+// are double buffered; gamma and dgamma have one buffer. Every vector pass is followed by a barrier.
 #pragma once
 #include "anchor_common.h"
 
 namespace anchor {
 
-constexpr uint32_t kMaxGroupRows = 32;
-
 template <typename T>
-class AnchorSplitD : public AnchorKernelBase<T> {
-    using KernelBase = AnchorKernelBase<T>;
-    using KernelBase::t_, KernelBase::pipe_, KernelBase::gm_, KernelBase::out_;
-
+class AnchorSplitD {
 public:
     __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
                                 GM_ADDR workspace, const AnchorTiling &tiling, TPipe *pipe)
     {
-        KernelBase::InitBase(dy, x, rstd, gamma, dx, dgamma, workspace, tiling, pipe);
-        const uint32_t chunk = t_.chunkCols * sizeof(T);
-        pipe_->InitBuffer(dyQue_, 2, chunk);
-        pipe_->InitBuffer(xQue_, 2, chunk);
-        pipe_->InitBuffer(gammaQue_, 1, chunk);
-        pipe_->InitBuffer(rstdQue_, 1, kMaxGroupRows * sizeof(float));
-        pipe_->InitBuffer(dxQue_, 1, chunk);
-        pipe_->InitBuffer(dgammaBuf_, t_.chunkCols * sizeof(float));
-        pipe_->InitBuffer(sumBuf_, kBlockBytes);
-        if constexpr (!IsFloat<T>()) {
-            pipe_->InitBuffer(gammaF32Buf_, t_.chunkCols * sizeof(float));
-            pipe_->InitBuffer(dyF32Buf_, t_.chunkCols * sizeof(float));
-            pipe_->InitBuffer(xF32Buf_, t_.chunkCols * sizeof(float));
-            pipe_->InitBuffer(gBuf_, t_.chunkCols * sizeof(float));
+        t_ = tiling;
+        pipe_ = pipe;
+        mine_ = RowsOf(t_);
+        gm_.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t_, mine_);
+        const bool zeroes = t_.deterministic || GetBlockIdx() == 0;
+        if (zeroes) {
+            TBuf<QuePosition::VECCALC> zeros;
+            pipe_->InitBuffer(zeros, kZeroFloats * sizeof(float));
+            if (t_.deterministic) {
+                ZeroGm(gm_.ownRow, t_.colAlign, zeros.Get<float>());
+            } else {
+                ZeroGm(gm_.dgamma, t_.cols, zeros.Get<float>());
+            }
+            pipe_->Reset();
         }
+        SyncAll();
+        const uint32_t bytes = t_.ubFactor * sizeof(float);
+        pipe_->InitBuffer(dyQue_, 2, bytes);
+        pipe_->InitBuffer(xQue_, 2, bytes);
+        pipe_->InitBuffer(rstdQue_, 1, kGroupRows * sizeof(float));
+        pipe_->InitBuffer(gammaQue_, 1, bytes);
+        pipe_->InitBuffer(dxQue_, 2, bytes);
+        pipe_->InitBuffer(dgammaQue_, 1, bytes);
+        pipe_->InitBuffer(meanBuf_, kGroupRows * sizeof(float));
+        pipe_->InitBuffer(partBuf_, kGroupRows * sizeof(float));
     }
 
     __aicore__ inline void Process()
     {
-        dgamma_ = dgammaBuf_.Get<float>();
-        out_.Zero(t_, dgamma_, t_.chunkCols, pipe_);
-        const RowRange mine = CoreRows(t_);
-        for (uint64_t row = mine.begin; row < mine.end; row += t_.groupRows) {
-            const uint32_t n = mine.end - row < t_.groupRows ? uint32_t(mine.end - row) : t_.groupRows;
-            LoadGroupRstd(row, n);
-            for (uint32_t c = 0; c < t_.cols; c += t_.chunkCols) {
-                SumChunk(row, n, c, Width(c));
-            }
-            for (uint32_t r = 0; r < n; ++r) {
-                mean_[r] *= t_.invCols;
-            }
-            for (uint32_t c = 0; c < t_.cols; c += t_.chunkCols) {
-                DxChunk(row, n, c, Width(c));
-            }
+        for (uint32_t first = 0; first < mine_.count; first += kGroupRows) {
+            Group(first, Min(kGroupRows, mine_.count - first));
         }
         if (t_.deterministic) {
-            FinalSum(t_, out_, pipe_);
+            SyncAll();
+            LocalTensor<float> rows = xQue_.AllocTensor<float>();
+            LocalTensor<float> acc = dyQue_.AllocTensor<float>();
+            FinalSum(t_, gm_.workspace, gm_.dgamma, rows, acc);
+            xQue_.FreeTensor(rows);
+            dyQue_.FreeTensor(acc);
         }
     }
 
 private:
-    __aicore__ inline uint32_t Width(uint32_t col) const
-    {
-        return t_.cols - col < t_.chunkCols ? t_.cols - col : t_.chunkCols;
-    }
-
-    __aicore__ inline void LoadGroupRstd(uint64_t row, uint32_t n)
+    __aicore__ inline void Group(uint32_t first, uint32_t n)
     {
         LocalTensor<float> rstd = rstdQue_.AllocTensor<float>();
-        LoadRows(rstd, gm_.rstd[row], 1, n, n, kMaxGroupRows);
+        DataCopyPad(rstd, gm_.rstd[first], DataCopyExtParams(1, n * sizeof(float), 0, 0, 0),
+                    DataCopyPadExtParams<float>(true, 0, 0, 0.0f));
         rstdQue_.EnQue(rstd);
         rstd = rstdQue_.DeQue<float>();
-        WaitFor<HardEvent::MTE2_S>(pipe_);
-        for (uint32_t r = 0; r < n; ++r) {
-            rstdRow_[r] = rstd.GetValue(r);
-            mean_[r] = 0.0f;
+        LocalTensor<float> mean = meanBuf_.Get<float>();
+        Duplicate(mean, 0.0f, n);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t col = 0; col < t_.cols; col += t_.ubFactor) {
+            SumChunk(first, n, col, Min(t_.ubFactor, t_.cols - col), rstd, mean);
+        }
+        Muls(mean, mean, t_.avgFactor, n);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t col = 0; col < t_.cols; col += t_.ubFactor) {
+            DxChunk(first, n, col, Min(t_.ubFactor, t_.cols - col), rstd, mean);
         }
         rstdQue_.FreeTensor(rstd);
     }
 
-    __aicore__ inline void LoadGamma(uint32_t col, uint32_t width)
+    __aicore__ inline LocalTensor<float> LoadGamma(uint32_t col, uint32_t width)
     {
         LocalTensor<T> gamma = gammaQue_.AllocTensor<T>();
-        LoadRows(gamma, gm_.gamma[col], 1, width, width, t_.chunkCols);
+        LoadRows(IsFloat<T>() ? gamma : gamma[t_.ubFactor], gm_.gamma[col], 1, width);
         gammaQue_.EnQue(gamma);
-        gammaT_ = gammaQue_.DeQue<T>();
-        if constexpr (IsFloat<T>()) {
-            gammaF32_ = gammaT_;
-        } else {
-            gammaF32_ = gammaF32Buf_.Get<float>();
-            Cast(gammaF32_, gammaT_, RoundMode::CAST_NONE, width);
-            VectorBarrier();
-        }
+        LocalTensor<float> wide = gammaQue_.DeQue<float>();
+        Widen<T>(wide, t_.ubFactor, width);
+        return wide;
     }
 
-    __aicore__ inline void CopyIn(uint64_t row, uint32_t col, uint32_t width)
+    __aicore__ inline void CopyIn(uint32_t row, uint32_t col, uint32_t width)
     {
-        LocalTensor<T> dy = dyQue_.AllocTensor<T>();
         LocalTensor<T> x = xQue_.AllocTensor<T>();
-        LoadRows(dy, gm_.dy[row * t_.cols + col], 1, width, width, t_.chunkCols);
-        LoadRows(x, gm_.x[row * t_.cols + col], 1, width, width, t_.chunkCols);
-        dyQue_.EnQue(dy);
+        LocalTensor<T> dy = dyQue_.AllocTensor<T>();
+        const uint64_t at = uint64_t(row) * t_.cols + col;
+        const uint32_t upper = IsFloat<T>() ? 0 : t_.ubFactor;
+        LoadRows(x[upper], gm_.x[at], 1, width);
+        LoadRows(dy[upper], gm_.dy[at], 1, width);
         xQue_.EnQue(x);
+        dyQue_.EnQue(dy);
     }
 
-    // The chunk of one row in fp32: dy and x (widened for 16-bit data) and where dy * gamma goes.
-    struct RowChunk {
-        LocalTensor<T> dyT, xT;
-        LocalTensor<float> dy, x, g;
-    };
-    __aicore__ inline RowChunk TakeRow(uint32_t width)
+    // Pass 1 over one chunk of the group's rows: dgamma's part and the rows' partial sums.
+    __aicore__ inline void SumChunk(uint32_t first, uint32_t n, uint32_t col, uint32_t width,
+                                    const LocalTensor<float> &rstd, const LocalTensor<float> &mean)
     {
-        RowChunk rc;
-        rc.dyT = dyQue_.DeQue<T>();
-        rc.xT = xQue_.DeQue<T>();
-        if constexpr (IsFloat<T>()) {
-            rc.dy = rc.dyT;
-            rc.x = rc.xT;
-        } else {
-            rc.dy = dyF32Buf_.Get<float>();
-            rc.x = xF32Buf_.Get<float>();
-            rc.g = gBuf_.Get<float>();
-            Cast(rc.dy, rc.dyT, RoundMode::CAST_NONE, width);
-            VectorBarrier();
-            Cast(rc.x, rc.xT, RoundMode::CAST_NONE, width);
-            VectorBarrier();
-        }
-        return rc;
-    }
-    __aicore__ inline void DropRow(RowChunk &rc)
-    {
-        dyQue_.FreeTensor(rc.dyT);
-        xQue_.FreeTensor(rc.xT);
-    }
-
-    // Pass 1 over one chunk of the group: each row's share of sum(g * xhat), and dgamma's chunk.
-    __aicore__ inline void SumChunk(uint64_t row, uint32_t n, uint32_t col, uint32_t width)
-    {
-        LoadGamma(col, width);
-        Duplicate(dgamma_, 0.0f, width);
-        VectorBarrier();
-        CopyIn(row, col, width);
+        LocalTensor<float> gamma = LoadGamma(col, width);
+        LocalTensor<float> dgamma = dgammaQue_.AllocTensor<float>();
+        Duplicate(dgamma, 0.0f, width);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> part = partBuf_.Get<float>();
         for (uint32_t r = 0; r < n; ++r) {
-            RowChunk rc = TakeRow(width);
-            Muls(rc.x, rc.x, rstdRow_[r], width);
-            VectorBarrier();
-            Mul(rc.dy, rc.dy, rc.x, width);  // dy * xhat
-            VectorBarrier();
-            Add(dgamma_, dgamma_, rc.dy, width);
-            VectorBarrier();
-            Mul(rc.dy, rc.dy, gammaF32_, width);  // g * xhat = (dy * xhat) * gamma
-            VectorBarrier();
-            mean_[r] += HalvingTreeSum(sumBuf_.Get<float>(), rc.dy, width, pipe_);
-            DropRow(rc);
-            if (r + 1 < n) {
-                CopyIn(row + r + 1, col, width);
-            }
+            CopyIn(first + r, col, width);
+            Handshake<HardEvent::V_S>();
+            const float rstdRow = rstd.GetValue(r);
+            Handshake<HardEvent::S_V>();
+            LocalTensor<float> x = xQue_.DeQue<float>();
+            Widen<T>(x, t_.ubFactor, width);
+            Muls(x, x, rstdRow, width);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<float> dy = dyQue_.DeQue<float>();
+            Widen<T>(dy, t_.ubFactor, width);
+            Mul(x, dy, x, width);
+            PipeBarrier<PIPE_V>();
+            Add(dgamma, dgamma, x, width);
+            PipeBarrier<PIPE_V>();
+            Mul(x, x, gamma, width);
+            PipeBarrier<PIPE_V>();
+            part.SetValue(r, HalvingSum(x, width));
+            Handshake<HardEvent::S_V>();
+            xQue_.FreeTensor(x);
+            dyQue_.FreeTensor(dy);
         }
-        out_.AddPart(col, dgamma_, width, pipe_);
-        gammaQue_.FreeTensor(gammaT_);
+        gammaQue_.FreeTensor(gamma);
+        dgammaQue_.EnQue(dgamma);
+        LocalTensor<float> out = dgammaQue_.DeQue<float>();
+        SetAtomicAdd<float>();
+        DataCopyPad(t_.deterministic ? gm_.ownRow[col] : gm_.dgamma[col], out,
+                    DataCopyExtParams(1, width * sizeof(float), 0, 0, 0));
+        SetAtomicNone();
+        dgammaQue_.FreeTensor(out);
+        Add(mean, mean, part, n);
+        PipeBarrier<PIPE_V>();
     }
 
-    // Pass 2 over one chunk of the group: dx = rstd * (dy * gamma - xhat * mean).
-    __aicore__ inline void DxChunk(uint64_t row, uint32_t n, uint32_t col, uint32_t width)
+    // Pass 2 over one chunk: dy and x again, dx = (dy * gamma - xhat * mean) * rstd.
+    __aicore__ inline void DxChunk(uint32_t first, uint32_t n, uint32_t col, uint32_t width,
+                                   const LocalTensor<float> &rstd, const LocalTensor<float> &mean)
     {
-        LoadGamma(col, width);
-        CopyIn(row, col, width);
+        LocalTensor<float> gamma = LoadGamma(col, width);
         for (uint32_t r = 0; r < n; ++r) {
-            RowChunk rc = TakeRow(width);
-            if (r + 1 < n) {
-                CopyIn(row + r + 1, col, width);
-            }
-            LocalTensor<T> dxT = dxQue_.AllocTensor<T>();
-            LocalTensor<float> g;  // dy * gamma, then dx in fp32
-            if constexpr (IsFloat<T>()) {
-                g = dxT;
-            } else {
-                g = rc.g;
-            }
-            Mul(g, rc.dy, gammaF32_, width);
-            VectorBarrier();
-            Muls(rc.x, rc.x, rstdRow_[r] * mean_[r], width);  // xhat * mean
-            VectorBarrier();
-            Sub(g, g, rc.x, width);
-            VectorBarrier();
-            Muls(g, g, rstdRow_[r], width);
-            VectorBarrier();
-            if constexpr (!IsFloat<T>()) {
-                Cast(dxT, g, RoundMode::CAST_RINT, width);
-                VectorBarrier();
-            }
-            DropRow(rc);
-            dxQue_.EnQue(dxT);
-            dxT = dxQue_.DeQue<T>();
-            StoreRows(gm_.dx[(row + r) * t_.cols + col], dxT, 1, width, width, t_.chunkCols);
-            dxQue_.FreeTensor(dxT);
+            CopyIn(first + r, col, width);
+            Handshake<HardEvent::V_S>();
+            const float rstdRow = rstd.GetValue(r);
+            const float meanRow = mean.GetValue(r);
+            Handshake<HardEvent::S_V>();
+            LocalTensor<float> x = xQue_.DeQue<float>();
+            Widen<T>(x, t_.ubFactor, width);
+            Muls(x, x, rstdRow, width);
+            PipeBarrier<PIPE_V>();
+            Muls(x, x, meanRow, width);
+            LocalTensor<float> dy = dyQue_.DeQue<float>();
+            Widen<T>(dy, t_.ubFactor, width);
+            Mul(dy, dy, gamma, width);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<float> dx = dxQue_.AllocTensor<float>();
+            Sub(dx, dy, x, width);
+            PipeBarrier<PIPE_V>();
+            Muls(dx, dx, rstdRow, width);
+            PipeBarrier<PIPE_V>();
+            Narrow<T>(dx, width);
+            xQue_.FreeTensor(x);
+            dyQue_.FreeTensor(dy);
+            dxQue_.EnQue(dx);
+            LocalTensor<T> out = dxQue_.DeQue<T>();
+            DataCopyPad(gm_.dx[uint64_t(first + r) * t_.cols + col], out,
+                        DataCopyExtParams(1, width * sizeof(T), 0, 0, 0));
+            dxQue_.FreeTensor(out);
         }
-        gammaQue_.FreeTensor(gammaT_);
+        gammaQue_.FreeTensor(gamma);
     }
 
-    TQue<QuePosition::VECIN, 2> dyQue_, xQue_;
-    TQue<QuePosition::VECIN, 1> gammaQue_, rstdQue_;
-    TQue<QuePosition::VECOUT, 1> dxQue_;
-    TBuf<QuePosition::VECCALC> dgammaBuf_, sumBuf_, gammaF32Buf_, dyF32Buf_, xF32Buf_, gBuf_;
-    LocalTensor<T> gammaT_;
-    LocalTensor<float> gammaF32_, dgamma_;
-    float rstdRow_[kMaxGroupRows];
-    float mean_[kMaxGroupRows];
+    AnchorTiling t_;
+    TPipe *pipe_ = nullptr;
+    CoreRows mine_{0, 0};
+    AnchorGm<T> gm_;
+    TQue<QuePosition::VECIN, 1> dyQue_, xQue_, rstdQue_, gammaQue_;
+    TQue<QuePosition::VECOUT, 1> dxQue_, dgammaQue_;
+    TBuf<QuePosition::VECCALC> meanBuf_, partBuf_;
 };
 
 }  // namespace anchor

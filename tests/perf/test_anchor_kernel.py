@@ -1,29 +1,31 @@
-"""The anchor kernel (benchmarks/anchor/: CANN RmsNormGrad's schedule as issue 17 describes it) on the
+"""The anchor kernel (benchmarks/anchor/: a model of ops-nn's A2 RmsNormGrad schedule, ANCHOR.md) on the
 twin with every rule on: its golden check per path and dtype in both dgamma modes, deterministic
-dgamma bitwise the same run to run, its tiling's path choice, and the schedule's traits the twin counts."""
+dgamma bitwise the same run to run, its tiling's formulas, and the schedule's traits the twin counts."""
 from __future__ import annotations
 
 import math
+import os
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from rmsnorm_backward import resources
 from rmsnorm_backward.golden import golden
-from rmsnorm_backward.perf.bench import anchor_module
+from rmsnorm_backward.perf.anchor import host
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.op_def import dtype_of
-
-host = anchor_module("host")
 
 # One shape per path (and the features each path has: several tiles per core, a batch of more than
 # 255 rows, a split-D tail chunk, unaligned widths), each small enough to run in well under a second.
 CASES = [
-    ("small_d", (5000, 128)),     # 58-row tiles: two per core
-    ("small_d", (13000, 16)),     # 270 rows in one tile: two batches of repeats
-    ("split_n", (97, 5120)),      # rows not a multiple of the cores
-    ("split_n", (100, 1000)),     # not a whole repeat, so the tree folds a tail
+    ("split_n", (5000, 128)),     # small-D: 56-row tiles, two per core
+    ("split_n", (13000, 16)),     # small-D: 271 rows in one tile, two batches of repeats
+    ("split_n", (97, 5120)),      # rows not a multiple of the cores: a shorter last core
+    ("split_n", (100, 1000)),     # not a whole repeat, so the halving sum folds a tail
     ("split_d", (40, 12300)),     # chunks of 4096 and a tail of 12
-    ("split_d", (70, 7168)),      # two 32-row groups on some cores
+    ("split_d", (70, 7168)),      # a 32-row group and a tail group on one core
 ]
 
 
@@ -68,30 +70,45 @@ def test_deterministic_dgamma_is_bitwise_the_same_run_to_run(rng, path, shape):
 
 
 @pytest.mark.parametrize("cols, dtype, path", [
-    (640, "float16", "small_d"), (648, "float16", "split_n"), (40, "float16", "split_n"), (40, "float32", "small_d"),
-    (6080, "bfloat16", "split_n"), (6081, "float32", "split_d"),
+    (40, "float16", "split_n"), (5120, "float32", "split_n"), (5860, "bfloat16", "split_n"),
+    (6081, "float32", "split_d"), (16384, "float16", "split_d"),
 ])
 def test_tiling_picks_the_schedule_path(cols, dtype, path):
     assert host.tiling(4096, cols, dtype, deterministic=False).path == path
 
 
-@pytest.mark.parametrize("cols, rows", [(16, 299), (48, 137), (640, 12)])
-def test_small_d_tiles_follow_the_formula(cols, rows):
-    assert host.small_d_tile_rows(cols) == rows == (195584 - 10 * cols) // (24 * cols + 268)
+@pytest.mark.parametrize("rows, block_factor, block_dim", [(97, 3, 33), (48, 1, 48), (1000, 21, 48), (5, 1, 5)])
+def test_rows_split_as_ceil_rows_over_ceil_rows_per_core(rows, block_factor, block_dim):
+    plan = host.tiling(rows, 1000, "float32", deterministic=False)
+    assert (plan.block_factor, plan.block_dim) == (block_factor, block_dim) == (-(-rows // 48), -(-rows // block_factor))
+
+
+@pytest.mark.parametrize("col_align, rows", [(16, 299), (48, 137), (640, 12)])
+def test_small_d_rows_follow_the_formula(col_align, rows):
+    assert host.small_d_rows(col_align) == rows == (195584 - 10 * col_align) // (24 * col_align + 268)
+
+
+@pytest.mark.parametrize("cols, ub_factor", [(128, 56), (1000, 6), (4096, 1)])
+def test_split_n_loops_hold_what_fits_the_twin_s_ub(cols, ub_factor):
+    # The formula's rows (58 at 128 columns, 6080 // 1000 = 6 above small-D) shrink only to fit the
+    # twin's usable UB (ANCHOR.md says so).
+    plan = host.tiling(1 << 16, cols, "float32", deterministic=False)
+    assert plan.ub_factor == ub_factor
+    assert host.split_n_ub_bytes(ub_factor, -(-cols // 8) * 8, 48, 8) <= 188160
 
 
 def test_deterministic_mode_asks_for_one_workspace_row_per_core():
     atomic = host.tiling(96, 100, "float32", deterministic=False)
     det = host.tiling(96, 100, "float32", deterministic=True)
-    assert det.workspace_bytes - atomic.workspace_bytes == 48 * 128 * 4
+    assert det.workspace_bytes - atomic.workspace_bytes == 48 * 104 * 4
 
 
 def test_split_n_waits_for_the_scalar_unit_every_row(rng):
-    # The schedule's cost the formula leaves out: per row a vector barrier after every pass and a
-    # vector -> scalar handshake for the row sum, so the twin counts at least a dozen per row.
+    # Per row a vector barrier after every pass (casts, products, the halving sum's Adds, the final
+    # three passes): at 5120 columns 17 for 16-bit data.
     shape = (96, 5120)
     _, _, launch = host.run_anchor(*inputs(rng, shape, "fp16"))
-    assert launch.total["pipe_barriers"] >= 12 * shape[0]
+    assert launch.total["pipe_barriers"] >= 17 * shape[0]
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -104,3 +121,62 @@ def test_tiling_rejects_what_it_cannot_run_in_one_sentence(bad, message):
     args = {"rows": 8, "cols": 64, "dtype": "float32", **bad}
     with pytest.raises(InvalidInputError, match=f"^{message}$"):
         host.tiling(args["rows"], args["cols"], args["dtype"], deterministic=False)
+
+
+def feature_rows():
+    table = resources.path("benchmarks/anchor/ANCHOR.md").read_text().split("## Simplifications")[0]
+    return [line.split("|")[1:-1] for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
+
+
+def test_every_schedule_feature_cites_its_ops_nn_lines():
+    rows = feature_rows()
+    assert len(rows) >= 25
+    for feature, _, source in rows:
+        assert re.search(r"\d+(–\d+)?", source), f"{feature.strip()} cites no ops-nn line"
+
+
+def test_cited_ops_nn_lines_exist():
+    root = os.environ.get("OPS_NN_SRC")
+    if not root:
+        pytest.skip("OPS_NN_SRC is not set (source /work/cann/env.sh)")
+    base = Path(root) / "norm" / "rms_norm_grad"
+    files = {"tiling": "op_host/rms_norm_grad_tiling.cpp", "N": "op_kernel/rms_norm_grad_split_n_high_precision.h",
+             "D": "op_kernel/rms_norm_grad_split_d_high_precision.h", "common": "op_kernel/rms_norm_grad_common.h",
+             "reduce": "op_kernel/reduce_common.h"}
+    lengths = {k: len((base / v).read_text().splitlines()) for k, v in files.items()}
+    for _, _, source in feature_rows():
+        for name, spans in re.findall(r"\b(tiling|N|D|common|reduce) ([\d–, ]+)", source):
+            for last in re.findall(r"(\d+)(?=,|$|\s)", spans.strip()):
+                assert int(last) <= lengths[name], f"{name} has {lengths[name]} lines, {source.strip()} cites {last}"
+
+
+@pytest.mark.parametrize("constant, changed", [("pipe_barrier_cycles", 40.0), ("flag_sync_cycles", 80.0)])
+def test_barriers_and_handovers_cost_the_anchor_per_row(rng, constant, changed):
+    # Dearer barriers and handovers slow the anchor's rows (a dozen barriers and several handovers
+    # each), and leave its results alone.
+    from ascendc_twin import model_constants
+
+    args = inputs(rng, (96, 1000), "fp32")
+    dx, dgamma, base = host.run_anchor(*args, deterministic=True)
+    with model_constants({constant: changed}):
+        dx2, dgamma2, slow = host.run_anchor(*args, deterministic=True)
+    np.testing.assert_array_equal(dx, dx2)
+    np.testing.assert_array_equal(dgamma, dgamma2)
+    busiest = max(c["model_cycles"] for c in base.cores)
+    assert max(c["model_cycles"] for c in slow.cores) > busiest * 1.05
+
+
+def test_independent_phases_let_the_row_at_a_time_anchor_borrow_the_pool(rng):
+    # Its cores mostly compute: with independent phases each draws more than 1/48 of the pool while
+    # it copies, so it finishes sooner; the launch still moves no faster than the pool allows.
+    from rmsnorm_backward.perf import load_model, measured
+    from rmsnorm_backward.perf.model import pool_cycles
+    from ascendc_twin import model_constants
+
+    model = load_model("Ascend910B2")
+    args = inputs(rng, (480, 4096), "fp32")
+    _, _, step = host.run_anchor(*args)
+    with model_constants({"hbm_phase_overlap": 1.0}):
+        _, _, free = host.run_anchor(*args)
+    assert max(c["model_cycles"] for c in free.cores) < 0.95 * max(c["model_cycles"] for c in step.cores)
+    assert measured(free.cores, model).modelled_us >= model.cycles_to_us(pool_cycles(free.cores, model))

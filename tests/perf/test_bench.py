@@ -35,7 +35,7 @@ def test_bench_writes_json(tmp_path, capsys):
         assert case[f"{mode}_us"] >= case["anchor_us"] >= report["constants"]["launch_us"]
         assert case[f"{mode}_speedup"] == pytest.approx(case[f"{mode}_us"] / case["modelled_us"])
         assert case[mode]["hbm_bytes"] >= case["min_bytes"]
-    assert case["anchor_kernel"]["path"] == "small_d"
+    assert case["anchor_kernel"]["path"] == "split_n"
     assert 0 < case["core_balance"] <= 1 and 0 < case["lane_utilisation"] <= 1
     assert case["bottleneck"] in {"HBM", "MTE2", "MTE3", "V", "S", "dependencies"}
 

@@ -1,15 +1,16 @@
 """The performance goals on Ascend910B2 for a sample of the benchmark suites' cases, so a kernel or
 tiling change that loses one fails here and not only in the benchmark table. Every figure is modelled:
-the real kernel on the twin, its pipeline timeline (constants calibrated, issue 17), and the anchor
-formula (a lower bound on CANN RmsNormGrad's time).
+the real kernel on the twin, its pipeline timeline, and the anchor kernel (a model of ops-nn's A2
+RmsNormGrad schedule, benchmarks/anchor/) on the same twin.
 
-Bounds: issue 6's on bytes (HBM and link bytes over the minimum), on small rows (<= 2.5 x roofline) and
-on speed (>= 0.95 x the formula); issue 17's on the llm suite's roofline share (>= 90 %, fp32 streamed
->= 85 %), which replace issue 6's 1.15 x / 1.4 x. Issue 17's goals against the anchor kernels come with
-its columns (benchmarks/anchor/). The atb case the 0.95 x cannot reach under the model without atomic
-dgamma ([32,32,48]; PERFORMANCE.md has the arithmetic) is left out of the sample, never given a looser
-bound. A case the calibrated model puts past a bound is a strict
-xfail naming the figure (MISSES), so it turns into a failure the day it is met."""
+Goals: ours at least 1.0x the anchor kernel, dgamma atomic and deterministic, and at least 1.15x
+wherever the anchor is more than 3 % above the bound (roofline plus launch, the fastest any kernel can
+be under the model); at least 96 % of roofline on every llm case with the launch excluded; and the
+earlier bounds on bytes (HBM and link bytes over the minimum). The anchor goals run on a sample of
+cheap cases of every suite but small (a small case's anchor costs about 20 s of twin; the bench table
+in PERFORMANCE.md has all of them). A goal the model puts out of reach is a strict xfail naming the
+figures (MISSES), never a looser bound: where the anchor's ceiling (its time over the bound) is below
+1.15, no kernel can be 1.15x faster than it, and the xfail says by how much."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,62 +20,76 @@ from rmsnorm_backward.perf.bench import run_case
 from rmsnorm_backward.perf.suites import SUITES, Case
 
 SAMPLE = {
-    "llm": [Case((4096, 4096), "fp16"), Case((4096, 8192), "fp32"), Case((4096, 12288), "bf16"),
-            Case((4096, 16384), "fp16"), Case((4096, 16384), "fp32")],
+    "llm": [Case((4096, 4096), "fp16"), Case((4096, 4096), "fp32"), Case((4096, 8192), "fp32"),
+            Case((4096, 12288), "bf16"), Case((4096, 16384), "fp16"), Case((4096, 16384), "fp32")],
     "small": [Case((2**20, 48), "fp16"), Case((2**20, 64), "bf16"), Case((2**20, 128), "fp32")],
-    "atb": [Case((48, 32, 48, 32, 32), "fp16"), Case((48, 32, 48, 32), "fp16")],
+    "atb": [Case((32, 32, 48), "fp16"), Case((48, 32, 48, 32), "fp16")],
+    "mid": [Case((16384, 256), "fp32"), Case((16384, 512), "fp32"), Case((16384, 512), "fp16")],
 }
-ANCHOR_OUT_OF_REACH = {Case((32, 32, 48), "fp16")}
-# Modelled at commit f205f06 (bench --suite all); the kernel, not the bound, has to change.
-# 4096 x 5120 16-bit is not in the sample: it models 90.1 % in a quiet run and 89.8 % when gamma's
-# first read is charged to a core with an extra row (the timeline's L2 touch-order spread, about
-# 0.3 %, PERFORMANCE.md), so a bound of 90 % there would pass or fail by thread timing.
+ANCHOR_SAMPLE = {Case((4096, 4096), "fp16"), Case((4096, 4096), "fp32"), Case((32, 32, 48), "fp16"),
+                 Case((48, 32, 48, 32), "fp16"), Case((16384, 256), "fp32"), Case((16384, 512), "fp32"),
+                 Case((16384, 512), "fp16")}
+STRONG, MARGIN, ROOFLINE_PCT = 1.15, 1.03, 96.0
+# (case, goal) -> why the model puts it out of reach, with the figures of bench --suite all at HEAD.
 MISSES = {
-    Case((4096, 4096), "fp16"): "88.2 % of roofline < 90 %: the 6.5 us launch is 8.8 % of its 73.6 us "
-                                "(the kernel alone is at 96.7 %)",
-    Case((48, 32, 48, 32), "fp16"): "0.934 x the formula < 0.95, where the bound's arithmetic (PERFORMANCE.md) "
-                                    "now allows 0.954",
+    (Case((32, 32, 48), "fp16"), "strong"): "1.15x the anchor's 8.4 us needs 7.3 us, a kernel of 0.8 us (1,480 cycles) "
+                                            "behind the 6.5 us launch; ours takes 3,134 (1.02x), and a dgamma summed "
+                                            "across cores needs one SyncAll (900 cycles) and five dependent copies "
+                                            "(113 each) before any byte moves or any vector instruction runs",
+    (Case((16384, 256), "fp32"), "strong"): "the anchor is 41.5 us against a bound of 39.0 (32.5 roofline + 6.5 "
+                                            "launch): ceiling 1.064 < 1.15; ours 40.0, 1.04x",
+    (Case((16384, 512), "fp32"), "strong"): "the anchor is 74.7 us against a bound of 71.5: ceiling 1.045 < 1.15; "
+                                            "ours 72.6, 1.03x",
 }
-
-
-def limits(suite: str, case: Case) -> dict[str, float]:
-    """The bounds for `case`: upper bounds on hbm_ratio, link_ratio, x_roofline; lower bounds on
-    speedup and roofline_pct."""
-    wide = case.dtype != "fp32"
-    out = {"speedup": 0.95}
-    if suite in ("llm", "small"):
-        out["hbm_ratio"] = 1.02
-    # Rows read once where the long-rows path holds them: 16-bit up to 12288 cols (beyond, 16-bit rows
-    # stream, their second read from L2, because that is faster: PERFORMANCE.md), fp32 up to 8192.
-    if case.rows >= 4096 and case.cols <= (12288 if wide else 8192):
-        out["link_ratio"] = 1.02
-    if suite == "llm":
-        out["roofline_pct"] = 90.0 if wide or case.cols <= 8192 else 85.0
-    elif suite == "small":
-        out["x_roofline"] = 2.5
-    return out
 
 
 def test_the_sample_is_drawn_from_the_suites():
     for suite, cases in SAMPLE.items():
         assert set(cases) <= set(SUITES[suite])
-    assert ANCHOR_OUT_OF_REACH <= set(SUITES["atb"])
-    assert set(MISSES) <= {c for cases in SAMPLE.values() for c in cases}
+    assert ANCHOR_SAMPLE <= {c for cases in SAMPLE.values() for c in cases}
+    assert {c for c, _ in MISSES} <= ANCHOR_SAMPLE
 
 
-@pytest.mark.parametrize("suite, case", [
-    pytest.param(s, c, marks=[pytest.mark.xfail(strict=True, reason=MISSES[c])] if c in MISSES else [])
-    for s, cases in SAMPLE.items() for c in cases], ids=lambda v: v if isinstance(v, str) else v.label.replace(" ", "-"))
+def byte_limits(suite: str, case: Case) -> dict[str, float]:
+    """Upper bounds on hbm_ratio and link_ratio."""
+    out = {}
+    if suite in ("llm", "small"):
+        out["hbm_ratio"] = 1.02
+    # Rows read once where the long-rows path holds them: 16-bit up to 12288 cols (beyond, 16-bit rows
+    # stream, their second read from L2, because that is faster: PERFORMANCE.md), fp32 up to 8192.
+    if case.rows >= 4096 and case.cols <= (12288 if case.dtype != "fp32" else 8192):
+        out["link_ratio"] = 1.02
+    return out
+
+
+def check(condition: bool, goal: str, case: Case, message: str):
+    """Asserts a goal; a listed miss must miss (strict), and says why when it does."""
+    if (case, goal) in MISSES:
+        if not condition:
+            pytest.xfail(MISSES[case, goal])
+        pytest.fail(f"{case.label}: the {goal} goal listed as out of reach now holds: {message}")
+    assert condition, f"{case.label}: {message} (modelled)"
+
+
+@pytest.mark.parametrize("suite, case", [(s, c) for s, cases in SAMPLE.items() for c in cases],
+                         ids=lambda v: v if isinstance(v, str) else v.label.replace(" ", "-"))
 def test_modelled_goals_hold(suite, case, model, rng):
-    row = run_case(case, model, rng)
-    for name, bound in limits(suite, case).items():
-        value = row[name]
-        if name == "speedup":
-            assert value >= bound, f"{case.label}: {value:.3f} x the anchor's speed < {bound} (modelled)"
-        elif name == "roofline_pct":
-            assert value >= bound, f"{case.label}: {value:.1f} % of roofline < {bound} % (modelled)"
-        else:
-            assert value <= bound, f"{case.label}: {name} {value:.3f} > {bound} (modelled)"
+    row = run_case(case, model, rng, anchor_kernel=case in ANCHOR_SAMPLE)
+    for name, bound in byte_limits(suite, case).items():
+        assert row[name] <= bound, f"{case.label}: {name} {row[name]:.3f} > {bound} (modelled)"
+    if suite == "llm":
+        pct = row["kernel_roofline_pct"]
+        check(pct >= ROOFLINE_PCT, "roofline", case, f"{pct:.1f} % of roofline without the launch < {ROOFLINE_PCT}")
+    if case in ANCHOR_SAMPLE:
+        bound = row["roofline_us"] + model["launch_us"]
+        modes = ("anchor_kernel", "anchor_kernel_deterministic")
+        for mode in modes:
+            assert row[f"{mode}_speedup"] >= 1.0, f"{case.label}: {row[f'{mode}_speedup']:.3f} x the {mode} < 1.0 (modelled)"
+        for mode in modes:
+            speedup = row[f"{mode}_speedup"]
+            if row[f"{mode}_us"] > MARGIN * bound:
+                check(speedup >= STRONG, "strong", case, f"{speedup:.3f} x the {mode} < {STRONG}, its ceiling "
+                      f"{row[f'{mode}_us'] / bound:.3f}")
     assert np.isfinite(row["modelled_us"]) and row["modelled_us"] > row["roofline_us"]
 
 

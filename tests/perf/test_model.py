@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from dataclasses import replace
+
 from rmsnorm_backward.perf import anchor, measured, roofline_us
+from rmsnorm_backward.perf.model import pool_cycles
 
 
 def test_the_model_reads_the_soc_table(model):
@@ -78,3 +81,22 @@ def test_measured_names_the_busiest_cores_bottleneck(model):
 def test_measured_says_dependencies_when_no_resource_is_busy_enough(model):
     got = measured([core(1000, busy_mte2_cycles=300, busy_v_cycles=500)], model)
     assert got.bottleneck == "dependencies"
+
+
+def test_the_cores_together_stay_within_the_hbm_pool(model):
+    # Two cores each ending at 1000 cycles but together reading 2 x 600 KB: the pool (838 B/cycle)
+    # needs 1432 cycles, so the launch takes that, and says the pool binds.
+    pool = 1550.0 / 1.85
+    cores = [core(1000, hbm_bytes=600_000, gm_write_bytes=0), core(1000, hbm_bytes=600_000, gm_write_bytes=0)]
+    got = measured(cores, model)
+    assert pool_cycles(cores, model) == pytest.approx(1_200_000 / pool)
+    assert got.modelled_us == pytest.approx(1_200_000 / pool / 1850 + model["launch_us"])
+    assert got.bottleneck == "HBM pool"
+
+
+def test_writes_landing_in_l2_are_not_charged_to_the_pool(model):
+    cores = [core(10, hbm_bytes=900_000, gm_write_bytes=300_000)]
+    pool = 1550.0 / 1.85
+    assert pool_cycles(cores, model) == pytest.approx(900_000 / pool)  # every write charged (the baseline)
+    half = replace(model, constants={**model.constants, "write_hbm_fraction": 0.5})
+    assert pool_cycles(cores, half) == pytest.approx(750_000 / pool)

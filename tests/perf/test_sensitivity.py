@@ -76,7 +76,10 @@ def test_sensitivity_report(tmp_path, capsys, model):
     report = json.loads(out.read_text())
     assert report["modelled"] is True and report["sample"] == {"atb": [TINY.label]}
     got = {(v["constant"], v["factor"]) for v in report["variants"]}
-    assert got == {(n, f) for n in sensitivity.varied(model) for f in sensitivity.FACTORS}
+    assert got == {(n, f) for n in sensitivity.varied(model) for _, f in sensitivity.values(model, n)}
+    tried = {(v["constant"], v["value"]) for v in report["variants"]}
+    assert {("hbm_phase_overlap", 1.0), ("write_hbm_fraction", 0.0), ("pipe_barrier_cycles", 0.0),
+            ("flag_sync_cycles", 0.0)} <= tried
     speedup = {(v["constant"], v["factor"]): v["suites"]["atb"]["speedup_formula"][0] for v in report["variants"]}
     base = report["baseline"]["atb"]["speedup_formula"][0]
     # The formula has no SyncAll, ours has one: a dearer SyncAll costs ours only. A longer launch

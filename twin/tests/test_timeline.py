@@ -8,6 +8,7 @@ import pytest
 
 from ascendc_twin import _twin
 from ascendc_twin.model import load_model
+from ascendc_twin import model_constants
 
 TILE = 4096  # floats per tile: 16 KiB, 64 fp32 repeats
 
@@ -129,8 +130,9 @@ def run_accumulate(run_source, rng, *, bufs, tiles, ops, cores=1):
 
 def test_double_buffering_overlaps_copy_in_with_compute(run_source, rng, model):
     tiles, ops = 12, 7
-    single = run_accumulate(run_source, rng, bufs=1, tiles=tiles, ops=ops).cores[0]
-    double = run_accumulate(run_source, rng, bufs=2, tiles=tiles, ops=ops).cores[0]
+    with model_constants({"flag_sync_cycles": 0.0}):  # the handovers' own latency is not the point here
+        single = run_accumulate(run_source, rng, bufs=1, tiles=tiles, ops=ops).cores[0]
+        double = run_accumulate(run_source, rng, bufs=2, tiles=tiles, ops=ops).cores[0]
     t_in = copy_in_cycles(model, TILE * 4, 1)
     t_v = ops * vector_cycles(model, TILE // 64)
     ends = vector_cycles(model, TILE // 64) + copy_out_cycles(model, TILE * 4, 1)  # Duplicate, last copy-out
@@ -310,7 +312,7 @@ def test_every_soc_has_model_constants_with_sources():
     assert set(table) == socs
     for row in table.values():
         assert set(row) - {"soc"} == set(sources)
-        assert all(value > 0 for key, value in row.items() if key != "soc")
+        assert all(value >= 0 for key, value in row.items() if key != "soc")
     assert all(text.startswith(("measured: ", "guide: ", "range: ", "assumption")) for text in sources.values())
 
 

@@ -4,7 +4,8 @@ Each case runs the real kernel on the CPU twin; the twin's pipeline timeline tur
 into modelled microseconds (no NPU is involved: every figure is modelled, see PERFORMANCE.md).
 Columns: modelled us, HBM bytes / minimum, link bytes / minimum, % of the roofline, core balance
 (mean / busiest core), vector lane utilisation, the busiest core's bottleneck, the anchor kernel's us
-(CANN's RmsNormGrad schedule as our Ascend C kernel on the same twin and timeline, benchmarks/anchor/)
+(a model of ops-nn's A2 RmsNormGrad schedule as our Ascend C kernel on the same twin and timeline,
+benchmarks/anchor/)
 with dgamma atomic and deterministic, the anchor formula (a lower bound on the anchor: perfect overlap
 of its pipes), and our speed-up over each of the three.
 --residual models the fused add-RMSNorm backward (the kernel with dres) against the plain backward

@@ -1,20 +1,17 @@
 """Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
-the roofline, the anchor kernel (CANN RmsNormGrad's schedule, benchmarks/anchor/, on the same twin and
-timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time
+the roofline, the anchor kernel (a model of ops-nn RmsNormGrad's A2 schedule, benchmarks/anchor/, on the same twin
+and timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time
 (perfect overlap of its pipes). Every figure here is modelled (no NPU is involved)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from dataclasses import asdict
-from functools import lru_cache
 
 import numpy as np
 
-from .. import resources
 from ..op_def import dtype_of
 from ascendc_twin.model import Model
+from .anchor import host
 from .model import anchor, measured, roofline_us
 from .suites import Case
 
@@ -37,27 +34,15 @@ def make_inputs(case: Case, rng: np.random.Generator):
     return tiled(1.0), tiled(1.0), rstd, gamma
 
 
-@lru_cache(maxsize=None)
-def anchor_module(name: str):
-    """benchmarks/anchor/<name>.py of the source checkout, imported (the anchor kernel is a benchmark:
-    a wheel does not ship it, and resources.path says so)."""
-    path = resources.path(f"benchmarks/anchor/{name}.py")
-    spec = importlib.util.spec_from_file_location(f"rmsnorm_backward_anchor_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def anchor_kernel_columns(inputs, model: Model, ours_us: float) -> dict:
+def anchor_kernel_columns(inputs, model: Model, ours_us: float, min_bytes: int) -> dict:
     """The anchor kernel's modelled figures in both dgamma modes, on the case's own inputs."""
-    host = anchor_module("host")
     out = {}
     for mode, deterministic in (("anchor_kernel", False), ("anchor_kernel_deterministic", True)):
         _, _, launch = host.run_anchor(*inputs, deterministic=deterministic, soc=model.soc["name"], seed=0)
         theirs = measured(launch.cores, model)
         out[f"{mode}_us"] = theirs.modelled_us
         out[f"{mode}_speedup"] = theirs.modelled_us / ours_us
+        out[f"{mode}_roofline_pct"] = 100.0 * roofline_us(min_bytes, model) / theirs.modelled_us
         out[mode] = asdict(theirs)
     rows = inputs[1].size // inputs[3].size
     out["anchor_kernel"]["path"] = host.tiling(rows, inputs[3].size, inputs[1].dtype.name, deterministic=False,
@@ -80,11 +65,11 @@ def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: 
     roof = roofline_us(floor, model)
     elements = case.rows * case.cols
     theirs = anchor(case.rows, case.cols, case.dtype, ours.v_cycles / max(elements, 1), model)
-    kernel = dict.fromkeys(("anchor_kernel_us", "anchor_kernel_speedup", "anchor_kernel",
+    kernel = dict.fromkeys(("anchor_kernel_us", "anchor_kernel_speedup", "anchor_kernel", "anchor_kernel_roofline_pct",
                             "anchor_kernel_deterministic_us", "anchor_kernel_deterministic_speedup",
-                            "anchor_kernel_deterministic"))
+                            "anchor_kernel_deterministic", "anchor_kernel_deterministic_roofline_pct"))
     if anchor_kernel:
-        kernel.update(anchor_kernel_columns(inputs, model, ours.modelled_us))
+        kernel.update(anchor_kernel_columns(inputs, model, ours.modelled_us, floor))
     return {
         "shape": list(case.shape),
         "dtype": case.dtype,
@@ -101,6 +86,7 @@ def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: 
         "hbm_ratio": ours.hbm_bytes / floor,
         "link_ratio": ours.link_bytes / floor,
         "roofline_pct": 100.0 * roof / ours.modelled_us,
+        "kernel_roofline_pct": 100.0 * roof / max(ours.modelled_us - model["launch_us"], 1e-9),
         "x_roofline": ours.modelled_us / roof,
         "core_balance": ours.balance,
         "lane_utilisation": ours.lane_utilisation,
@@ -125,11 +111,13 @@ COLUMNS = (  # header, width, row -> text
     ("HBM/min", 8, lambda r: f"{r['hbm_ratio']:.3f}"),
     ("link/min", 8, lambda r: f"{r['link_ratio']:.3f}"),
     ("%roof", 6, lambda r: f"{r['roofline_pct']:.1f}"),
+    ("%roof-L", 7, lambda r: f"{r['kernel_roofline_pct']:.1f}"),
     ("balance", 7, lambda r: f"{r['core_balance']:.2f}"),
     ("lanes", 5, lambda r: f"{r['lane_utilisation']:.2f}"),
     ("bound", 12, lambda r: r["bottleneck"]),
     ("anchor us", 10, lambda r: _figure(r["anchor_kernel_us"], ".1f")),
     ("det us", 10, lambda r: _figure(r["anchor_kernel_deterministic_us"], ".1f")),
+    ("anchor %roof", 7, lambda r: _figure(r["anchor_kernel_roofline_pct"], ".1f")),
     ("bound us", 10, lambda r: f"{r['anchor_us']:.1f}"),
     ("x anchor", 8, lambda r: _figure(r["anchor_kernel_speedup"], ".3f")),
     ("x det", 8, lambda r: _figure(r["anchor_kernel_deterministic_speedup"], ".3f")),

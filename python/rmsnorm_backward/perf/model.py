@@ -43,14 +43,28 @@ class Measured:
     v_cycles: float          # vector-pipe cycles summed over the cores
 
 
+def pool_cycles(cores: list[dict], model: Model) -> float:
+    """The fewest cycles the launch's HBM traffic takes through the SoC-wide pool: the bytes the pool is
+    charged for (reads from HBM, and the write_hbm_fraction of writes) at the full HBM rate. Each core
+    judges its own draw (timeline.h); this floor keeps the cores together within the pool when their
+    phases line up more than hbm_phase_overlap assumes."""
+    writes = sum(c["gm_write_bytes"] for c in cores)
+    charged = sum(c["hbm_bytes"] for c in cores) - writes * (1.0 - model["write_hbm_fraction"])
+    return charged / model.hbm_share(1)
+
+
 def measured(cores: list[dict], model: Model) -> Measured:
-    """Modelled figures of one launch from its per-core twin counters."""
+    """Modelled figures of one launch from its per-core twin counters: the busiest core's makespan, or
+    the pool's floor (pool_cycles) when that is longer."""
     ends = [c["model_cycles"] for c in cores]
     busiest = cores[max(range(len(cores)), key=lambda i: ends[i])]
-    makespan = max(ends)
+    floor = pool_cycles(cores, model)
+    makespan = max(max(ends), floor)
     use = {name: busiest[key] for name, key in RESOURCES.items()}
     top = max(use, key=use.get)
     bottleneck = top if makespan and use[top] >= BOUND_SHARE * makespan else "dependencies"
+    if floor > max(ends):
+        bottleneck = "HBM pool"
     slots = sum(c["lane_slots"] for c in cores)
     return Measured(
         modelled_us=model.cycles_to_us(makespan) + model["launch_us"],

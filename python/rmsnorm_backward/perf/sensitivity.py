@@ -1,7 +1,9 @@
 """How the benchmark's conclusions move with the model constants nobody measured (`bench --sensitivity`).
 
 Every constant whose source is of kind "assumption" or "range" (twin/include/twin/timeline.h,
-kModelFields) is set to half and to double its value in turn, and a sample of each suite is rerun:
+kModelFields) is set to half and to double its value in turn (the constants halving and doubling
+cannot move, the HBM pool's phase overlap and the writes' HBM share, to the values of ALTERNATIVES;
+the barrier and handover latencies to none and double), and a sample of each suite is rerun:
 the real kernels on the twin again, under the changed constants (twin.model_constants), since a
 changed latency moves when each instruction can start, not only how long it takes. launch_us only
 adds to every modelled time, so its variants shift the baseline rows instead of rerunning them.
@@ -23,6 +25,14 @@ from .suites import SUITES, Case
 
 VARIED_KINDS = ("assumption", "range")
 FACTORS = (0.5, 2.0)
+# Constants whose half and double say little (a share in [0, 1], or a latency whose absence is the
+# question): the values tried instead, each recorded with factor = value / baseline (None from 0).
+ALTERNATIVES = {
+    "hbm_phase_overlap": (0.5, 1.0),     # from cores in step to independent phases
+    "write_hbm_fraction": (0.5, 0.0),    # from every write charged to HBM to every write landing in L2
+    "pipe_barrier_cycles": (0.0, None),  # None: double the baseline
+    "flag_sync_cycles": (0.0, None),
+}
 # The cases rerun per suite: the widest and narrowest rows of each dtype class and both atb kinds
 # (launch-bound and HBM-bound). A suite not named here is sampled by its smallest and largest case.
 SAMPLE = {
@@ -39,6 +49,19 @@ RATIOS = (("formula", "anchor_us"), ("anchor", "anchor_kernel_us"),
 def varied(model: Model) -> list[str]:
     """The constants the sensitivity run varies, in the model's order."""
     return [name for name in model.constants if model.sources.get(name, "").startswith(VARIED_KINDS)]
+
+
+def values(model: Model, name: str) -> list[tuple[float, float | None]]:
+    """(value, factor) pairs the sensitivity run tries for constant `name`."""
+    base = model[name]
+    tried = ALTERNATIVES.get(name)
+    if tried is None:
+        return [(base * f, f) for f in FACTORS]
+    out = []
+    for v in tried:
+        v = 2.0 * base if v is None else v
+        out.append((v, v / base if base else None))
+    return out
 
 
 def sample(suite_names: list[str]) -> dict[str, list[Case]]:
@@ -96,8 +119,7 @@ def run(model: Model, suites: dict[str, list[Case]], rng: np.random.Generator, p
               "sample": {name: [c.label for c in cases] for name, cases in suites.items()},
               "baseline": {name: _summary(rows) for name, rows in base.items()}, "variants": []}
     for name in varied(model):
-        for factor in FACTORS:
-            value = model[name] * factor
+        for value, factor in values(model, name):
             if name == "launch_us":
                 rows = {s: [_shift_launch(r, value - model[name]) for r in rs] for s, rs in base.items()}
             else:
@@ -129,5 +151,6 @@ def format_report(report: dict) -> str:
 
     add("(baseline)", "-", report["baseline"])
     for v in report["variants"]:
-        add(v["constant"], f"{v['value']:g} (x{v['factor']:g})", v["suites"])
+        scale = "" if v["factor"] is None else f" (x{v['factor']:g})"
+        add(v["constant"], f"{v['value']:g}{scale}", v["suites"])
     return "\n".join(lines)

@@ -215,6 +215,7 @@ inline void OnSetFlag(Pipe from, Pipe to, int id) { Core().timeline.SetFlag(int(
 inline void OnWaitFlag(Pipe from, Pipe to, int id) { Core().timeline.WaitFlag(int(from), int(to), id); }
 inline void OnAutoFlagPair(Pipe from, Pipe to) { Core().timeline.FlagPair(int(from), int(to)); }
 inline void OnBarrierAll() { Core().timeline.BarrierAll(); }
+inline void OnPipeBarrier(Pipe pipe) { Core().timeline.PipeBarrier(int(pipe)); }
 // SyncAll: before the launch barrier (this core's pipes drain) and after it (the slowest core's time).
 inline void OnSyncAllArrive() { Core().timeline.SyncArrive(); }
 inline void OnSyncAllLeave() { Core().timeline.SyncLeave(); }

@@ -234,6 +234,10 @@ inline void PipeBarrier()
         const int p = int(pipe == PIPE_MTE2 ? twin::Pipe::MTE2 : twin::Pipe::MTE3);
         core.pipe_sync.visible_seq[p][p] = ++core.instr_seq;  // the pipe's own earlier copies are done
     }
+    if (pipe == PIPE_V || pipe == PIPE_S || pipe == PIPE_MTE2 || pipe == PIPE_MTE3) {
+        twin::OnPipeBarrier(pipe == PIPE_V ? twin::Pipe::V : pipe == PIPE_S ? twin::Pipe::S
+                            : pipe == PIPE_MTE2 ? twin::Pipe::MTE2 : twin::Pipe::MTE3);
+    }
 }
 
 template <HardEvent evt>

@@ -5,10 +5,17 @@
 // A core's makespan is when its last pipe finishes; the busiest core's makespan plus the launch cost
 // is the modelled kernel time (the Python side adds the launch cost and reports).
 //
-// Memory: a core gets an equal share of HBM bandwidth (the SoC's HBM rate over the launched cores),
-// capped by its link rate per direction. A GM byte read again in the same launch comes from L2 at
-// the L2 link rate while the traffic since its last touch fits L2 (reuse distance, measured in
-// modelled time at the full HBM rate); otherwise, and for every first touch and every write, HBM.
+// Memory: HBM is one SoC-wide pool (the SoC's HBM rate) shared by the cores that move bytes, each
+// capped by its link rate per direction. How many cores move bytes while one does is the named
+// assumption hbm_phase_overlap: 0, the cores move bytes in step (every launched core shares the pool
+// whenever this one draws on it: what ADD's serial cases show), 1, their phases are independent (the
+// others move bytes for the fraction of time this core does, so a core that mostly computes borrows
+// what the others leave). Each core judges from its own timeline, so the result does not depend on
+// the order the core threads run in. Where writes land is the assumption write_hbm_fraction: the
+// share of written bytes the pool is charged for while the kernel runs (the rest lands in L2).
+// A GM byte read again in the same launch comes from L2 at the L2 link rate while the traffic since
+// its last touch fits L2 (reuse distance, measured in modelled time at the full HBM rate); otherwise,
+// and for every first touch and every write, it counts as HBM bytes.
 // Recording costs O(1) per instruction plus O(bytes / 512) for the L2 bookkeeping of a copy.
 //
 // SoC facts come from platform.h; the constants below are the model's own.
@@ -47,12 +54,16 @@ struct ModelConstants {
     double sync_all_cycles;
     double launch_us;
     double l2_reuse_fraction;
+    double hbm_phase_overlap;
+    double write_hbm_fraction;
+    double pipe_barrier_cycles;
+    double flag_sync_cycles;
 };
 
 inline constexpr ModelConstants kModelTable[] = {
-    {"Ascend910B2", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0},
-    {"Ascend910B3", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0},
-    {"Ascend910_93", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0},
+    {"Ascend910B2", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 1.0, 8.0, 16.0},
+    {"Ascend910B3", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 1.0, 8.0, 16.0},
+    {"Ascend910_93", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 1.0, 8.0, 16.0},
 };
 
 // The classes of vector instruction the model prices apart (OnVector names the class).
@@ -96,6 +107,21 @@ inline constexpr ModelField kModelFields[] = {
     {"l2_reuse_fraction", &ModelConstants::l2_reuse_fraction,
      "assumption (issue 6's rule): a re-read hits L2 while the traffic since its last touch fits this fraction "
      "of L2"},
+    {"hbm_phase_overlap", &ModelConstants::hbm_phase_overlap,
+     "assumption, fitted to ADD: how independent the cores' phases are; a core draws the HBM pool over "
+     "1 + (cores - 1) x (1 - o + o x d) cores, d its own share of time with HBM bytes in flight. 0 (cores in step) "
+     "fits ADD cases 2, 3 and 5 with one pool of 1.55 TB/s; 1 would need 1.25 and 1.46 TB/s in cases 2 and 3 "
+     "against 1.55 in case 5"},
+    {"write_hbm_fraction", &ModelConstants::write_hbm_fraction,
+     "assumption, fitted to ADD: the share of written bytes the HBM pool is charged for while the kernel runs "
+     "(the rest lands in L2). 1 fits ADD case 4 (no L2 hint, as both kernels here: 384 MB of reads and writes in "
+     "250.5 us of MTE2 = 1.53 TB/s); case 5, its reads bypassing L2, shows writes landing in L2 (0)"},
+    {"pipe_barrier_cycles", &ModelConstants::pipe_barrier_cycles,
+     "assumption: a PipeBarrier on one pipe holds that pipe's next instruction this many cycles past its last "
+     "one's end (the drain the barrier waits for; no public figure)"},
+    {"flag_sync_cycles", &ModelConstants::flag_sync_cycles,
+     "assumption: a cross-pipe handover (SetFlag -> WaitFlag, EnQue -> DeQue, FreeTensor -> AllocTensor) "
+     "releases the waiting pipe this many cycles after the producer's work (no public figure)"},
 };
 
 inline const ModelConstants &FindModel(const char *soc)
@@ -286,7 +312,7 @@ private:
     std::vector<double> sync_max_;
 };
 
-// One core's share of HBM bandwidth over time: the intervals in which it is in use. MTE2 and MTE3
+// One core's draw on the HBM pool over time: the intervals in which it is in use. MTE2 and MTE3
 // transfers take turns in it; a transfer fills the free gaps from when it is ready on, so copies
 // recorded in program order but overlapping in time share the bandwidth instead of queueing.
 class HbmChannel {
@@ -346,7 +372,8 @@ class CoreTimeline {
 public:
     CoreTimeline(const SocInfo &soc, uint32_t block_num) : m_(&FindModel(soc.name))
     {
-        hbm_share_ = soc.hbm_gbps / soc.clock_ghz / std::max<uint32_t>(block_num, 1);
+        pool_ = soc.hbm_gbps / soc.clock_ghz;
+        cores_ = std::max<uint32_t>(block_num, 1);
         link_[tl::MTE2] = soc.ddr_bytes_per_cycle;
         link_[tl::MTE3] = soc.ub_to_ddr_bytes_per_cycle;
         l2_rate_ = soc.l2_bytes_per_cycle;
@@ -372,12 +399,15 @@ public:
         // The link moves whole bursts: a block's unaligned ends cost it a burst each. HBM's share
         // is charged the bytes only (a neighbouring block's burst brings the rest along).
         const double bursts = gm != nullptr && bytes > 0 ? BurstBytes(gm, blocks, bytes / blocks, pitch) / double(bytes) : 1.0;
-        const double link_time = std::max(double(split.hbm) / hbm_share_, double(split.hbm) * bursts / link_[pipe]);
+        const double charged = double(split.hbm) * (pipe == tl::MTE3 ? m_->write_hbm_fraction : 1.0);
+        const double share = HbmShare(ready);
+        const double link_time = std::max(charged / share, double(split.hbm) * bursts / link_[pipe]);
         const double l2_time = double(split.l2) * bursts / l2_rate_;
         double end = ready + link_time;
-        if (split.hbm > 0) {
+        if (charged > 0) {
             channel_.Forget(std::min(free_[tl::MTE2], free_[tl::MTE3]));
-            end = std::max(end, channel_.Place(ready, double(split.hbm) / hbm_share_));
+            end = std::max(end, channel_.Place(ready, charged / share));
+            in_flight_ += end - ready;
         }
         end += l2_time;
         free_[pipe] = end;
@@ -416,11 +446,11 @@ public:
         Wait(producer, q.freed[slot.turn]);
     }
     void EnQue(const void *buffer, int producer) { slots_[buffer].ready = SetTime(producer); }
-    void DeQue(const void *buffer, int consumer) { Wait(consumer, slots_[buffer].ready); }
+    void DeQue(const void *buffer, int consumer) { Wait(consumer, slots_[buffer].ready + m_->flag_sync_cycles); }
     void Free(const void *buffer, int consumer)
     {
         SlotTimes &slot = slots_[buffer];
-        const double t = SetTime(consumer);
+        const double t = SetTime(consumer) + m_->flag_sync_cycles;
         if (slot.ring != nullptr) {
             slot.ring->freed[slot.turn] = t;
         }
@@ -434,12 +464,17 @@ public:
         if (!q.empty()) {
             q.pop_front();
         }
-        Wait(to, t);
+        Wait(to, t + m_->flag_sync_cycles);
     }
     // A SetFlag at once followed by its WaitFlag (the pair --cce-auto-sync inserts): the same two steps.
-    void FlagPair(int from, int to) { Wait(to, SetTime(from)); }
-    // PipeBarrier<PIPE_ALL>: everything issued so far is done before anything after it starts. A
-    // barrier on one pipe orders only that pipe, which runs in order here anyway.
+    void FlagPair(int from, int to) { Wait(to, SetTime(from) + m_->flag_sync_cycles); }
+    // PipeBarrier on one pipe: the pipe runs in order anyway; its next instruction waits for the drain.
+    void PipeBarrier(int pipe)
+    {
+        Issue();
+        free_[pipe] += m_->pipe_barrier_cycles;
+    }
+    // PipeBarrier<PIPE_ALL>: everything issued so far is done before anything after it starts.
     void BarrierAll()
     {
         Issue();
@@ -476,6 +511,16 @@ private:
         QueueRing *ring = nullptr;  // the queue and turn of its current AllocTensor
         size_t turn = 0;
     };
+
+    // This core's HBM rate from the pool at cycle t: the pool over the cores drawing on it with this one
+    // (hbm_phase_overlap), d being this core's share of the time so far with HBM bytes in flight. With
+    // the others drawing for the same share of time, the cores together never exceed the pool.
+    double HbmShare(double t) const
+    {
+        const double o = m_->hbm_phase_overlap;
+        const double d = t > 0 ? std::min(1.0, in_flight_ / t) : 1.0;
+        return pool_ / (1.0 + double(cores_ - 1) * (1.0 - o + o * d));
+    }
 
     double Issue()
     {
@@ -524,7 +569,9 @@ private:
 
     const ModelConstants *m_;
     LaunchTimeline *launch_ = nullptr;
-    double hbm_share_ = 1, l2_rate_ = 1;
+    double pool_ = 1, l2_rate_ = 1;
+    double in_flight_ = 0;  // cycles with HBM bytes of this core in flight (summed over copies)
+    uint32_t cores_ = 1;
     double link_[tl::kPipes] = {1, 1, 1, 1};
     double free_[tl::kPipes] = {};  // when each pipe finishes its last instruction; S: the issue point
     double released_[tl::kPipes] = {};  // the latest time a wait or barrier let each pipe go on
