@@ -41,7 +41,7 @@ def main():
     from torch_npu.utils.cpp_extension import NpuExtension
 
     from rmsnorm_backward import op_def
-    from rmsnorm_backward.backends import NPU_ADAPTER
+    from rmsnorm_backward.npu_adapter import NPU_ADAPTER
 
     op = op_def.load()
     ext = NpuExtension(
