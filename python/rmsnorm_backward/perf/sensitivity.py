@@ -1,6 +1,6 @@
 """How the benchmark's conclusions move with the model constants nobody measured (`bench --sensitivity`).
 
-Every constant whose source is of kind "assumption" or "range" (twin/include/twin/timeline.h,
+Every constant whose source is of kind "assumption" or "range" (twin/include/twin/model_constants.h,
 kModelFields) is set to half and to double its value in turn (the constants halving and doubling
 cannot move, the HBM pool's phase overlap and the writes' HBM share, to the values of ALTERNATIVES;
 the barrier and handover latencies to none and double), and a sample of each suite is rerun:

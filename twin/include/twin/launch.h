@@ -338,8 +338,8 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
     launch.auto_sync = args.auto_sync != 0;
     if (args.num_model != 0 && args.num_model != std::size(kModelFields)) {
         return SetResult(result, TWIN_INVALID_INPUT,
-                         Cat("model constants must be all ", std::size(kModelFields), " of timeline.h's kModelFields (got ",
-                             args.num_model, ")"));
+                         Cat("model constants must be all ", std::size(kModelFields),
+                             " of model_constants.h's kModelFields (got ", args.num_model, ")"));
     }
     const ModelConstants &table = FindModel(soc->name);
     launch.timeline.Init(*soc, args.num_model != 0 ? WithValues(table, args.model) : table);

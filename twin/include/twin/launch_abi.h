@@ -31,7 +31,7 @@ typedef struct TwinLaunchArgs {
     const TwinGmArg *gm;
     uint64_t *counters;   // block_dim x TwinKernelInfo.num_counters, filled by the launch
     uint32_t num_model;   // 0: the SoC's performance model constants, else every one of them
-    const double *model;  // num_model values in twin::kModelFields order (timeline.h)
+    const double *model;  // num_model values in twin::kModelFields order (model_constants.h)
     uint32_t auto_sync;   // nonzero: bisheng's --cce-auto-sync, the compiler orders PIPE_S with the others
 } TwinLaunchArgs;
 

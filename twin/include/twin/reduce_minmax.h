@@ -13,7 +13,7 @@
 // as the sums are charged; ReduceMax / ReduceMin charge every round the real one issues
 // (per-repeat extremes, then the extremes of those pairs until one is left).
 #pragma once
-#include "reduce.h"
+#include "reduce_engine.h"
 
 namespace AscendC {
 enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };

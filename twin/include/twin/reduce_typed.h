@@ -5,6 +5,7 @@
 // as the kernel wrote it. On A2 dst and src have one type, half or float (a compile error otherwise,
 // as in CANN's headers).
 #pragma once
+#include "reduce.h"
 #include "reduce_minmax.h"
 
 namespace AscendC {

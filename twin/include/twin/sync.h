@@ -179,7 +179,7 @@ inline std::string EventName(AscendC::HardEvent evt)
 }
 
 // True when a queue of the core's TPipe holds `id` of `evt` (an EnQue until its DeQue, a FreeTensor
-// until its buffer's next AllocTensor): the queue's own SetFlag/WaitFlag use it. Defined in queues.h.
+// until its buffer's next AllocTensor): the queue's own SetFlag/WaitFlag use it. Defined in tpipe.h.
 bool QueueHoldsEventId(AscendC::HardEvent evt, int32_t id);
 
 // SetFlag/WaitFlag on such an id mixes the kernel's handshake with the queue's.
