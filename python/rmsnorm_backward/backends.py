@@ -52,13 +52,27 @@ def cann_candidates() -> list[str]:
 
 
 def find_cann() -> dict:
-    """{'path', 'version', 'looked'}: path None when no candidate holds a CANN toolkit."""
+    """{'path', 'version', 'looked', 'env_problem'}: path None when no candidate holds a CANN toolkit;
+    env_problem the sentence saying why ASCEND_HOME_PATH, when it is set, names no CANN toolkit (None
+    when it is unset or does): the defaults are still looked in, but whoever set it meant that one."""
     looked = cann_candidates()
+    env = os.environ.get("ASCEND_HOME_PATH")
+    problem = None if not env or _is_cann(Path(env)) else _not_cann(Path(env))
     for cand in looked:
         root = Path(cand)
-        if (root / "include" / "acl" / "acl.h").is_file() or (root / "compiler").is_dir():
-            return {"path": str(root), "version": _cann_version(root), "looked": looked}
-    return {"path": None, "version": None, "looked": looked}
+        if _is_cann(root):
+            return {"path": str(root), "version": _cann_version(root), "looked": looked, "env_problem": problem}
+    return {"path": None, "version": None, "looked": looked, "env_problem": problem}
+
+
+def _is_cann(root: Path) -> bool:
+    return (root / "include" / "acl" / "acl.h").is_file() or (root / "compiler").is_dir()
+
+
+def _not_cann(root: Path) -> str:
+    what = ("does not exist" if not root.exists() else "is not a directory" if not root.is_dir()
+            else "holds no CANN toolkit (neither include/acl/acl.h nor compiler/)")
+    return f"ASCEND_HOME_PATH is {root}, which {what}; point it at CANN's install (source its set_env.sh) or unset it"
 
 
 def _cann_version(root: Path) -> str | None:

@@ -13,10 +13,7 @@ from rmsnorm_backward.cli import COMMANDS, main
 from rmsnorm_backward.cli import sample_dir
 from rmsnorm_backward.fileio import write_atomic
 
-
-def run_json(capsys, *argv) -> tuple[int, dict]:
-    code = main([*argv, "--json"])
-    return code, json.loads(capsys.readouterr().out)
+from cli_output import error_line, run_json
 
 
 @pytest.mark.parametrize("argv", [
@@ -79,14 +76,6 @@ def test_save_dir_then_from_dir_round_trips_and_uses_the_saved_golden(capsys, tm
     (golden_dx * 1.1).tofile(d / "output/golden_dx.bin")
     code, tampered = run_json(capsys, "golden", "--from-dir", str(d))
     assert code == 1 and not tampered["reports"]["dx"]["passed"]
-
-
-def error_line(capsys) -> str:
-    """click's error output: at most its usage and hint lines, then one `Error: <sentence>` line."""
-    *hint, error = capsys.readouterr().err.strip().splitlines()
-    assert [line for line in hint if line and not line.startswith(("Usage: ", "Try "))] == []
-    assert error.startswith("Error: ") and error.count(". ") == 0
-    return error
 
 
 def test_from_dir_needs_its_case_json_and_names_it(capsys, tmp_path):
@@ -161,7 +150,8 @@ def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path,
      "Error: --offset needs a gamma (without one the scale is 1): drop it or --no-gamma"),
     (["--offset", "inf"], "Error: Invalid value for '--offset': gamma_offset must be finite in float32 (got inf)."),
     (["--dtype", "fp32", "--gamma-dtype", "bf16"],
-     "Error: gamma must have the dtype of x, or be float32 (gamma bfloat16, x float32)."),
+     "Error: --gamma-dtype bf16 with --dtype fp32: gamma must have the dtype of x, or be float32 (gamma bfloat16, "
+     "x float32)."),
     (["--no-gamma", "--gamma-dtype", "fp32"], "Error: --gamma-dtype needs a gamma: drop it or --no-gamma"),
 ])
 def test_golden_form_refusals_are_one_sentence(capsys, argv, message):
@@ -173,7 +163,8 @@ def test_golden_form_refusals_are_one_sentence(capsys, argv, message):
     (["--shape", "32,x"], "Invalid value for '--shape': must be non-negative integers separated by commas, like "
                           "32,64,128 (got '32,x')"),
     (["--shape", "64"], "Invalid value for '--shape': needs at least 2 dims: the rows and the dims of gamma (got '64')"),
-    (["--shape", "2,3,4,5,6,7,8,9,2", "--gamma-dims", "3"], "x must have rank 1 to 8 (got rank 9)."),
+    (["--shape", "2,3,4,5,6,7,8,9,2", "--gamma-dims", "3"],
+     "--shape 2,3,4,5,6,7,8,9,2 --gamma-dims 3: x must have rank 1 to 8 (got rank 9)."),
     (["--shape", "32,64", "--gamma-dims", "2"], "Invalid value for '--gamma-dims': must be from 1 to 1 for a 2-D "
                                                 "--shape (got 2)"),
     (["--gamma-dims", "0"], "Invalid value for '--gamma-dims': 0 is not in the range x>=1."),

@@ -6,11 +6,12 @@ import json
 import logging
 import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, TilingError
 from ..fileio import check_writable_dir, write_atomic
 
 PROG = "rmsnorm-backward"
@@ -21,6 +22,19 @@ class CliError(click.ClickException):
     """An environment problem or a bad combination found after parsing: `Error: <sentence>`, exit
     status 2 (1 is golden's "the precision standard failed")."""
     exit_code = 2
+
+
+def refusal(error: InvalidInputError, typed: Mapping[str, str]) -> CliError:
+    """The operator's refusal of what the options describe, as one sentence that starts with the
+    options the user typed for it. `typed` maps the kind of a TilingError's rule ("shape", "dtype",
+    "attr", "platform"), or "kind:tensor" where one tensor has options of its own (the more specific
+    wins), to those options as typed, e.g. {"shape": "--shape 4,0", "dtype:gamma": "--gamma-dtype bf16"};
+    any other InvalidInputError (the host memory the shapes need, a dim beyond int64) is the shape's."""
+    if isinstance(error, TilingError):
+        option = typed.get(f"{error.kind}:{error.tensor}") or typed.get(error.kind)
+    else:
+        option = typed.get("shape")
+    return CliError(f"{option}: {error}" if option else str(error))
 
 
 def check_soc(ctx, param, value: str) -> str:

@@ -1,5 +1,8 @@
-"""Report CANN, the NPU, torch, torch_npu, the compilers and the twin, and which backends are usable
-(exit status 1 when none is)."""
+"""Report CANN, the NPU, torch, torch_npu, the compilers and the twin, and which backends are usable.
+
+Exit status 1 when no backend is usable; 2 when ASCEND_HOME_PATH is set but names no CANN toolkit
+(the report, or its JSON with the sentence as cann.env_problem, is printed first, then the sentence
+as the error)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +15,7 @@ import sys
 import click
 
 from .. import backends
-from ._common import CONTEXT, print_json, progress
+from ._common import CONTEXT, CliError, print_json, progress
 
 # torch without backend autoload: an installed-but-broken torch_npu must not take torch down with it.
 _TORCH_PROBE = "import json, torch; print(json.dumps({'version': torch.__version__}))"
@@ -106,4 +109,7 @@ def command(as_json) -> int:
         print_json(found)
     else:
         click.echo(render(found))
+    if found["cann"]["env_problem"]:
+        CliError(found["cann"]["env_problem"]).show()
+        return CliError.exit_code
     return 0 if any(b["usable"] for b in found["backends"]) else 1

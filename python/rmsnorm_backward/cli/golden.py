@@ -28,7 +28,7 @@ from ..errors import EnvironmentSetupError, InvalidInputError
 from ..fileio import check_writable_dir
 from ..golden import golden
 from ..precision import compare
-from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progress
+from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progress, refusal
 from .sample_dir import CASE_FILE, attrs_with_defaults, read_case, read_golden, read_inputs, write_sample_dir
 
 EPS = 1e-6  # of the forward pass that produced rstd
@@ -98,6 +98,19 @@ def random_inputs(case: dict, seed: int) -> dict:
     return inputs
 
 
+def typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, offset, soc) -> dict:
+    """The options that describe the case, as the user typed them (those left at their default
+    only where they decide the tensor), by the kind of tiling rule they answer for (cli._common.refusal)."""
+    given = {n for n in ("gamma_dims", "rstd_flat", "dtype")
+             if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT}
+    shape_text = " ".join([f"--shape {','.join(map(str, shape))}"] + [f"--gamma-dims {gamma_dims}"] * ("gamma_dims" in given)
+                          + ["--rstd-flat"] * ("rstd_flat" in given))
+    typed = {"shape": shape_text, "dtype": f"--dtype {dtype}", "attr": f"--offset {offset}", "platform": f"--soc {soc}"}
+    if gamma_dtype is not None:  # gamma's dtype is its own option; a rule on it names both
+        typed["dtype:gamma"] = " ".join([f"--gamma-dtype {gamma_dtype}"] + [f"with --dtype {dtype}"] * ("dtype" in given))
+    return typed
+
+
 def _check_save_dir(d: Path, from_dir: Path | None) -> None:
     if from_dir is not None and d.absolute() == from_dir.absolute():
         raise click.BadParameter("must not be the --from-dir directory it reads", param_hint="'--save-dir'")
@@ -147,7 +160,10 @@ def resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residua
                                      no_gamma, residual, gamma_dtype)
         except InvalidInputError as e:
             raise click.BadParameter(str(e), param_hint="'--offset'") from None
-        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])  # before any array is made
+        try:  # before any array is made
+            preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])
+        except InvalidInputError as e:
+            raise refusal(e, typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, offset, soc)) from None
     if save_dir is not None:
         _check_save_dir(save_dir, from_dir)
     chosen = backends.best() if backend == "auto" else _chosen(backend)

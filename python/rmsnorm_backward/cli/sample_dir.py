@@ -119,7 +119,10 @@ def read_case(d: Path, soc: str) -> dict:
     if not os.path.lexists(meta):
         raise InvalidInputError(f"--from-dir {d} has no {CASE_FILE} ({meta} is missing): make samples with --save-dir")
     case = _read_case(meta)
-    preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])
+    try:
+        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])
+    except InvalidInputError as e:  # the tiling's rules or the host's memory refuse the case: name its file
+        raise InvalidInputError(f"{meta}: {e}") from None
     op = op_def.load()
     for t in op.inputs:  # a tensor's file the case does not describe: the user meant something else
         path = d / "input" / f"{t.name}.bin"
