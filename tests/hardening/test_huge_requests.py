@@ -35,9 +35,10 @@ def no_inputs_made(monkeypatch):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--shape", "1,2147483648"], GAMMA_LIMIT),
-    (["--shape", "100000,100000"], r"golden on x \[100000, 100000\] float32 " + MEMORY_LIMIT),
-    (["--shape", "1048576,1048576", "--dtype", "bf16"], r"golden on x \[1048576, 1048576\] bfloat16 " + MEMORY_LIMIT),
+    (["--shape", "1,2147483648"], "--shape 1,2147483648: " + GAMMA_LIMIT),
+    (["--shape", "100000,100000"], r"--shape 100000,100000: golden on x \[100000, 100000\] float32 " + MEMORY_LIMIT),
+    (["--shape", "1048576,1048576", "--dtype", "bf16"],
+     r"--shape 1048576,1048576: golden on x \[1048576, 1048576\] bfloat16 " + MEMORY_LIMIT),
     (["--shape", "4,8", "--soc", "Ascend310P3"], r"Invalid value for '--soc': soc must be one of .*, got 'Ascend310P3'"),
 ])
 def test_cli_golden_refuses_before_making_inputs(capsys, no_inputs_made, argv, message):
