@@ -8,9 +8,11 @@ no-op; then update its text here.
 
 Each variant compiles only the tiling key its case runs (TILING_KEY_IS is narrowed in the patched
 entry), all variants once per session, two at a time, into the kernel cache (by content: a second
-run with the same kernel and twin compiles nothing)."""
+run with the same kernel and twin compiles nothing), at -O0: each runs one small case once, and the
+twin's results do not depend on the optimisation level (run_kernel's optimize)."""
 from __future__ import annotations
 
+import functools
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,7 +22,7 @@ import numpy as np
 import pytest
 
 import rmsnorm_backward.simulate as simulate_module
-from ascendc_twin import compile_kernel
+from ascendc_twin import compile_kernel, run_kernel
 from rmsnorm_backward.errors import KernelCompileError, TwinRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
@@ -183,7 +185,7 @@ def variants() -> dict:
 
     def build(source: Path):
         try:
-            compile_kernel(source, simulate_module.KERNEL_NAME, include_dirs=[source.parent, OP_HOST])
+            compile_kernel(source, simulate_module.KERNEL_NAME, include_dirs=[source.parent, OP_HOST], optimize=False)
         except KernelCompileError as e:
             return str(e)
         return None
@@ -192,10 +194,12 @@ def variants() -> dict:
         return dict(zip(sources, zip(sources.values(), pool.map(build, sources.values()))))
 
 
-def run_variant(source: Path, bug: Bug, monkeypatch):
-    """simulate on the broken kernel; returns how the bug was caught, or None."""
+def run_variant(source: Path, bug: Bug, monkeypatch, optimize: bool = False):
+    """simulate on the broken kernel (compiled at -O0 unless `optimize`); returns how the bug was
+    caught, or None."""
     dy, x, rstd, gamma, dres = inputs_of(bug)
     monkeypatch.setattr(simulate_module, "KERNEL_SOURCE", source)
+    monkeypatch.setattr(simulate_module, "run_kernel", functools.partial(run_kernel, optimize=optimize))
     try:
         dx, dgamma, _ = simulate_module.simulate(dy, x, rstd, gamma, dres, block_dim=bug.block_dim)
     except TwinRuleError as e:
@@ -231,4 +235,4 @@ def test_planted_bug_is_caught(name, variants, monkeypatch):
 def test_the_unbroken_kernel_passes_the_same_cases(monkeypatch):
     """The cases themselves are fine: the shipped kernel passes each of them."""
     for bug in BUGS.values():
-        assert run_variant(simulate_module.KERNEL_SOURCE, bug, monkeypatch) is None
+        assert run_variant(simulate_module.KERNEL_SOURCE, bug, monkeypatch, optimize=True) is None
