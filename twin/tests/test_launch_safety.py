@@ -1,7 +1,8 @@
 """run_kernel's safety: a launch that never ends stops at its timeout and on Ctrl-C, a kernel that
 dies of a fatal signal raises KernelCrashError, and the caller carries on after each.
 
-One kernel misbehaves in the way GM says, on the core GM names; the others return at once.
+One kernel misbehaves in the way GM says, on the core GM names; the others return at once. Both
+kernels compile at -O0 (run_kernel's optimize): what is tested is the launch, not the code's speed.
 """
 import os
 import signal
@@ -66,13 +67,13 @@ def kernels(tmp_path_factory):
     for name, text in (("misbehave", MISBEHAVE), ("well", WELL)):
         sources[name] = root / f"{name}.cpp"
         sources[name].write_text(text)
-        compile_kernel(sources[name], name)
+        compile_kernel(sources[name], name, optimize=False)
     return sources
 
 
 def misbehave(kernels, what: int, culprit: int, **options):
     return run_kernel(kernels["misbehave"], "misbehave", [np.array([what, culprit], np.int32), None],
-                      block_dim=4, **options)
+                      block_dim=4, optimize=False, **options)
 
 
 def children() -> dict[int, str]:
@@ -93,7 +94,7 @@ def assert_caller_carries_on(kernels, rng):
     """A normal launch right after works, and no child was left unreaped."""
     block_dim = int(rng.integers(1, 9))
     out = np.full(block_dim, -1, np.int32)
-    stats = run_kernel(kernels["well"], "well", [out], block_dim=block_dim)
+    stats = run_kernel(kernels["well"], "well", [out], block_dim=block_dim, optimize=False)
     np.testing.assert_array_equal(out, np.arange(block_dim) + 100)
     assert stats.total["gm_scalar_writes"] == block_dim
     assert "Z" not in children().values()
@@ -155,12 +156,12 @@ def test_a_kernel_that_exits_is_a_crash_error_with_its_status(kernels, rng):
 @pytest.mark.parametrize("timeout", [0, -1.5, float("inf"), float("nan"), "10", True])
 def test_timeout_must_be_a_positive_number_or_none(kernels, timeout):
     with pytest.raises(InvalidInputError, match="timeout must be a positive number of seconds or None"):
-        run_kernel(kernels["well"], "well", [np.zeros(1, np.int32)], timeout=timeout)
+        run_kernel(kernels["well"], "well", [np.zeros(1, np.int32)], timeout=timeout, optimize=False)
 
 
 def test_no_timeout_lets_a_launch_finish(kernels):
     out = np.zeros(8, np.int32)
-    run_kernel(kernels["well"], "well", [out], block_dim=8, timeout=None)
+    run_kernel(kernels["well"], "well", [out], block_dim=8, timeout=None, optimize=False)
     np.testing.assert_array_equal(out, np.arange(8) + 100)
 
 
@@ -168,14 +169,14 @@ def test_a_forked_caller_gets_its_own_gm_memory_and_launch_processes(kernels):
     """GM memory is shared with the launch processes only: a child of os.fork (a fork-started
     DataLoader worker, say) writes its own copy of a gm array and launches through its own."""
     out = gm_empty(8, np.int32)
-    run_kernel(kernels["well"], "well", [out], block_dim=8)
+    run_kernel(kernels["well"], "well", [out], block_dim=8, optimize=False)
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
         code = 3
         try:
             out[:] = -7
             mine = gm_empty(4, np.int32)
-            run_kernel(kernels["well"], "well", [mine], block_dim=4)
+            run_kernel(kernels["well"], "well", [mine], block_dim=4, optimize=False)
             code = 0 if mine.tolist() == [100, 101, 102, 103] else 2
         finally:
             os._exit(code)
