@@ -99,15 +99,19 @@ def random_inputs(case: dict, seed: int) -> dict:
 
 
 def typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, offset, soc) -> dict:
-    """The options that describe the case, as the user typed them (those left at their default
-    only where they decide the tensor), by the kind of tiling rule they answer for (cli._common.refusal)."""
-    given = {n for n in ("gamma_dims", "rstd_flat", "dtype")
-             if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT}
-    shape_text = " ".join([f"--shape {','.join(map(str, shape))}"] + [f"--gamma-dims {gamma_dims}"] * ("gamma_dims" in given)
-                          + ["--rstd-flat"] * ("rstd_flat" in given))
-    typed = {"shape": shape_text, "dtype": f"--dtype {dtype}", "attr": f"--offset {offset}", "platform": f"--soc {soc}"}
-    if gamma_dtype is not None:  # gamma's dtype is its own option; a rule on it names both
-        typed["dtype:gamma"] = " ".join([f"--gamma-dtype {gamma_dtype}"] + [f"with --dtype {dtype}"] * ("dtype" in given))
+    """The options that describe the case as the user typed them, by the kind of tiling rule they
+    answer for (cli._common.refusal): --shape, with --gamma-dims and --rstd-flat when given; --dtype;
+    --gamma-dtype (with --dtype when given) for a rule on gamma's dtype; --offset; --soc."""
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+
+    shape_options = [f"--shape {','.join(map(str, shape))}"]
+    shape_options += [f"--gamma-dims {gamma_dims}"] if given("gamma_dims") else []
+    shape_options += ["--rstd-flat"] if given("rstd_flat") else []
+    typed = {"shape": " ".join(shape_options), "dtype": f"--dtype {dtype}", "attr": f"--offset {offset}",
+             "platform": f"--soc {soc}"}
+    if gamma_dtype is not None:  # gamma's dtype has an option of its own
+        typed["dtype:gamma"] = f"--gamma-dtype {gamma_dtype}" + (f" with --dtype {dtype}" if given("dtype") else "")
     return typed
 
 
