@@ -1,7 +1,7 @@
 """The rules of the buffers (TPipe, TQue, TBuf) and of LocalTensor indexing: UB capacity, the buffer
 count, queue discipline, buffers freed by kernel exit, TBuf's bounds and offsets; each broken
 by one row of a kernel and kept by the same row fixed (rule_kernels.py)."""
-from rule_kernels import Rule, rule_tests
+from rule_kernels import Rule, kernel_source, rule_tests
 
 RULES = [
     Rule("ub_capacity", """
@@ -123,4 +123,5 @@ RULES = [
     LocalTensor<float> last = t[BAD ? 64 : 63];
 """, "LocalTensor::operator[]", "offset must be below the tensor size (offset 64, size 64 elements)"),
 ]
-test_broken_rule_is_named, test_fixed_kernel_runs = rule_tests(RULES)
+SOURCE = kernel_source(RULES)
+test_broken_rule_is_named, test_fixed_kernel_runs = rule_tests(RULES, SOURCE)

@@ -2,7 +2,7 @@
 block and padding limits, the atomic type, ReduceSum's count, and GM outputs left undefined after
 the launch; each broken by one row of a kernel and kept by the same row fixed (rule_kernels.py).
 (The vector instructions' own rules are in their test modules.)"""
-from rule_kernels import Rule, rule_tests
+from rule_kernels import Rule, kernel_source, rule_tests
 
 RULES = [
     Rule("copy_length", """
@@ -96,4 +96,5 @@ RULES = [
     ReduceSum(t[64], t, t[72], BAD ? {bad} : 64);
 """, "ReduceSum", f"count must be in [1, UB bytes / sizeof(T)] = [1, 49152] (got {bad})") for bad in (0, 49153)),
 ]
-test_broken_rule_is_named, test_fixed_kernel_runs = rule_tests(RULES)
+SOURCE = kernel_source(RULES)
+test_broken_rule_is_named, test_fixed_kernel_runs = rule_tests(RULES, SOURCE)

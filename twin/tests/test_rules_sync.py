@@ -1,7 +1,7 @@
 """The rules of synchronisation: cross-pipe hazards without a flag, SetFlag / WaitFlag pairing, SyncAll
 across cores, and the TPipe's event ids (8 per hardware event, held by EnQue, FreeTensor and
 AllocEventID); each broken by one row of a kernel and kept by the same row fixed (rule_kernels.py)."""
-from rule_kernels import Rule, rule_tests
+from rule_kernels import Rule, kernel_source, rule_tests
 
 RULES = [
     Rule("missing_flag_mte2_v", """
@@ -138,4 +138,5 @@ RULES = [
 """, "SetFlag", "the event id must not be one a queue holds (HardEvent::MTE2_V, event id 0 is held by an EnQue or "
      "FreeTensor"),
 ]
-test_broken_rule_is_named, test_fixed_kernel_runs = rule_tests(RULES)
+SOURCE = kernel_source(RULES)
+test_broken_rule_is_named, test_fixed_kernel_runs = rule_tests(RULES, SOURCE)
