@@ -29,7 +29,7 @@
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 // Where a row's dy and x wait in UB, fixed per launch by the tiling (row_buffers, dx_over_dy); each
 // store runs as its own instantiation of the row loop.
@@ -51,7 +51,7 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
-        const auto layout = rms_norm_backward_layout::LongRows(t_, sizeof(T));
+        const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
@@ -436,4 +436,4 @@ private:
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

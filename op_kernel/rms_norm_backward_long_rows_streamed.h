@@ -39,7 +39,7 @@
 #include "rms_norm_backward_rstd.h"
 #include "rms_norm_backward_streamed_partial.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 template <typename T>
 class RmsNormBackwardLongRowsStreamed : RmsNormBackwardPathBase {
@@ -51,7 +51,7 @@ public:
         InitBase(args, tiling, pipe, gm_);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
-        const auto layout = rms_norm_backward_layout::Streamed(t_, sizeof(T));
+        const auto layout = rmsnorm_backward::layout::Streamed(t_, sizeof(T));
         pipe_->InitBuffer(inQueSlot_, t_.stream_slots, layout.slotBytes);
         if (layout.gammaBytes > 0 && t_.gamma_slots == 0) {
             pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
@@ -436,4 +436,4 @@ private:
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel
