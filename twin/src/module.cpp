@@ -3,7 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "twin/platform.h"
-#include "twin/timeline.h"
+#include "twin/model_constants.h"
 
 namespace py = pybind11;
 
@@ -22,7 +22,7 @@ py::list SocTable()
     return out;
 }
 
-// The performance model's own constants (twin/timeline.h), one dict per SoC, and their sources.
+// The performance model's own constants (twin/model_constants.h), one dict per SoC, and their sources.
 py::list ModelTable()
 {
     py::list out;
@@ -52,7 +52,7 @@ PYBIND11_MODULE(_twin, m)
 {
     m.doc() = "CPU twin of the Ascend C API: SoC table, model constants, kernel loader";
     m.def("soc_table", &SocTable, "The supported SoCs (include/twin/platform.h), one dict each.");
-    m.def("model_table", &ModelTable, "The performance model's constants per SoC (twin/timeline.h).");
+    m.def("model_table", &ModelTable, "The performance model's constants per SoC (include/twin/model_constants.h).");
     m.def("model_sources", &ModelSources, "Where each performance model constant comes from.");
     m.attr("ub_block_bytes") = twin::kUbBlockBytes;
     m.attr("repeat_bytes") = twin::kRepeatBytes;
