@@ -1,7 +1,8 @@
 """The Ascend C sources of a project tree that must compile against CANN's headers: the operator's
 kernel (its entry dispatches every tiling key, so one compile instantiates every path), the twin's
-demo, and the kernels the twin's tests run -- .cpp files under tests/ and the kernel texts the test
-modules hold as module-level strings, compiled once per value of the macros they leave to the test.
+demo, and the kernels the tests run -- .cpp files under tests/ and twin/tests/ and the kernel texts
+the test modules there hold as module-level strings, compiled once per value of the macros they
+leave to the test.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ MACRO_VALUES = {
     "DTYPE": ("float", "half"),
     "TWIN_TILING_STRUCT": ("DemoTiling",),
     "QUALIFIER": ("",),  # test_queues' FreeTensor text: empty compiles, "const" must not (a twin test)
+    "ALIGN_N": ("256",),  # test_alignment_boundaries: elements per call, and the offsets it tries
+    "ALIGN_O": ("16", "32"),
 }
 FLAG_VALUES = ("0", "1")  # macros tested with #if / #ifdef: both branches
 COUNT_VALUE = "2"         # any other macro the text uses but does not define
@@ -47,11 +50,11 @@ def collect(tree: Path, scratch: Path) -> tuple[list[Unit], list[tuple[str, str]
                   include_dirs=(kernel_dir,)),
              Unit("twin/demo/scaled_sum.cpp", tree / "twin" / "demo" / "scaled_sum.cpp")]
     skipped = []
-    for path in sorted((tree / "tests").rglob("*.cpp")):
+    for path in files_under_tests(tree, "*.cpp"):
         text = path.read_text()
         if "__global__" in text:
             units.append(Unit(str(path.relative_to(tree)), path))
-    for path in sorted((tree / "tests").rglob("*.py")):
+    for path in files_under_tests(tree, "*.py"):
         if "__global__" not in path.read_text() or path.parent.name == "conformance":
             continue
         for attr, text in module_kernel_texts(path, tree / "tests"):
@@ -61,6 +64,11 @@ def collect(tree: Path, scratch: Path) -> tuple[list[Unit], list[tuple[str, str]
                 continue
             units.extend(text_units(name, text, scratch))
     return units, skipped
+
+
+def files_under_tests(tree: Path, pattern: str) -> list[Path]:
+    """The files matching `pattern` under the operator's tests/ and the twin's twin/tests/."""
+    return sorted(p for d in (tree / "tests", tree / "twin" / "tests") for p in d.rglob(pattern))
 
 
 def module_kernel_texts(path: Path, tests: Path) -> list[tuple[str, str]]:
@@ -151,4 +159,4 @@ API_UPPER_CASE = {"GM_ADDR", "PIPE_ALL", "PIPE_V", "PIPE_S", "PIPE_MTE2", "PIPE_
                   "MTE3_MTE2", "V_S", "S_V", "MTE2_S", "S_MTE2", "MTE3_S", "S_MTE3", "TILING_KEY_IS",
                   "GET_TILING_DATA", "GET_TILING_DATA_WITH_STRUCT", "KERNEL_TASK_TYPE_DEFAULT", "UINT64_MAX",
                   "UINT32_MAX", "INT32_MAX", "MASK_PLACEHOLDER", "LCM", "MAX", "ASCEND_IS_AIV", "ASCEND_IS_AIC",
-                  "KERNEL_TYPE_AIV_ONLY", "UB", *(f"EVENT_ID{i}" for i in range(8))}
+                  "KERNEL_TYPE_AIV_ONLY", "UB", "CMPMODE", "SELMODE", *(f"EVENT_ID{i}" for i in range(8))}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from check import REPO, check
-from kernel_units import collect, macros_left_open, module_kernel_texts
+from kernel_units import collect, files_under_tests, macros_left_open, module_kernel_texts
 from real_headers import CXX, MODES, Toolchain, intrinsics_standin, locate
 
 TREE = Path(os.environ.get("RMSNORM_CONFORMANCE_TREE") or REPO)
@@ -56,7 +56,7 @@ def test_the_kernel_entry_dispatches_every_tiling_key_by_its_number():
 def test_every_test_module_with_a_kernel_contributes_its_kernels(tmp_path):
     units, skipped = collect(TREE, tmp_path)
     names = {u.name.split(" ")[0] for u in units} | {name for name, _ in skipped}
-    modules = [p for p in (TREE / "tests").rglob("*.py")
+    modules = [p for p in files_under_tests(TREE, "*.py")
                if p.parent.name != "conformance" and re.search(r"extern \"C\" __global__", p.read_text())]
     assert modules
     for module in modules:

@@ -25,7 +25,7 @@ N = 256  # floats per operand: 1024 bytes, whole 256-byte repeats for every fami
 # A kernel `align` whose every case is one call with one operand O bytes (a define) past its buffer's
 # 32-byte aligned start (ALIGN_O, a define; ALIGN_N elements a call); `pick` (GM) chooses the case. Every UB buffer is written first, so no case
 # reads bytes nothing wrote. F, H and B are O in floats, halves and bytes.
-KERNEL = r"""
+_KERNEL = r"""
 extern "C" __global__ __vector__ void align(GM_ADDR a, GM_ADDR pick, GM_ADDR out)
 {
     constexpr uint32_t F = ALIGN_O / 4, H = ALIGN_O / 2, B = ALIGN_O;
@@ -116,7 +116,10 @@ CASES = {
 
 def source(cases) -> str:
     calls = (CASES[case].call.format(o="[F]", oh="[H]", ob="[B]") for case in cases)
-    return KERNEL.replace("CASES", "\n".join(f"    case {k}: {call}; break;" for k, call in enumerate(calls)))
+    return _KERNEL.replace("CASES", "\n".join(f"    case {k}: {call}; break;" for k, call in enumerate(calls)))
+
+
+ALL_CASES = source(list(CASES))  # the kernel of every case (module level: tests/conformance compiles it)
 
 
 def launch(offset: int, case: str, only: bool = False):
@@ -126,7 +129,7 @@ def launch(offset: int, case: str, only: bool = False):
     args = {"a": np.random.default_rng(5).standard_normal(N + 64).astype(np.float32),
             "pick": np.array([cases.index(case)], np.int32), "out": np.zeros(N + 64, np.float32)}
     try:
-        run(source(cases), "align", args, defines={"ALIGN_N": N, "ALIGN_O": offset}, allow_undefined=True)
+        run(source(cases) if only else ALL_CASES, "align", args, defines={"ALIGN_N": N, "ALIGN_O": offset}, allow_undefined=True)
     except TwinRuleError as e:
         return str(e)
     return None

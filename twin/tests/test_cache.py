@@ -12,7 +12,8 @@ from ascendc_twin import build
 from ascendc_twin.build import CACHE_VARIABLE, cache_dir, compile_kernel
 from ascendc_twin.errors import EnvironmentSetupError
 
-KERNEL = ('#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void k{tag}(GM_ADDR x) {{}}\n')
+# An empty kernel `ktag`; each test renames it k<random tag>, so its object is new to the cache.
+KERNEL = '#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void ktag(GM_ADDR x) {}\n'
 
 
 def one_sentence(error: Exception) -> str:
@@ -43,7 +44,7 @@ def test_a_full_disk_while_compiling_is_an_environment_error(tmp_path, monkeypat
     monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path / "cache"))
     tag = secrets.token_hex(4)
     source = tmp_path / f"k{tag}.cpp"
-    source.write_text(KERNEL.format(tag=tag))
+    source.write_text(KERNEL.replace("ktag", f"k{tag}"))
 
     def full(self, *args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(self))
