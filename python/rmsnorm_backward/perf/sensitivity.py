@@ -35,13 +35,13 @@ ALTERNATIVES = {
     "pipe_barrier_cycles": (0.0, None),  # None: double the baseline
     "flag_sync_cycles": (0.0, None),
 }
-# The cases rerun per suite, chosen where a goal is closest to turning (and cheap enough that the whole
-# run, 21 reruns of the sample, takes about 20 minutes of twin on a 2-core machine): the llm rows with the
-# lowest % of roofline (16-bit streamed, fp32 streamed) beside the narrowest of each dtype; small at its
-# cheapest 16-bit case and fp32 x64, the fp32 case nearest 1.15x with the goal in reach (fp32 x128, out of
-# reach, costs twice the time of the rest of the small sample); both atb kinds (launch-bound and
-# HBM-bound); mid fp32 x256 and x512, where ours is nearest the anchor. A suite not named here is sampled
-# by its smallest and largest case.
+# The cases rerun per suite, chosen where a goal is closest to turning and cheap enough that the whole
+# run (21 reruns of the sample, about 65 s each) takes about 23 minutes on a 2-core machine: the llm rows
+# with the lowest % of roofline (16-bit streamed, fp32 streamed) beside the narrowest of each dtype;
+# small at its cheapest 16-bit case and fp32 x64, the fp32 case nearest 1.15x with the goal in reach
+# (fp32 x128, out of reach, costs twice the rest of the small sample); both atb kinds (launch-bound and
+# HBM-bound); mid fp32 x256 and x512, where ours is nearest the anchor. A suite not named here is
+# sampled by its smallest and largest case.
 SAMPLE = {
     "llm": [Case((4096, 4096), "fp16"), Case((4096, 16384), "bf16"), Case((4096, 8192), "fp32"),
             Case((4096, 12288), "fp32")],
