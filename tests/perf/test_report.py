@@ -60,7 +60,7 @@ def test_the_report_says_what_the_reports_say(reports, capsys):
     # miss the strong goal, and both are listed with their ceilings.
     assert f"{goals.STATEMENTS['roofline']}: fails 1 of 3: 4096x4096 bf16 95.5 %." in text
     assert f"{goals.STATEMENTS['goal']}: holds (4)." in text
-    misses = report.strong_misses(bench["cases"], bench["constants"]["launch_us"])
+    misses = report.goal_misses(bench["cases"], bench["constants"]["launch_us"])
     assert {m["label"] for m in misses} == {"4096x4096 fp32", "32x32x48 fp16"}
     fp32 = next(m for m in misses if m["label"] == "4096x4096 fp32")
     assert "| 4096x4096 fp32 | 150.0 | 165.0 (atomic) |" in text and fp32["speedup"] == pytest.approx(1.1)

@@ -93,7 +93,7 @@ def headline(suites: dict[str, list[dict]]) -> list[dict]:
     return out
 
 
-def strong_misses(rows: list[dict], launch_us: float) -> list[dict]:
+def goal_misses(rows: list[dict], launch_us: float) -> list[dict]:
     """Every case under a goal against the anchor, in the mode it misses worst, with its ceiling."""
     out = []
     for r in rows:
@@ -119,7 +119,8 @@ def kind(source: str) -> str:
 
 
 def against_baseline(name: str, found: dict, baseline: dict) -> str:
-    """A sensitivity cell: 'holds', 'as at the baseline' where the same cases fail, else the verdict."""
+    """A sensitivity cell: "the baseline's n: its worst" where the same cases fail as at the baseline,
+    else the verdict (holds, or the cases that fail)."""
     fails = {f[0] for f in found["fails"]}
     if found["fails"] and fails == {f[0] for f in baseline["fails"]}:
         return f"the baseline's {len(fails)}: {goals.worst_cases(name, found['fails'], 1)}"
@@ -140,7 +141,7 @@ def context(bench: dict, sensitivity: dict) -> dict:
         "headline": headline(suites),
         "goals": [{"statement": goals.STATEMENTS[n], "verdict": goals.verdict(n, found[n], most=0 if n == "strong" else 6)}
                   for n in found],
-        "misses": strong_misses(bench["cases"], launch_us), "strong": goals.STRONG, "margin": goals.MARGIN,
+        "misses": goal_misses(bench["cases"], launch_us), "strong": goals.STRONG,
         "tables": {suite: format_table(rows, markdown=True, columns=COLUMNS) for suite, rows in suites.items()},
         "sample": sensitivity["sample"],
         "sensitivity": [{"constant": "(baseline)", "value": "-",
