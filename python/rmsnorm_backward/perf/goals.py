@@ -62,6 +62,8 @@ def conclusions(rows: dict[str, list[dict]], launch_us: float) -> dict:
     return out
 
 
+# Each goal's column header where a table names the statements below it.
+SHORT = {"goal": f">= {GOAL:g}x", "strong": f">= {STRONG:g}x", "roofline": f">= {ROOFLINE_PCT:g} % roof-L"}
 STATEMENTS = {
     "goal": f"ours >= {GOAL:g}x the anchor (atomic and deterministic)",
     "strong": f"ours >= {STRONG:g}x where the anchor > {MARGIN:g}x the bound",
