@@ -13,7 +13,12 @@ Recorded again when three row buffers holding the whole row as one chunk (chunk_
 row's stride) led the long-rows table (issue 17): 50 cases, 16-bit rows of 4097-5120 cols leave the
 4096-col ring for them (4096 x 5120 fp16 91.2 -> 90.1 us modelled, 4096 x 4097 81.9 -> 73.6), fp32
 rows of 3129-3289 cols keep their one chunk under the new name (chunk_cols 4096 -> their stride; 3289
-cols now fit three buffers instead of two, the same modelled time)."""
+cols now fit three buffers instead of two, the same modelled time).
+Recorded again when small-cols rows of 24 to 56 fp32 lanes took a row's scalars as one block per row
+(no longer spread over the row, nor gamma over the whole tile): 78 cases, tile_rows only, every one a
+small-cols row of stride 24-48 (16-bit 32: 152 -> 184 rows, 48: 88 -> 128; fp32 24: 144 -> 176, 32:
+112 -> 128, 40: 88 -> 104, 48: 72 -> 88), the UB the per-row buffers freed (32x32x48 fp16 8.19 ->
+8.07 us modelled, 1048576x32 fp16 140.4 -> 140.1)."""
 import tiling_snapshot
 
 
