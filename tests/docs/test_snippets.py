@@ -175,6 +175,19 @@ def test_shell_snippet_parses_and_names_what_exists(block):
     assert not problems, f"{block.where}: " + "; ".join(problems)
 
 
+@pytest.mark.parametrize(("line", "problem"), [
+    ("rmsnorm-backward golden --no-such-option 1", "rmsnorm-backward golden has no option --no-such-option"),
+    ("rmsnorm-backward nope --json", "rmsnorm-backward has no command 'nope'"),
+    ("./build.sh nope", "build.sh has no command 'nope'"),
+    ("cmake --preset nope", "no CMake preset 'nope'"),
+    ("./build_out/custom_opp_x.run --nope", "the .run has no option --nope"),
+    ("cat docs/no_such_page.md  # a comment", "docs/no_such_page.md does not exist in the checkout"),
+])
+def test_the_shell_check_catches(line, problem):
+    known = {"cli": cli_commands(), "build.sh": build_sh_commands(), "presets": presets()}
+    assert [p for c in commands(line) for p in check_command(c, known)] == [problem]
+
+
 @pytest.mark.parametrize("block", [b for b in SHELL if runnable(b)], ids=where)
 def test_cheap_shell_snippet_runs(block, tmp_path):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
