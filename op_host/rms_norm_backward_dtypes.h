@@ -35,13 +35,13 @@ constexpr const RmsNormBackwardDtypeInfo *FindRmsNormBackwardDtype(std::string_v
 }
 
 // X(name, ge::DataType, aclDataType, at::ScalarType) for every dtype a tensor may have.
-#define RMS_NORM_BACKWARD_DTYPES(X) \
+#define RMSNB_DTYPES(X) \
     X("float16", DT_FLOAT16, ACL_FLOAT16, Half) \
     X("float32", DT_FLOAT, ACL_FLOAT, Float) \
     X("bfloat16", DT_BF16, ACL_BF16, BFloat16)
 
 // X(name, ge::DataType) for dtypes no tensor may have, named so that errors say what was passed.
-#define RMS_NORM_BACKWARD_REJECTED_DTYPES(X) \
+#define RMSNB_REJECTED_DTYPES(X) \
     X("float64", DT_DOUBLE) \
     X("int32", DT_INT32) \
     X("int64", DT_INT64)

@@ -12,9 +12,9 @@
 // CANN's operator log (the OP_LOGE ops-nn's TilingFuncs use); stderr where the install lacks it.
 #if __has_include("op_common/log/log.h")
 #include "op_common/log/log.h"
-#define RMS_NORM_BACKWARD_LOG_ERROR(node, text) OP_LOGE(node, "%s", text)
+#define RMSNB_LOG_ERROR(node, text) OP_LOGE(node, "%s", text)
 #else
-#define RMS_NORM_BACKWARD_LOG_ERROR(node, text) std::fprintf(stderr, "RmsNormBackward (%s): %s\n", node, text)
+#define RMSNB_LOG_ERROR(node, text) std::fprintf(stderr, "RmsNormBackward (%s): %s\n", node, text)
 #endif
 
 #include "op_proto/rms_norm_backward_proto.h"
@@ -46,8 +46,8 @@ std::string DtypeName(const gert::CompileTimeTensorDesc *desc)
 #define RMSNB_NAME_OF(name, ge_type, acl_type, at_type) case ge::ge_type: return std::string(name);
 #define RMSNB_NAME_OF_REJECTED(name, ge_type) case ge::ge_type: return std::string(name);
     switch (desc->GetDataType()) {
-        RMS_NORM_BACKWARD_DTYPES(RMSNB_NAME_OF)
-        RMS_NORM_BACKWARD_REJECTED_DTYPES(RMSNB_NAME_OF_REJECTED)
+        RMSNB_DTYPES(RMSNB_NAME_OF)
+        RMSNB_REJECTED_DTYPES(RMSNB_NAME_OF_REJECTED)
         default: return "dtype " + std::to_string(int(desc->GetDataType()));
     }
 #undef RMSNB_NAME_OF
@@ -69,7 +69,7 @@ template <class Context>
 ge::graphStatus Fail(Context *context, const std::string &why)
 {
     const char *node = context->GetNodeName();
-    RMS_NORM_BACKWARD_LOG_ERROR(node == nullptr ? "RmsNormBackward" : node, why.c_str());
+    RMSNB_LOG_ERROR(node == nullptr ? "RmsNormBackward" : node, why.c_str());
     return ge::GRAPH_FAILED;
 }
 
@@ -83,8 +83,8 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
         return Fail(context, "CANN provided no platform information (GetPlatformInfo returned null).");
     }
     const auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
-    rmsnorm_backward::TilingInput in;
-    in.platform = rmsnorm_backward::PlatformFactsOf(platform, platform_ascendc::CoreMemType::UB,
+    rmsnorm_backward::tiling::TilingInput in;
+    in.platform = rmsnorm_backward::tiling::PlatformFactsOf(platform, platform_ascendc::CoreMemType::UB,
                                                     SocName(platform.GetSocVersion()));
     in.dy_shape = Dims(context->GetInputShape(kDy));
     in.x_shape = Dims(context->GetInputShape(kX));
@@ -107,13 +107,13 @@ ge::graphStatus RmsNormBackwardTilingFunc(gert::TilingContext *context)
     const float *gammaOffset = attrs->GetFloat(kGammaOffset);
     in.gamma_offset = gammaOffset == nullptr ? 0.0f : *gammaOffset;  // absent: op_def's default
 
-    rmsnorm_backward::TilingResult out;
-    rmsnorm_backward::TilingError error;
-    if (!rmsnorm_backward::ComputeTiling(in, out, error)) {
+    rmsnorm_backward::tiling::TilingResult out;
+    rmsnorm_backward::tiling::TilingError error;
+    if (!rmsnorm_backward::tiling::ComputeTiling(in, out, error)) {
         return Fail(context, error.message);
     }
     // An aclnn caller allocates dx and dgamma itself: wrong ones would be written out of bounds.
-    error = rmsnorm_backward::CheckOutputs(in, Dims(context->GetOutputShape(kDx)), DtypeName(context->GetOutputDesc(kDx)),
+    error = rmsnorm_backward::tiling::CheckOutputs(in, Dims(context->GetOutputShape(kDx)), DtypeName(context->GetOutputDesc(kDx)),
                                            Dims(context->GetOutputShape(kDgamma)),
                                            DtypeName(context->GetOutputDesc(kDgamma)));
     if (!error.ok()) {

@@ -8,7 +8,7 @@
 #include "rms_norm_backward_rows_in_ub.h"
 #include "rms_norm_backward_small_cols.h"
 
-using namespace rms_norm_backward_impl;
+using namespace rmsnorm_backward::kernel;
 
 // Path<T> runs the launch whose tiling key is `key`: MakeKey of the class's path and T's dtype.
 template <template <typename> class Path, typename T, uint64_t key>

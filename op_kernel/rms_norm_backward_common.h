@@ -7,14 +7,14 @@
 
 using namespace AscendC;
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
-using rms_norm_backward_layout::kBlockBytes;
-using rms_norm_backward_layout::kDoubleBuffer;
-using rms_norm_backward_layout::kEventIdsPerEvent;
-using rms_norm_backward_layout::kFloatsPerBlock;
-using rms_norm_backward_layout::kFloatsPerRepeat;
-using rms_norm_backward_layout::kRepeatBytes;
+using rmsnorm_backward::layout::kBlockBytes;
+using rmsnorm_backward::layout::kDoubleBuffer;
+using rmsnorm_backward::layout::kEventIdsPerEvent;
+using rmsnorm_backward::layout::kFloatsPerBlock;
+using rmsnorm_backward::layout::kFloatsPerRepeat;
+using rmsnorm_backward::layout::kRepeatBytes;
 constexpr uint8_t kBlocksPerRepeat = kRepeatBytes / kBlockBytes;
 
 // 16-bit data is widened to fp32; fp32 data is computed on where it lands.
@@ -177,4 +177,4 @@ __aicore__ inline void CopyOutRows(const GlobalTensor<T> &dst, const LocalTensor
     DataCopyPad(dst, src, DataCopyExtParams(rows, cols * sizeof(T), 0, 0, 0));
 }
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

@@ -13,7 +13,7 @@
 #pragma once
 #include "rms_norm_backward_common.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 class RmsNormBackwardDgammaReduce {
 public:
@@ -26,7 +26,7 @@ public:
         dgammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dgamma), t_.cols);
         partialsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(GetUserWorkspace(workspace)),
                                     uint64_t(t_.groups) * t_.partial_stride);
-        const auto layout = rms_norm_backward_layout::DgammaReduce(t_.reduce_chunk);
+        const auto layout = rmsnorm_backward::layout::DgammaReduce(t_.reduce_chunk);
         pipe->InitBuffer(inQuePartial_, kDoubleBuffer, layout.chunkBytes);
         pipe->InitBuffer(outQueDgamma_, kDoubleBuffer, layout.chunkBytes);
     }
@@ -83,4 +83,4 @@ private:
     TQue<QuePosition::VECOUT, 1> outQueDgamma_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

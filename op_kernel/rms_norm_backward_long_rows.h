@@ -25,11 +25,12 @@
 //   | ReduceSum work                | 1                          | up(cdiv(SC or C, 64), 8) * 4 |
 //   | row total                     | 1                          | 32                     |
 #pragma once
+#include "rms_norm_backward_chunk_math.h"
 #include "rms_norm_backward_long_rows_ring.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 // Where a row's dy and x wait in UB, fixed per launch by the tiling (row_buffers, dx_over_dy); each
 // store runs as its own instantiation of the row loop.
@@ -51,7 +52,7 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
-        const auto layout = rms_norm_backward_layout::LongRows(t_, sizeof(T));
+        const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
@@ -191,18 +192,6 @@ private:
         return c;
     }
 
-    // The fp32 view of a chunk input: the input itself for fp32, else widened into `scratch`.
-    __aicore__ inline LocalTensor<float> AsFloat(const LocalTensor<float> &scratch, const LocalTensor<T> &src,
-                                                 uint32_t count)
-    {
-        if constexpr (kIsFloat<T>) {
-            return src;
-        } else {
-            Widen(scratch, src, count);
-            return scratch;
-        }
-    }
-
     // The scale gamma + gamma_offset in fp32: fp32 gamma (float32 beside 16-bit data too) holds its
     // offset since it was loaded; 16-bit gamma takes it after each widening.
     __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<float> &scratch, const Chunk &c)
@@ -278,20 +267,7 @@ private:
             ReduceSum(sum[chunk], scaled ? b : dyX, workBuf_.Get<float>(), count);
             return;
         }
-        for (uint32_t p = 0; p < count; p += t_.sum_cols) {
-            const uint32_t n = count - p < t_.sum_cols ? count - p : t_.sum_cols;
-            if constexpr (scaled) {
-                if (chunk == 0 && p == 0) {
-                    Mul(sum, gamma, dyX, n);
-                } else {
-                    MulAddDst(sum, gamma[p], dyX[p], n);
-                }
-            } else if (chunk == 0 && p == 0) {
-                Muls(sum, dyX, 1.0f, n);
-            } else {
-                Add(sum, sum, dyX[p], n);
-            }
-        }
+        AddLaneSum<scaled>(sum, gamma, dyX, count, t_.sum_cols, chunk == 0);
     }
 
     // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks).
@@ -299,7 +275,7 @@ private:
     {
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
-        const float meanGXhat = RowSum(sumBuf_.Get<float>(), sumCount) * t_.inv_cols * rstd;
+        const float meanGXhat = RowTotal(rowSumBuf_.Get<float>(), sumBuf_.Get<float>(), workBuf_.Get<float>(), sumCount, pipe_) * t_.inv_cols * rstd;
         return -(rstd * meanGXhat);
     }
 
@@ -334,11 +310,11 @@ private:
             }
             const uint64_t offset = row * t_.cols + c.begin;
             if constexpr (store == LongRowsStore::kRingDxOverDy) {
-                ScaleToDx(c.dy, g, rstd, c.count);
+                ComputeDx(c.dy, g, rstd, c.count);
                 CopyOutOverDy(offset, c.dy, c.count, chunk);
             } else {
                 const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
-                ScaleToDx(dx, g, rstd, c.count);
+                ComputeDx(dx, g, rstd, c.count);
                 outQueDx_.EnQue(dx);
                 if constexpr (store == LongRowsStore::kRing) {
                     rings_.RefillDy(true);
@@ -351,29 +327,15 @@ private:
         }
     }
 
-    // dx = rstd*g, plus the chunk's dres (dequeued here) added in fp32: 16-bit dres widened into b,
-    // which pass 2 is done with, takes rstd*g in one Axpy.
-    __aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<float> &g, float rstd, uint32_t count)
+    // dx = rstd*g, plus the chunk's dres (dequeued here) added in fp32 in b, which pass 2 is done with.
+    __aicore__ inline void ComputeDx(const LocalTensor<T> &dx, const LocalTensor<float> &g, float rstd, uint32_t count)
     {
         if (!hasDres_) {
-            if constexpr (kIsFloat<T>) {
-                Muls(dx, g, rstd, count);
-            } else {
-                Muls(g, g, rstd, count);
-                Narrow(dx, g, count);
-            }
+            ScaleToDx(dx, g, rstd, count);
             return;
         }
         LocalTensor<T> dres = inQueDres_.DeQue<T>();
-        if constexpr (kIsFloat<T>) {
-            Muls(g, g, rstd, count);
-            Add(dx, g, dres, count);
-        } else {
-            const LocalTensor<float> b = bBuf_.Get<float>();
-            Widen(b, dres, count);
-            Axpy(b, g, rstd, count);
-            Narrow(dx, b, count);
-        }
+        ScaleToDxPlusDres(dx, g, dres, rstd, bBuf_.Get<float>(), count);
         inQueDres_.FreeTensor(dres);
     }
 
@@ -406,16 +368,6 @@ private:
         rings_.RefillDy(false);
     }
 
-    __aicore__ inline float RowSum(const LocalTensor<float> &values, uint32_t count)
-    {
-        const LocalTensor<float> total = rowSumBuf_.Get<float>();
-        ReduceSum(total, values, workBuf_.Get<float>(), count);
-        WaitFor<HardEvent::V_S>(pipe_);
-        const float value = total.GetValue(0);
-        WaitFor<HardEvent::S_V>(pipe_);
-        return value;
-    }
-
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
         LocalTensor<T> dx = outQueDx_.DeQue<T>();
@@ -436,4 +388,4 @@ private:
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

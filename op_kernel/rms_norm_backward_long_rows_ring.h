@@ -8,7 +8,7 @@
 #pragma once
 #include "rms_norm_backward_common.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 // MTE2_V event ids the ring holds for its landings: the TPipe's 8 less one for WaitFor<MTE2_V>.
 constexpr uint32_t kRingLandings = kEventIdsPerEvent - 1;
@@ -129,4 +129,4 @@ private:
     uint64_t taken_ = 0;                             // dy chunks taken by pass 1
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

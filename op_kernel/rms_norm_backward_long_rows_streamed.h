@@ -35,11 +35,13 @@
 //   | dgamma partial in, out        | 2 * 2 * (DR < N)  | C * 4                  |
 //   | dres queue                    | 2 * E             | C * s                  |
 #pragma once
+#include "rms_norm_backward_chunk_math.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 #include "rms_norm_backward_streamed_partial.h"
+#include "rms_norm_backward_streamed_steps.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 template <typename T>
 class RmsNormBackwardLongRowsStreamed : RmsNormBackwardPathBase {
@@ -51,7 +53,7 @@ public:
         InitBase(args, tiling, pipe, gm_);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
-        const auto layout = rms_norm_backward_layout::Streamed(t_, sizeof(T));
+        const auto layout = rmsnorm_backward::layout::Streamed(t_, sizeof(T));
         pipe_->InitBuffer(inQueSlot_, t_.stream_slots, layout.slotBytes);
         if (layout.gammaBytes > 0 && t_.gamma_slots == 0) {
             pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
@@ -97,11 +99,10 @@ public:
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.dgamma_ub_cols);
             }
             rstdBatches_.Start(group);  // before the group's row copies
-            groupBegin_ = group.begin;
-            groupEnd_ = group.end;
-            const Step first{group.begin, 1, 0};
+            steps_.Start(group.begin, group.end, chunks_);
+            const StreamedStep first{group.begin, 1, 0};
             slotFill_ = gammaFill_ = first;
-            dresFill_ = Step{group.begin, 2, 0};
+            dresFill_ = StreamedStep{group.begin, 2, 0};
             dresPending_ = dresQueued_ = 0;
             for (uint32_t i = 0; i < t_.stream_slots; ++i) {
                 CopyIn(groupIdx != FirstGroup());  // the core's earlier group wrote dx from these slots
@@ -112,7 +113,7 @@ public:
             if (hasGamma_ && group.begin == group.end) {
                 partial_.Zero(partialGm_, t_.dgamma_ub_cols, t_.cols, C_);
             }
-            for (Step step = first; step.row < group.end; step = Next(step)) {
+            for (StreamedStep step = first; !steps_.Done(step); step = steps_.Next(step)) {
                 Compute(step, group);
             }
             if (t_.dgamma_ub_cols > 0) {
@@ -123,31 +124,6 @@ public:
     }
 
 private:
-    // One step: chunk `chunk` of `row` in pass 1 or 2. A group runs pass 1 of its first row, then pass 2 of
-    // each row chunk by chunk interleaved with pass 1 of the next: P2(r, c), P1(r+1, c), P2(r, c+1), ...
-    // row == groupEnd_: no step left.
-    struct Step {
-        uint64_t row;
-        uint32_t pass;  // 1 or 2 (0 once no step is left)
-        uint32_t chunk;
-    };
-    __aicore__ inline Step Next(const Step &s) const
-    {
-        if (s.row >= groupEnd_) {
-            return s;
-        }
-        if (s.pass == 1) {
-            if (s.chunk + 1 == chunks_) {
-                return Step{s.row, 2, 0};
-            }
-            return s.row == groupBegin_ ? Step{s.row, 1, s.chunk + 1} : Step{s.row - 1, 2, s.chunk + 1};
-        }
-        if (s.row + 1 < groupEnd_) {
-            return Step{s.row + 1, 1, s.chunk};
-        }
-        return s.chunk + 1 < chunks_ ? Step{s.row, 2, s.chunk + 1} : Step{groupEnd_, 0, 0};
-    }
-
     __aicore__ inline uint32_t Count(uint32_t chunk) const
     {
         const uint32_t begin = chunk * C_;
@@ -158,11 +134,11 @@ private:
     // went out waits for that copy before it is overwritten.
     __aicore__ inline void CopyIn(bool afterCopyOut)
     {
-        const Step s = slotFill_;
-        if (s.row >= groupEnd_) {
+        const StreamedStep s = slotFill_;
+        if (steps_.Done(s)) {
             return;
         }
-        slotFill_ = Next(s);
+        slotFill_ = steps_.Next(s);
         LocalTensor<T> slot = inQueSlot_.AllocTensor<T>();
         if (afterCopyOut) {
             WaitFor<HardEvent::MTE3_MTE2>(pipe_);
@@ -178,11 +154,11 @@ private:
     }
     __aicore__ inline void CopyInGamma()
     {
-        const Step s = gammaFill_;
-        if (s.row >= groupEnd_) {
+        const StreamedStep s = gammaFill_;
+        if (steps_.Done(s)) {
             return;
         }
-        gammaFill_ = Next(s);
+        gammaFill_ = steps_.Next(s);
         if (WideGamma<T>()) {
             LocalTensor<float> gamma = inQueGamma_.AllocTensor<float>();
             CopyInPad(gamma, gm_.gammaF32[uint64_t(s.chunk) * C_], Count(s.chunk));
@@ -248,7 +224,7 @@ private:
         }
     }
 
-    __aicore__ inline void Compute(const Step &step, const RowGroup &group)
+    __aicore__ inline void Compute(const StreamedStep &step, const RowGroup &group)
     {
         if (step.pass == 1) {
             Pass1(step.row, step.chunk, group);
@@ -279,10 +255,10 @@ private:
         Mul(dyX, dyX, AsFloat(kWideX, slot[C_], n), n);
         if (hasGamma_) {
             AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);
-            AddRowSum<true>(TakeScale(chunk, n), dyX, n, chunk == 0);
+            AddLaneSum<true>(sumBuf_.Get<float>(), TakeScale(chunk, n), dyX, n, t_.sum_cols, chunk == 0);
             ReleaseScale();
         } else {
-            AddRowSum<false>(dyX, dyX, n, chunk == 0);
+            AddLaneSum<false>(sumBuf_.Get<float>(), dyX, dyX, n, t_.sum_cols, chunk == 0);
         }
         inQueSlot_.FreeTensor(slot);
         CopyIn(false);
@@ -306,30 +282,20 @@ private:
         if (hasDres_) {
             AddScaledDres(slot, g, rstd, n);
         } else {
-            Muls(g, g, rstd, n);
-            if constexpr (!kIsFloat<T>) {
-                Narrow(slot, g, n);
-            }
+            ScaleToDx(slot, g, rstd, n);
         }
         CopyOut(row * t_.cols + chunk * C_, slot, n);
         inQueSlot_.FreeTensor(slot);
         CopyIn(true);
     }
 
-    // dx = rstd*g + the chunk's dres in fp32, into the slot: 16-bit dres widened into x's scratch (free
-    // now) takes rstd*g in one Axpy before the rounding.
+    // dx = rstd*g + the chunk's dres in fp32, into the slot: 16-bit dres is widened into x's scratch
+    // (free now); fp32 g is the slot itself.
     __aicore__ inline void AddScaledDres(const LocalTensor<T> &slot, const LocalTensor<float> &g, float rstd,
                                          uint32_t count)
     {
         LocalTensor<T> dres = inQueDres_.DeQue<T>();
-        if constexpr (kIsFloat<T>) {
-            Muls(g, g, rstd, count);
-            Add(g, g, dres, count);
-        } else {
-            const LocalTensor<float> sum = AsFloat(kWideX, dres, count);
-            Axpy(sum, g, rstd, count);
-            Narrow(slot, sum, count);
-        }
+        ScaleToDxPlusDres(slot, g, dres, rstd, kIsFloat<T> ? g : wideBuf_.Get<float>()[kWideX * C_], count);
         inQueDres_.FreeTensor(dres);
         --dresQueued_;
         TopUpDres();
@@ -342,8 +308,8 @@ private:
         for (; dresPending_ > 0 && dresQueued_ < kDoubleBuffer; --dresPending_, ++dresQueued_) {
             CopyInDres(dresFill_.row, dresFill_.chunk);
             do {
-                dresFill_ = Next(dresFill_);
-            } while (dresFill_.row < groupEnd_ && dresFill_.pass != 2);
+                dresFill_ = steps_.Next(dresFill_);
+            } while (!steps_.Done(dresFill_) && dresFill_.pass != 2);
         }
     }
     __aicore__ inline void CopyInDres(uint64_t row, uint32_t chunk)
@@ -351,29 +317,6 @@ private:
         LocalTensor<T> dres = inQueDres_.AllocTensor<T>();
         CopyInPad(dres, gm_.dres[row * t_.cols + uint64_t(chunk) * C_], Count(chunk));
         inQueDres_.EnQue(dres);
-    }
-
-    // sum[0, SC) += gamma*(dy*x) (dy*x without gamma, `scaled` false) over the chunk in pieces of SC
-    // lanes; the row's first piece initialises it.
-    template <bool scaled>
-    __aicore__ inline void AddRowSum(const LocalTensor<float> &gamma, const LocalTensor<float> &dyX, uint32_t count,
-                                     bool firstChunk)
-    {
-        const LocalTensor<float> sum = sumBuf_.Get<float>();
-        for (uint32_t p = 0; p < count; p += t_.sum_cols) {
-            const uint32_t n = count - p < t_.sum_cols ? count - p : t_.sum_cols;
-            if constexpr (scaled) {
-                if (firstChunk && p == 0) {
-                    Mul(sum, gamma, dyX, n);
-                } else {
-                    MulAddDst(sum, gamma[p], dyX[p], n);
-                }
-            } else if (firstChunk && p == 0) {
-                Muls(sum, dyX, 1.0f, n);
-            } else {
-                Add(sum, sum, dyX[p], n);
-            }
-        }
     }
 
     // coef = -rstd^2*sum(gamma*dy*x)/cols into the first block of coefBuf_; the vector unit sums, so the
@@ -421,8 +364,8 @@ private:
     GlobalTensor<float> partialGm_;
     uint32_t C_ = 0, chunks_ = 0;
     RstdBatches rstdBatches_;
-    uint64_t groupBegin_ = 0, groupEnd_ = 0;
-    Step slotFill_{}, gammaFill_{}, dresFill_{};  // the step each queue loads next (dres: pass-2 steps)
+    StreamedSteps steps_;  // the group's steps in the order they run
+    StreamedStep slotFill_{}, gammaFill_{}, dresFill_{};  // the step each queue loads next (dres: pass-2 steps)
     uint32_t dresPending_ = 0;  // pass-2 steps whose slot is filled and whose dres is not yet queued
     uint32_t dresQueued_ = 0;   // dres chunks queued and not yet freed
     static constexpr uint32_t kNoChunk = 0xFFFFFFFFu;
@@ -436,4 +379,4 @@ private:
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

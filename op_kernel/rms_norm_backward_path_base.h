@@ -4,7 +4,7 @@
 #pragma once
 #include "rms_norm_backward_common.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 class RmsNormBackwardPathBase {
 protected:
@@ -57,4 +57,4 @@ protected:
     bool hasDres_ = false;  // dres is added to dx (the fused add-RMSNorm backward)
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

@@ -18,7 +18,7 @@
 #pragma once
 #include "rms_norm_backward_path_base.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 template <typename T>
 class RmsNormBackwardRowsInUb : RmsNormBackwardPathBase {
@@ -28,7 +28,7 @@ public:
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
-        const auto layout = rms_norm_backward_layout::RowsInUb(t_, sizeof(T));
+        const auto layout = rmsnorm_backward::layout::RowsInUb(t_, sizeof(T));
         pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.tileBytes);
         pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.tileBytes);
         pipe_->InitBuffer(inQueRstd_, kDoubleBuffer, layout.rstdBytes);
@@ -211,4 +211,4 @@ private:
     LocalTensor<float> gamma_, dgamma_, g_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

@@ -17,7 +17,7 @@
 #pragma once
 #include "rms_norm_backward_common.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 // The end of the batch from `begin`: `batchRows` rows, never past the group's end.
 __aicore__ inline uint64_t BatchEnd(uint64_t begin, uint64_t groupEnd, uint32_t batchRows)
@@ -145,4 +145,4 @@ private:
     bool held_ = false;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

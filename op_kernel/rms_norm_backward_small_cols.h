@@ -37,7 +37,7 @@
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 template <typename T>
 class RmsNormBackwardSmallCols : RmsNormBackwardPathBase {
@@ -47,7 +47,7 @@ public:
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         InitBase(args, tiling, pipe, gm_);
-        const auto layout = rms_norm_backward_layout::SmallCols(t_);
+        const auto layout = rmsnorm_backward::layout::SmallCols(t_);
         scalarAsBlock_ = layout.rowBlocks;
         gammaLanes_ = uint32_t(layout.gammaLanes);
         pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.lanes * sizeof(T));
@@ -378,4 +378,4 @@ private:
         sumHighBuf_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

@@ -10,7 +10,7 @@
 #pragma once
 #include "rms_norm_backward_common.h"
 
-namespace rms_norm_backward_impl {
+namespace rmsnorm_backward::kernel {
 
 class StreamedDgammaPartial {
 public:
@@ -61,4 +61,4 @@ private:
     TQue<QuePosition::VECOUT, 1> outQue_;
 };
 
-}  // namespace rms_norm_backward_impl
+}  // namespace rmsnorm_backward::kernel

@@ -10,12 +10,12 @@
 #include "rms_norm_backward_tiling_data.h"
 
 #ifdef __aicore__
-#define RMS_NORM_BACKWARD_LAYOUT __aicore__ inline constexpr
+#define RMSNB_LAYOUT __aicore__ inline constexpr
 #else
-#define RMS_NORM_BACKWARD_LAYOUT inline constexpr
+#define RMSNB_LAYOUT inline constexpr
 #endif
 
-namespace rms_norm_backward_layout {
+namespace rmsnorm_backward::layout {
 
 // Granules of the vector unit the layout (and the kernels' repeat arithmetic) is built on.
 inline constexpr uint32_t kBlockBytes = 32;    // UB address and DataCopy granule
@@ -28,15 +28,15 @@ inline constexpr uint32_t kEventIdsPerEvent = 8;
 // Buffers of a queue that streams tiles or chunks: one is filled while the other is computed on.
 inline constexpr int32_t kDoubleBuffer = 2;
 
-RMS_NORM_BACKWARD_LAYOUT uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-RMS_NORM_BACKWARD_LAYOUT uint64_t RoundUp(uint64_t a, uint64_t b) { return CeilDiv(a, b) * b; }
-RMS_NORM_BACKWARD_LAYOUT uint64_t Blocks(uint64_t bytes) { return RoundUp(bytes, kBlockBytes); }
+RMSNB_LAYOUT uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+RMSNB_LAYOUT uint64_t RoundUp(uint64_t a, uint64_t b) { return CeilDiv(a, b) * b; }
+RMSNB_LAYOUT uint64_t Blocks(uint64_t bytes) { return RoundUp(bytes, kBlockBytes); }
 
 // Elements of the dtype (element size s) in one row as UB holds it: cols rounded up to a block.
-RMS_NORM_BACKWARD_LAYOUT uint64_t RowStride(uint64_t cols, uint32_t s) { return RoundUp(cols, kBlockBytes / s); }
+RMSNB_LAYOUT uint64_t RowStride(uint64_t cols, uint32_t s) { return RoundUp(cols, kBlockBytes / s); }
 
 // ReduceSum's work area for `count` fp32 elements: one value per repeat, in whole blocks.
-RMS_NORM_BACKWARD_LAYOUT uint64_t ReduceWorkBytes(uint64_t count)
+RMSNB_LAYOUT uint64_t ReduceWorkBytes(uint64_t count)
 {
     return RoundUp(CeilDiv(count, kFloatsPerRepeat), kFloatsPerBlock) * sizeof(float);
 }
@@ -51,12 +51,12 @@ struct RowsInUbLayout {
     uint64_t workBytes;    // ReduceSum work, then one block for its sum
     bool dres;             // a dres queue (2 tiles) beside dy, x and dx
 };
-RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s, bool dres, uint32_t g)
+RMSNB_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s, bool dres, uint32_t g)
 {
     return {R * S * s, R * sizeof(float), S * g, S * sizeof(float), s == sizeof(float) ? 2u : 5u, ReduceWorkBytes(S),
             dres};
 }
-RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
+RMSNB_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
 {
     return (l.dres ? 4 : 3) * kDoubleBuffer * Blocks(l.tileBytes) + kDoubleBuffer * Blocks(l.rstdBytes) +
            Blocks(l.gammaBytes) + l.rowsF32 * Blocks(l.rowF32Bytes) + Blocks(l.workBytes) + kBlockBytes;
@@ -74,7 +74,7 @@ struct SmallColsLayout {
     uint64_t rows;          // R
     bool dres;              // a dres queue (2 tiles) beside dy, x and dx
 };
-RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S, bool dres)
+RMSNB_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S, bool dres)
 {
     const bool rowBlocks = S == kFloatsPerRepeat || S >= 2 * kFloatsPerRepeat;
     const uint64_t gammaLanes = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks ? S : R * S);
@@ -82,7 +82,7 @@ RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S, bool 
 }
 // dy, x, dx (and dres) queues (2 tiles each, dtype), the rstd queue (2 batches), fp32 a, xhat, g,
 // dgamma (a tile each), rstd and c per row, gamma, and -rstd/cols with the row sums' two halves (R each).
-RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
+RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 {
     return (l.dres ? 4 : 3) * kDoubleBuffer * Blocks(l.lanes * s) + kDoubleBuffer * Blocks(l.rstdBatchRows * sizeof(float)) +
            4 * Blocks(l.lanes * sizeof(float)) + 2 * Blocks(l.rows * l.perRowLanes * sizeof(float)) +
@@ -105,7 +105,7 @@ struct LongRowsLayout {
     uint64_t workBytes;
     bool dres;             // a dres queue of 2 chunks, read in pass 2
 };
-RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
+RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
                                                  bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g)
 {
     const uint64_t S = RowStride(cols, s);
@@ -113,7 +113,7 @@ RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint
     return {S * s, ring, uint64_t(C) * s, rowBuffers, S * g, S * sizeof(float), uint64_t(C) * sizeof(float),
             (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC), dres};
 }
-RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
+RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
 {
     // dy and x: a ring or row buffers each
     const uint64_t rows = l.ringSlots != 0 ? 2 * l.ringSlots * Blocks(l.chunkBytes)
@@ -140,14 +140,14 @@ struct StreamedLayout {
     uint64_t partialBytes; // one partial chunk in or out (0 when dgamma is whole in UB)
     uint64_t dresBytes;    // one dres chunk of the 2 read in pass 2 (0 without dres)
 };
-RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(uint64_t cols, uint32_t s, uint32_t C, uint32_t streamSlots,
+RMSNB_LAYOUT StreamedLayout Streamed(uint64_t cols, uint32_t s, uint32_t C, uint32_t streamSlots,
                                                  uint32_t gammaSlots, uint32_t SC, uint64_t DR, bool dres, uint32_t g)
 {
     return {2ull * C * s, streamSlots, gammaSlots == 0 ? cols * g : uint64_t(C) * g, gammaSlots == 0 ? 1u : gammaSlots,
             DR * sizeof(float), s == sizeof(float) ? 0 : 3ull * C * sizeof(float), SC * sizeof(float),
             ReduceWorkBytes(SC), DR < cols ? uint64_t(C) * sizeof(float) : 0, dres ? uint64_t(C) * s : 0};
 }
-RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
+RMSNB_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
 {
     return l.streamSlots * Blocks(l.slotBytes) + l.gammaBuffers * Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) +
            Blocks(l.wideBytes) + Blocks(l.sumBytes) + Blocks(l.workBytes) + kBlockBytes + kRepeatBytes +
@@ -159,25 +159,25 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
 struct DgammaReduceLayout {
     uint64_t chunkBytes;  // RC fp32 elements
 };
-RMS_NORM_BACKWARD_LAYOUT DgammaReduceLayout DgammaReduce(uint32_t RC) { return {uint64_t(RC) * sizeof(float)}; }
-RMS_NORM_BACKWARD_LAYOUT uint64_t UbBytes(const DgammaReduceLayout &l) { return 2 * kDoubleBuffer * Blocks(l.chunkBytes); }
+RMSNB_LAYOUT DgammaReduceLayout DgammaReduce(uint32_t RC) { return {uint64_t(RC) * sizeof(float)}; }
+RMSNB_LAYOUT uint64_t UbBytes(const DgammaReduceLayout &l) { return 2 * kDoubleBuffer * Blocks(l.chunkBytes); }
 
 // Each path's layout as its kernel reads it from the tiling (s = sizeof the dtype): the kernels' Init
 // and PathUbBytes both take it from here. dx has its own queue unless a ring writes it over dy.
-RMS_NORM_BACKWARD_LAYOUT RowsInUbLayout RowsInUb(const RmsNormBackwardTilingData &t, uint32_t s)
+RMSNB_LAYOUT RowsInUbLayout RowsInUb(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return RowsInUb(t.tile_rows, t.row_stride, s, t.has_dres != 0, t.gamma_bytes);
 }
-RMS_NORM_BACKWARD_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
+RMSNB_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
 {
     return SmallCols(t.tile_rows, t.row_stride, t.has_dres != 0);
 }
-RMS_NORM_BACKWARD_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
+RMSNB_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return LongRows(t.cols, s, t.chunk_cols, t.row_buffers, !(t.row_buffers == 1 && t.dx_over_dy != 0), t.sum_cols,
                     t.spare_slots, t.has_dres != 0, t.gamma_bytes);
 }
-RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
+RMSNB_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return Streamed(t.cols, s, t.chunk_cols, t.stream_slots, t.gamma_slots, t.sum_cols, t.dgamma_ub_cols,
                     t.has_dres != 0, t.gamma_bytes);
@@ -186,7 +186,7 @@ RMS_NORM_BACKWARD_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData
 // The UB a launch holds at its peak, from its tiling alone: its path's buffers, or the dgamma
 // reduction's after the reset when row groups need one. The host tiling reports it and refuses a
 // tiling that would not fit; the twin measures it.
-RMS_NORM_BACKWARD_LAYOUT uint64_t PathUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
+RMSNB_LAYOUT uint64_t PathUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
 {
     switch (path) {
         case RmsNormBackwardPath::kRowsInUb:
@@ -200,11 +200,11 @@ RMS_NORM_BACKWARD_LAYOUT uint64_t PathUbBytes(RmsNormBackwardPath path, const Rm
     }
     return 0;
 }
-RMS_NORM_BACKWARD_LAYOUT uint64_t LaunchUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
+RMSNB_LAYOUT uint64_t LaunchUbBytes(RmsNormBackwardPath path, const RmsNormBackwardTilingData &t, uint32_t s)
 {
     const uint64_t main = PathUbBytes(path, t, s);
     const uint64_t reduce = t.gamma_bytes != 0 && t.groups > 1 ? UbBytes(DgammaReduce(t.reduce_chunk)) : 0;
     return main > reduce ? main : reduce;
 }
 
-}  // namespace rms_norm_backward_layout
+}  // namespace rmsnorm_backward::layout

@@ -8,7 +8,7 @@
 
 using namespace AscendC;
 
-namespace anchor {
+namespace rmsnorm_backward::anchor {
 
 // Filled by rmsnorm_backward.perf.anchor.host (field order and types must match its TILING_FORMAT).
 struct AnchorTiling {
@@ -184,4 +184,4 @@ __aicore__ inline void LoadRows(const LocalTensor<T> &dst, const GlobalTensor<T>
                 DataCopyPadExtParams<T>(true, 0, 0, T(0)));
 }
 
-}  // namespace anchor
+}  // namespace rmsnorm_backward::anchor

@@ -2,7 +2,7 @@
 #include "anchor_split_d.h"
 #include "anchor_split_n.h"
 
-using namespace anchor;
+using namespace rmsnorm_backward::anchor;
 
 template <class Path>
 __aicore__ inline void RunPath(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,

@@ -9,7 +9,7 @@
 #pragma once
 #include "anchor_common.h"
 
-namespace anchor {
+namespace rmsnorm_backward::anchor {
 
 template <typename T>
 class AnchorSplitD {
@@ -192,4 +192,4 @@ private:
     TBuf<QuePosition::VECCALC> meanBuf_, partBuf_;
 };
 
-}  // namespace anchor
+}  // namespace rmsnorm_backward::anchor

@@ -10,7 +10,7 @@
 #pragma once
 #include "anchor_common.h"
 
-namespace anchor {
+namespace rmsnorm_backward::anchor {
 
 template <typename T>
 class AnchorSplitN {
@@ -281,4 +281,4 @@ private:
     TBuf<QuePosition::VECCALC> tmpBuf_, meanBuf_;
 };
 
-}  // namespace anchor
+}  // namespace rmsnorm_backward::anchor

@@ -89,9 +89,9 @@ int main()
     CHECK_STATUS(aclrtCreateStream(&stream));
     CHECK_STATUS(context->SetExecuteStream(stream));
 
-    rms_norm_backward_atb::RmsNormBackwardParam param;
+    rmsnorm_backward::atb::RmsNormBackwardParam param;
     atb::Operation *op = nullptr;
-    CHECK_STATUS(rms_norm_backward_atb::CreateOperation(param, &op));
+    CHECK_STATUS(rmsnorm_backward::atb::CreateOperation(param, &op));
 
     atb::VariantPack variantPack;
     atb::Tensor dy, x, rstd, gamma, dx, dgamma;

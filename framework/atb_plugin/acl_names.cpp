@@ -2,7 +2,7 @@
 // pass, with the spellings the tiling's sentences use.
 #include "acl_names.h"
 
-namespace rms_norm_backward_atb {
+namespace rmsnorm_backward::atb {
 namespace {
 
 struct DtypeSpelling {
@@ -49,4 +49,4 @@ std::string FormatName(aclFormat format)
     return "aclFormat " + std::to_string(static_cast<int>(format));
 }
 
-}  // namespace rms_norm_backward_atb
+}  // namespace rmsnorm_backward::atb

@@ -5,7 +5,7 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 
-namespace rms_norm_backward_atb {
+namespace rmsnorm_backward::atb {
 
 // NumPy spelling of an aclDataType ("float16", "bfloat16", "int8", ...; "aclDataType <n>" otherwise).
 std::string DtypeName(aclDataType dtype);
@@ -14,4 +14,4 @@ aclDataType DtypeOf(const std::string &name);
 // "ND", "NCHW", "NHWC", "FRACTAL_NZ", ...; "aclFormat <n>" otherwise.
 std::string FormatName(aclFormat format);
 
-}  // namespace rms_norm_backward_atb
+}  // namespace rmsnorm_backward::atb

@@ -4,7 +4,7 @@
 #include "../../op_host/tiling/reference_platform.h"
 #include "../../op_host/tiling/rms_norm_backward_tiling.h"
 
-namespace rms_norm_backward_atb {
+namespace rmsnorm_backward::atb {
 namespace {
 
 static_assert(kOutputs[0].shape_of >= 0 && kOutputs[1].shape_of >= 0,
@@ -34,19 +34,19 @@ bool KnownFormat(const std::string &format)
 // The rules asked here are the tensors' (shapes, dtypes), which hold on every SoC; the tiling still
 // needs a platform, so it gets the reference platform's (reference_platform.h). The launch tiles with the
 // running platform's facts (CANN's TilingFunc behind aclnn).
-rmsnorm_backward::PlatformFacts RulesPlatform()
+rmsnorm_backward::tiling::PlatformFacts RulesPlatform()
 {
-    rmsnorm_backward::PlatformFacts p;
+    rmsnorm_backward::tiling::PlatformFacts p;
     p.soc = "ascend910b";
     p.supported = true;
-    p.vector_cores = rmsnorm_backward::reference_platform::kVectorCores;
-    p.ub_bytes = rmsnorm_backward::reference_platform::kUbBytes;
+    p.vector_cores = rmsnorm_backward::tiling::reference_platform::kVectorCores;
+    p.ub_bytes = rmsnorm_backward::tiling::reference_platform::kUbBytes;
     return p;
 }
 
-rmsnorm_backward::TilingInput Tiling(const std::vector<TensorSpec> &in)
+rmsnorm_backward::tiling::TilingInput Tiling(const std::vector<TensorSpec> &in)
 {
-    rmsnorm_backward::TilingInput t;
+    rmsnorm_backward::tiling::TilingInput t;
     t.platform = RulesPlatform();
     t.dy_shape = in[0].shape, t.x_shape = in[1].shape, t.rstd_shape = in[2].shape, t.gamma_shape = in[3].shape;
     t.dy_dtype = in[0].dtype, t.x_dtype = in[1].dtype, t.rstd_dtype = in[2].dtype, t.gamma_dtype = in[3].dtype;
@@ -55,9 +55,9 @@ rmsnorm_backward::TilingInput Tiling(const std::vector<TensorSpec> &in)
 
 // The ATB fault of a broken tiling rule: a dtype rule is a dtype fault, every other rule of the
 // tensors a shape fault (the attributes and the platform are fixed here: RulesPlatform, no offset).
-Fault FaultOf(const rmsnorm_backward::TilingError &error)
+Fault FaultOf(const rmsnorm_backward::tiling::TilingError &error)
 {
-    return error.fault == rmsnorm_backward::TilingFault::kDtype ? Fault::kDtype : Fault::kShape;
+    return error.fault == rmsnorm_backward::tiling::TilingFault::kDtype ? Fault::kDtype : Fault::kShape;
 }
 
 }  // namespace
@@ -95,9 +95,9 @@ Verdict InferOutputs(const std::vector<TensorSpec> &inputs, std::vector<TensorSp
                                               inputs[i].format + ").");
         }
     }
-    rmsnorm_backward::TilingResult result;
-    rmsnorm_backward::TilingError error;
-    if (!rmsnorm_backward::ComputeTiling(Tiling(inputs), result, error)) {
+    rmsnorm_backward::tiling::TilingResult result;
+    rmsnorm_backward::tiling::TilingError error;
+    if (!rmsnorm_backward::tiling::ComputeTiling(Tiling(inputs), result, error)) {
         return Broken(FaultOf(error), error.message);
     }
     outputs.clear();
@@ -139,4 +139,4 @@ Verdict CheckOutputs(const std::vector<TensorSpec> &inputs, const std::vector<Te
     return {};
 }
 
-}  // namespace rms_norm_backward_atb
+}  // namespace rmsnorm_backward::atb

@@ -10,7 +10,7 @@
 
 #include "rms_norm_backward_atb_interface.h"
 
-namespace rms_norm_backward_atb {
+namespace rmsnorm_backward::atb {
 
 // The class of a broken rule; rms_norm_backward_operation.cpp maps each to an atb::ErrorType.
 enum class Fault { kNone, kParam, kInputCount, kOutputCount, kDtype, kFormat, kShape };
@@ -46,4 +46,4 @@ Verdict CheckOutputs(const std::vector<TensorSpec> &inputs, const std::vector<Te
 // "[32, 64, 128]"
 std::string ShapeText(const std::vector<int64_t> &shape);
 
-}  // namespace rms_norm_backward_atb
+}  // namespace rmsnorm_backward::atb

@@ -4,12 +4,12 @@
 // The interface of RmsNormBackward as its ATB operation (framework/atb_plugin) states it: tensor
 // names in the order of atb::VariantPack, how each output's shape and dtype follow from the inputs,
 // and the formats the kernel reads. Plain C++: no ACL or ATB header.
-#ifndef RMS_NORM_BACKWARD_ATB_INTERFACE_H_
-#define RMS_NORM_BACKWARD_ATB_INTERFACE_H_
+#ifndef RMSNB_ATB_INTERFACE_H_
+#define RMSNB_ATB_INTERFACE_H_
 
 #include <cstdint>
 
-namespace rms_norm_backward_atb {
+namespace rmsnorm_backward::atb {
 
 constexpr const char *kOperationName = "RmsNormBackwardOperation";
 constexpr uint32_t kInputNum = 4;
@@ -32,6 +32,6 @@ constexpr OutputRule kOutputs[kOutputNum] = {
 constexpr uint32_t kFormatNum = 1;
 constexpr const char *kFormats[kFormatNum] = {"ND"};
 
-}  // namespace rms_norm_backward_atb
+}  // namespace rmsnorm_backward::atb
 
-#endif  // RMS_NORM_BACKWARD_ATB_INTERFACE_H_
+#endif  // RMSNB_ATB_INTERFACE_H_

@@ -7,7 +7,7 @@
 
 #include "atb/operation.h"
 
-namespace rms_norm_backward_atb {
+namespace rmsnorm_backward::atb {
 
 // The layout of the seed's atb::train::RmsNormBackwardParam: 8 reserved bytes, which must be zero.
 struct RmsNormBackwardParam {
@@ -15,6 +15,6 @@ struct RmsNormBackwardParam {
 };
 
 // Creates the operation in *operation; a broken rule returns its atb::ErrorType and logs one line.
-atb::Status CreateOperation(const RmsNormBackwardParam &param, atb::Operation **operation);
+::atb::Status CreateOperation(const RmsNormBackwardParam &param, ::atb::Operation **operation);
 
-}  // namespace rms_norm_backward_atb
+}  // namespace rmsnorm_backward::atb

@@ -3,8 +3,8 @@
 // run `rmsnorm-backward gen` (`gen --check` fails while this file differs).
 // Graph-mode prototype of RmsNormBackward and the declarations of the CANN glue functions that
 // op_host/rms_norm_backward_tiling.cpp defines and op_host/rms_norm_backward_def.cpp registers.
-#ifndef RMS_NORM_BACKWARD_PROTO_H_
-#define RMS_NORM_BACKWARD_PROTO_H_
+#ifndef RMSNB_PROTO_H_
+#define RMSNB_PROTO_H_
 
 #include "graph/operator_reg.h"
 
@@ -54,4 +54,4 @@ REG_OP(RmsNormBackward)
     .OP_END_FACTORY_REG(RmsNormBackward)
 }  // namespace ge
 
-#endif  // RMS_NORM_BACKWARD_PROTO_H_
+#endif  // RMSNB_PROTO_H_

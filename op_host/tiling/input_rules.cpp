@@ -8,7 +8,7 @@
 
 #include "../rms_norm_backward_dtypes.h"
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 namespace {
 
 constexpr int64_t kMaxRank = 8;
@@ -191,4 +191,4 @@ TilingError CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_s
     return {};
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

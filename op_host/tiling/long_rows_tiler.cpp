@@ -4,10 +4,8 @@
 
 #include "../../op_kernel/rms_norm_backward_ub_layout.h"
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 namespace {
-
-namespace layout = rms_norm_backward_layout;
 
 // A way to hold the row: in row buffers (the next rows stream in during both passes) or in a ring of
 // chunk slots per tensor (the next row streams into the slots pass 2 frees).
@@ -135,4 +133,4 @@ const PathTiler &LongRowsTiler()
     return tiler;
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

@@ -8,7 +8,7 @@
 
 #include "../../op_kernel/rms_norm_backward_tiling_data.h"
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 
 // The shape as every tiler sees it.
 struct TilingShape {
@@ -37,4 +37,4 @@ const PathTiler &RowsInUbTiler();
 const PathTiler &LongRowsTiler();
 const PathTiler &LongRowsStreamedTiler();
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

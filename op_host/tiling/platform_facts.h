@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 
 struct PlatformFacts {
     std::string soc;                   // the SoC's name, for messages
@@ -31,4 +31,4 @@ PlatformFacts PlatformFactsOf(const Platform &platform, MemType ub, const std::s
     return facts;
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

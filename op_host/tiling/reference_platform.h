@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-namespace rmsnorm_backward::reference_platform {
+namespace rmsnorm_backward::tiling::reference_platform {
 
 // The most vector cores of a supported SoC: dgamma's row groups never outnumber them.
 inline constexpr uint32_t kVectorCores = 48;
@@ -24,4 +24,4 @@ inline constexpr double kL2BytesPerCycle = 110;
 inline constexpr double kTilingHbmGbps = 1600.0;
 inline constexpr double kTilingClockGhz = 1.8;
 
-}  // namespace rmsnorm_backward::reference_platform
+}  // namespace rmsnorm_backward::tiling::reference_platform

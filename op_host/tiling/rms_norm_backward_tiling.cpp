@@ -10,10 +10,8 @@
 #include "path_tilers.h"
 #include "reference_platform.h"
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 namespace {
-
-namespace layout = rms_norm_backward_layout;
 
 // Best first; the last one takes every shape.
 const PathTiler *const kPathOrder[] = {&SmallColsTiler(), &RowsInUbTiler(), &LongRowsTiler(), &LongRowsStreamedTiler()};
@@ -131,4 +129,4 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, TilingError &error)
     return true;
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

@@ -11,7 +11,7 @@
 #include "../../op_kernel/rms_norm_backward_tiling_data.h"
 #include "platform_facts.h"
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 
 struct TilingInput {
     std::vector<int64_t> dy_shape, x_shape, rstd_shape, gamma_shape;
@@ -69,4 +69,4 @@ bool ComputeTiling(const TilingInput &in, TilingResult &out, TilingError &error)
 TilingError CheckOutputs(const TilingInput &in, const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
                          const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype);
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

@@ -9,10 +9,8 @@
 
 #include "../../op_kernel/rms_norm_backward_ub_layout.h"
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 namespace {
-
-namespace layout = rms_norm_backward_layout;
 
 struct StreamedChoice {
     uint32_t chunk_cols;      // C
@@ -159,4 +157,4 @@ const PathTiler &LongRowsStreamedTiler()
     return tiler;
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

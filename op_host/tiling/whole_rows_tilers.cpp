@@ -6,10 +6,8 @@
 
 #include "../../op_kernel/rms_norm_backward_ub_layout.h"
 
-namespace rmsnorm_backward {
+namespace rmsnorm_backward::tiling {
 namespace {
-
-namespace layout = rms_norm_backward_layout;
 
 // Small cols takes rows of at most this many UB elements where 8 rows fit (on 192 KiB: up to 816
 // 16-bit or 576 fp32 cols). Packed rows beat row by row there: row by row, each instruction's issue
@@ -90,4 +88,4 @@ const PathTiler &RowsInUbTiler()
     return tiler;
 }
 
-}  // namespace rmsnorm_backward
+}  // namespace rmsnorm_backward::tiling

@@ -219,6 +219,8 @@ def _tiling(raw: dict, type_values: tuple[DType, ...], where: str) -> TilingData
 class OpDef:
     type: str
     file: str
+    namespace: str           # root C++ namespace of the operator's own code (kernel, layout, tiling, atb, ...)
+    macro_prefix: str        # prefix of the operator's own C++ macros and include guards
     doc: str
     socs: tuple[str, ...]
     formats: tuple[str, ...]
@@ -306,6 +308,8 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
     return OpDef(
         type=op["type"],
         file=op["file"],
+        namespace=op["namespace"],
+        macro_prefix=op["macro_prefix"],
         doc=op["doc"],
         socs=tuple(op["socs"]),
         formats=tuple(op["formats"]),

@@ -12,9 +12,9 @@
 
 namespace {
 
-using rms_norm_backward_atb::Fault;
-using rms_norm_backward_atb::TensorSpec;
-using rms_norm_backward_atb::Verdict;
+using rmsnorm_backward::atb::Fault;
+using rmsnorm_backward::atb::TensorSpec;
+using rmsnorm_backward::atb::Verdict;
 
 const char *FaultName(Fault f)
 {
@@ -55,7 +55,7 @@ int main()
         if (command == "rsv") {
             std::vector<uint8_t> bytes;
             for (const std::string &w : words) bytes.push_back(static_cast<uint8_t>(std::stoi(w)));
-            std::cout << Answer(rms_norm_backward_atb::CheckReserved(bytes.data(), bytes.size()), "") << "\n";
+            std::cout << Answer(rmsnorm_backward::atb::CheckReserved(bytes.data(), bytes.size()), "") << "\n";
             continue;
         }
         std::vector<std::pair<std::string, std::string>> options;
@@ -65,12 +65,12 @@ int main()
         }
         if (command == "infer") {
             std::vector<TensorSpec> inferred;
-            const Verdict v = rms_norm_backward_atb::InferOutputs(inputs, inferred);
+            const Verdict v = rmsnorm_backward::atb::InferOutputs(inputs, inferred);
             std::string ok;
             for (const TensorSpec &t : inferred) ok += " " + Text(t);
             std::cout << Answer(v, ok) << "\n";
         } else {
-            std::cout << Answer(rms_norm_backward_atb::CheckOutputs(inputs, outputs), "") << "\n";
+            std::cout << Answer(rmsnorm_backward::atb::CheckOutputs(inputs, outputs), "") << "\n";
         }
     }
     return 0;

@@ -27,18 +27,18 @@ namespace {
 aclFormat FormatOf(const std::string &name)
 {
     for (aclFormat f : {ACL_FORMAT_ND, ACL_FORMAT_NCHW, ACL_FORMAT_NHWC, ACL_FORMAT_FRACTAL_NZ}) {
-        if (rms_norm_backward_atb::FormatName(f) == name) return f;
+        if (rmsnorm_backward::atb::FormatName(f) == name) return f;
     }
     return ACL_FORMAT_UNDEFINED;
 }
 
 std::string Desc(const atb::TensorDesc &d)
 {
-    std::string text = rms_norm_backward_atb::DtypeName(d.dtype) + "[";
+    std::string text = rmsnorm_backward::atb::DtypeName(d.dtype) + "[";
     for (uint64_t i = 0; i < d.shape.dimNum && i < atb::MAX_DIM; ++i) {
         text += (i ? "," : "") + std::to_string(d.shape.dims[i]);
     }
-    return text + "]/" + rms_norm_backward_atb::FormatName(d.format);
+    return text + "]/" + rmsnorm_backward::atb::FormatName(d.format);
 }
 
 struct Run {
@@ -64,7 +64,7 @@ struct Run {
     void Add(const TensorArg &arg)
     {
         atb::Tensor t;
-        t.desc.dtype = rms_norm_backward_atb::DtypeOf(arg.dtype);
+        t.desc.dtype = rmsnorm_backward::atb::DtypeOf(arg.dtype);
         t.desc.format = FormatOf(arg.format);
         t.desc.shape.dimNum = arg.dims.size();
         for (size_t i = 0; i < arg.dims.size() && i < atb::MAX_DIM; ++i) t.desc.shape.dims[i] = arg.dims[i];
@@ -152,10 +152,10 @@ int main(int argc, char **argv)
     for (aclrtStream &s : streams) aclrtCreateStream(&s);
     context->SetExecuteStreams(streams);
 
-    rms_norm_backward_atb::RmsNormBackwardParam param;
+    rmsnorm_backward::atb::RmsNormBackwardParam param;
     if (!run.Option("rsv").empty()) param.rsv[7] = static_cast<uint8_t>(std::stoi(run.Option("rsv")));
     atb::Operation *op = nullptr;
-    const atb::Status created = rms_norm_backward_atb::CreateOperation(param, &op);
+    const atb::Status created = rmsnorm_backward::atb::CreateOperation(param, &op);
     std::printf("CreateOperation %d %s\n", created, op == nullptr ? "null" : op->GetName().c_str());
     if (op != nullptr) {
         std::printf("Counts %u %u\n", op->GetInputNum(), op->GetOutputNum());

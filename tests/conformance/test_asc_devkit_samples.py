@@ -158,7 +158,7 @@ def _split_top(text: str) -> list[str]:
 
 
 def rewrite_launches(text: str) -> tuple[str, list[str]]:
-    """Each `kernel<...><<<blocks, l2, stream>>>(args)` becomes twin_host::Launch<site, &kernel<...>>(blocks,
+    """Each `kernel<...><<<blocks, l2, stream>>>(args)` becomes twin::host::Launch<site, &kernel<...>>(blocks,
     args); returns the new text and each site's kernel expression."""
     sites: list[str] = []
     while (at := text.find("<<<")) >= 0:
@@ -177,7 +177,7 @@ def rewrite_launches(text: str) -> tuple[str, list[str]]:
         args = text[paren + 1:close - 1].strip()
         sites.append(" ".join(text[start:end].split()))
         kernel = " ".join(text[start:end].split())
-        call = f"::twin_host::Launch<{len(sites) - 1}, &{kernel}>({blocks}{', ' + args if args else ''})"
+        call = f"::twin::host::Launch<{len(sites) - 1}, &{kernel}>({blocks}{', ' + args if args else ''})"
         text = text[:start] + call + text[close:]
     return text, sites
 
@@ -199,7 +199,7 @@ def build_host(work: Path, sample_dir: Path, defines: list[str]) -> tuple[Path, 
 
 def entry_source(work: Path, site: int, kinds: list[str]) -> Path:
     """The entry run_kernel launches: one GM_ADDR per launch argument, passed on to launch site
-    `site` of the sample (twin_host::RunSite), which converts them to the kernel's parameters."""
+    `site` of the sample (twin::host::RunSite), which converts them to the kernel's parameters."""
     params = ", ".join(f"GM_ADDR a{i}" for i in range(len(kinds)))
     args = ", ".join(f"a{i}" for i in range(len(kinds)))
     codes = "".join(k[0] for k in kinds)  # b(uffer) / n(ull) / i(nt) / f(loat) / b(ytes)
@@ -207,7 +207,7 @@ def entry_source(work: Path, site: int, kinds: list[str]) -> Path:
     path.write_text(f'#include "sample.cpp"\n'
                     f'extern "C" __global__ __aicore__ void twin_sample_entry({params})\n'
                     f'{{\n    uint8_t *gm[] = {{{args}{", " if args else ""}nullptr}};\n'
-                    f'    ::twin_host::RunSite({site}, gm, "{codes}", {len(kinds)});\n}}\n')
+                    f'    ::twin::host::RunSite({site}, gm, "{codes}", {len(kinds)});\n}}\n')
     return path
 
 

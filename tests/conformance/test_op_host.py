@@ -47,9 +47,9 @@ std::vector<int64_t> Shape(const std::string &text) {
 int main() {  // per line: x gamma x_dtype dx dx_dtype dgamma dgamma_dtype -> the check's sentence or OK
     std::string x, gamma, xt, dx, dxt, dg, dgt;
     while (std::cin >> x >> gamma >> xt >> dx >> dxt >> dg >> dgt) {
-        rmsnorm_backward::TilingInput in;
+        rmsnorm_backward::tiling::TilingInput in;
         in.x_shape = Shape(x); in.gamma_shape = Shape(gamma); in.x_dtype = xt;
-        std::string why = rmsnorm_backward::CheckOutputs(in, Shape(dx), dxt, Shape(dg), dgt).message;
+        std::string why = rmsnorm_backward::tiling::CheckOutputs(in, Shape(dx), dxt, Shape(dg), dgt).message;
         std::printf("%s\n", why.empty() ? "OK" : why.c_str());
     }
 }

@@ -167,7 +167,7 @@ def patched_kernel(name: str, bug: Bug) -> Path:
     text = files[bug.file]
     assert text.count(bug.old) == 1, f"planted bug {name!r}: its text must occur once in op_kernel/{bug.file}"
     files[bug.file] = text.replace(bug.old, bug.new)
-    anchor = "using namespace rms_norm_backward_impl;\n"
+    anchor = "using namespace rmsnorm_backward::kernel;\n"
     assert files[ENTRY].count(anchor) == 1, f"op_kernel/{ENTRY} must contain {anchor!r} once"
     only = (f"#undef TILING_KEY_IS\n#define TILING_KEY_IS(key) (static_cast<uint64_t>(key) == {tiling_key(bug)}u && "
             "::twin::Launch().tiling_key == static_cast<uint64_t>(key))\n")

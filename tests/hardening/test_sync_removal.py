@@ -183,6 +183,7 @@ PATHS = {
     "rms_norm_backward_long_rows.h": {"long_rows"}, "rms_norm_backward_long_rows_streamed.h": {"long_rows_streamed"},
     "rms_norm_backward_long_rows_ring.h": {"long_rows"}, "rms_norm_backward_streamed_partial.h": {"long_rows_streamed"},
     "rms_norm_backward_rstd.h": {"long_rows", "long_rows_streamed", "small_cols"},
+    "rms_norm_backward_chunk_math.h": {"long_rows", "long_rows_streamed"},
 }
 
 

@@ -244,7 +244,7 @@ def test_op_def_rejects_tiling_fields_that_would_differ_across_compilers(tmp_pat
 @pytest.mark.parametrize(("which", "toml", "root"), TILING_OPS, ids=[t[0] for t in TILING_OPS])
 def test_generated_dtype_table_is_op_defs(tmp_path, which, toml, root):
     op = op_def.load(toml)
-    t, macro = op.tiling, op.file.upper()
+    t, macro = op.tiling, op.macro_prefix
     src = tmp_path / "dtypes.cpp"
     src.write_text(
         f'#include <cstdio>\n#include "{op.file}_dtypes.h"\n'

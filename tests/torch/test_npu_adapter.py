@@ -29,7 +29,7 @@ DRIVER = r"""
 #include <cstdlib>
 #include <stdexcept>
 #include "opapi_library.h"
-using namespace rmsnorm_backward_npu;
+using namespace rmsnorm_backward::npu;
 int main(int argc, char **argv) {
     try {
         OpApi api = FindOpApi(CandidateLibraries(std::getenv("ASCEND_CUSTOM_OPP_PATH"), std::getenv("ASCEND_OPP_PATH"),

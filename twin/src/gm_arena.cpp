@@ -12,7 +12,7 @@
 #include <new>
 #include <vector>
 
-namespace twin_host {
+namespace twin::host {
 namespace {
 
 class Arena {
@@ -140,4 +140,4 @@ void ArenaReserve() { TheArena(); }
 uint8_t *ArenaTake(size_t bytes) { return TheArena().Take(bytes); }
 void ArenaGive(uint8_t *p, size_t bytes) { TheArena().Give(p, bytes); }
 
-}  // namespace twin_host
+}  // namespace twin::host

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace twin_host {
+namespace twin::host {
 
 // Reserves the shared mapping if that has not happened yet (call before forking).
 void ArenaReserve();
@@ -20,4 +20,4 @@ void ArenaGive(uint8_t *p, size_t bytes);
 // copy of the buffers in use, as fork() does for ordinary memory.
 extern thread_local bool t_forking_launch_process;
 
-}  // namespace twin_host
+}  // namespace twin::host

@@ -15,7 +15,7 @@
 
 namespace py = pybind11;
 
-namespace twin_host {
+namespace twin::host {
 namespace {
 
 // Up to kPoolBytes of freed buffer memory stays cached for the next launch (its pages stay made).
@@ -135,23 +135,23 @@ void ParallelCopy(const std::vector<CopyJob> &jobs)
     }
 }
 
-}  // namespace twin_host
+}  // namespace twin::host
 
 void BindGmBuffers(py::module_ &m)
 {
     m.def(
         "gm_empty",
         [](size_t bytes) {
-            auto *buffer = new twin_host::GuardedBuffer(bytes, std::random_device{}());
+            auto *buffer = new twin::host::GuardedBuffer(bytes, std::random_device{}());
             {
-                std::lock_guard<std::mutex> lock(twin_host::g_resident_mutex);
-                twin_host::g_resident[buffer->data()] = buffer;
+                std::lock_guard<std::mutex> lock(twin::host::g_resident_mutex);
+                twin::host::g_resident[buffer->data()] = buffer;
             }
             py::capsule owner(buffer, [](void *p) {
-                auto *b = static_cast<twin_host::GuardedBuffer *>(p);
+                auto *b = static_cast<twin::host::GuardedBuffer *>(p);
                 {
-                    std::lock_guard<std::mutex> lock(twin_host::g_resident_mutex);
-                    twin_host::g_resident.erase(b->data());
+                    std::lock_guard<std::mutex> lock(twin::host::g_resident_mutex);
+                    twin::host::g_resident.erase(b->data());
                 }
                 delete b;
             });

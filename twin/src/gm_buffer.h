@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace twin_host {
+namespace twin::host {
 
 // [guard][data][guard], data 1024-byte aligned like a device allocation. The memory comes from a
 // pool kept across launches (fresh pages cost a page fault and a clearing per 4 KiB) over the
@@ -46,4 +46,4 @@ struct CopyJob {
 // memcpy of all jobs, spread over the host's cores (large launches are otherwise copy-bound).
 void ParallelCopy(const std::vector<CopyJob> &jobs);
 
-}  // namespace twin_host
+}  // namespace twin::host

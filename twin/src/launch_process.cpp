@@ -27,7 +27,7 @@
 
 #include "gm_arena.h"
 
-namespace twin_host {
+namespace twin::host {
 namespace {
 
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
@@ -351,4 +351,4 @@ LaunchOutcome RunInLaunchProcess(const std::string &so_path, SharedLaunch *share
     }
 }
 
-}  // namespace twin_host
+}  // namespace twin::host

@@ -19,7 +19,7 @@
 
 #include "twin/launch_abi.h"
 
-namespace twin_host {
+namespace twin::host {
 
 // What a launch process writes when a fatal signal ends it during a launch.
 struct CrashReport {
@@ -53,4 +53,4 @@ struct LaunchOutcome {
 LaunchOutcome RunInLaunchProcess(const std::string &so_path, SharedLaunch *shared, double timeout_s,
                                  bool (*interrupted)());
 
-}  // namespace twin_host
+}  // namespace twin::host

@@ -23,12 +23,12 @@
 #include "twin/launch_abi.h"
 
 namespace py = pybind11;
-using twin_host::CopyJob;
-using twin_host::FindResident;
-using twin_host::GuardedBuffer;
-using twin_host::ParallelCopy;
-using twin_host::RaiseError;
-using twin_host::SharedLaunch;
+using twin::host::CopyJob;
+using twin::host::FindResident;
+using twin::host::GuardedBuffer;
+using twin::host::ParallelCopy;
+using twin::host::RaiseError;
+using twin::host::SharedLaunch;
 
 namespace {
 
@@ -137,7 +137,7 @@ std::string SignalName(int sig)
     return (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig)) + " (" + (text ? text : "") + ")";
 }
 
-[[noreturn]] void RaiseCrash(const twin_host::LaunchOutcome &outcome, const twin_host::CrashReport &report,
+[[noreturn]] void RaiseCrash(const twin::host::LaunchOutcome &outcome, const twin::host::CrashReport &report,
                              const std::string &damage)
 {
     std::string message;
@@ -231,7 +231,7 @@ struct PreparedLaunch {
 // How a launch ended, as seen from the caller: the launch process's outcome, a failure to start it,
 // and the first guard canary a raw pointer write overwrote.
 struct RunResult {
-    twin_host::LaunchOutcome outcome;
+    twin::host::LaunchOutcome outcome;
     std::string failure;
     std::string damage;
 };
@@ -250,7 +250,7 @@ RunResult Run(PreparedLaunch &launch, const std::string &so_path, const std::vec
     }
     ParallelCopy(launch.copy_in);
     try {
-        run.outcome = twin_host::RunInLaunchProcess(so_path, launch.block.shared, timeout_s, &PythonInterrupted);
+        run.outcome = twin::host::RunInLaunchProcess(so_path, launch.block.shared, timeout_s, &PythonInterrupted);
     } catch (const std::runtime_error &e) {
         run.failure = e.what();
     }
@@ -260,7 +260,7 @@ RunResult Run(PreparedLaunch &launch, const std::string &so_path, const std::vec
                          " overwrote its guard canary (a raw pointer write outside the buffer)";
         }
     }
-    if (run.failure.empty() && run.outcome.end == twin_host::LaunchEnd::kFinished &&
+    if (run.failure.empty() && run.outcome.end == twin::host::LaunchEnd::kFinished &&
         launch.block.shared->result.status == TWIN_OK && run.damage.empty()) {
         ParallelCopy(launch.copy_out);
     }
@@ -274,18 +274,18 @@ void RaiseOutcome(const RunResult &run, const SharedLaunch &shared, double timeo
         RaiseError("EnvironmentSetupError", run.failure);
     }
     switch (run.outcome.end) {
-        case twin_host::LaunchEnd::kInterrupted:
+        case twin::host::LaunchEnd::kInterrupted:
             throw py::error_already_set();  // the KeyboardInterrupt that PyErr_CheckSignals raised
-        case twin_host::LaunchEnd::kTimedOut:
+        case twin::host::LaunchEnd::kTimedOut:
             RaiseError("TwinTimeoutError", "the kernel did not finish within " + Seconds(timeout_s) +
                                           " s (run_kernel's timeout); its launch process was stopped");
-        case twin_host::LaunchEnd::kCrashed:
+        case twin::host::LaunchEnd::kCrashed:
             RaiseCrash(run.outcome, shared.crash, run.damage);
-        case twin_host::LaunchEnd::kFinished:
+        case twin::host::LaunchEnd::kFinished:
             break;
     }
     const TwinLaunchResult &result = shared.result;
-    if (result.status == twin_host::kNotLoaded) {
+    if (result.status == twin::host::kNotLoaded) {
         RaiseError("EnvironmentSetupError", std::string("the launch process could not load the compiled kernel: ") + result.error);
     }
     if (result.status == TWIN_INVALID_INPUT) {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace twin_host {
+namespace twin::host {
 
 [[noreturn]] inline void RaiseError(const char *error_class, const std::string &message)
 {
@@ -15,4 +15,4 @@ namespace twin_host {
     throw pybind11::error_already_set();
 }
 
-}  // namespace twin_host
+}  // namespace twin::host

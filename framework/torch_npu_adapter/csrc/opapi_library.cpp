@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace rmsnorm_backward_npu {
+namespace rmsnorm_backward::npu {
 namespace {
 
 constexpr const char *kLibrary = "libcust_opapi.so";
@@ -81,4 +81,4 @@ OpApi FindOpApi(const std::vector<std::string> &candidates, const std::string &a
                              "the package (its .run file) and source its set_env.bash. Tried:" + tried.str());
 }
 
-}  // namespace rmsnorm_backward_npu
+}  // namespace rmsnorm_backward::npu

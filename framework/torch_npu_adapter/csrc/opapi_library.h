@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace rmsnorm_backward_npu {
+namespace rmsnorm_backward::npu {
 
 // The files to try, in CANN's order of precedence:
 //  1. each entry of ASCEND_CUSTOM_OPP_PATH (colon-separated; the package's set_env.bash prepends its
@@ -27,4 +27,4 @@ struct OpApi {
 // Throws std::runtime_error naming the operator and every candidate with the reason it was skipped.
 OpApi FindOpApi(const std::vector<std::string> &candidates, const std::string &aclnn_name);
 
-}  // namespace rmsnorm_backward_npu
+}  // namespace rmsnorm_backward::npu

@@ -25,7 +25,7 @@
 #define RMSNB_STR(s) RMSNB_STR2(s)
 #define RMSNB_ACLNN_NAME RMSNB_STR(aclnnRmsNormBackward)
 
-namespace rmsnorm_backward_npu {
+namespace rmsnorm_backward::npu {
 namespace {
 
 // Looked up at run time in the installed package, so only their types are taken from the header.
@@ -53,10 +53,10 @@ aclDataType AclDtype(const at::Tensor &t, const char *name)
 #define RMSNB_ACL_OF(dtype_name, ge_type, acl_type, at_type) case at::ScalarType::at_type: return acl_type;
 #define RMSNB_LISTED(dtype_name, ge_type, acl_type, at_type) " " dtype_name
     switch (t.scalar_type()) {
-        RMS_NORM_BACKWARD_DTYPES(RMSNB_ACL_OF)
+        RMSNB_DTYPES(RMSNB_ACL_OF)
         default:
             TORCH_CHECK(false, name, " has dtype ", t.scalar_type(),
-                        "; it must be one of:" RMS_NORM_BACKWARD_DTYPES(RMSNB_LISTED));
+                        "; it must be one of:" RMSNB_DTYPES(RMSNB_LISTED));
     }
 #undef RMSNB_ACL_OF
 #undef RMSNB_LISTED
@@ -151,15 +151,15 @@ std::tuple<at::Tensor, at::Tensor> RmsNormBackward(const at::Tensor &dy_in, cons
     return {dx, dgamma};
 }
 
-}  // namespace rmsnorm_backward_npu
+}  // namespace rmsnorm_backward::npu
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
     m.doc() = "NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward (aclnnRmsNormBackward)";
-    m.def("rms_norm_backward", &rmsnorm_backward_npu::RmsNormBackward, "(dx, dgamma) on the NPU",
+    m.def("rms_norm_backward", &rmsnorm_backward::npu::RmsNormBackward, "(dx, dgamma) on the NPU",
           pybind11::arg("dy"), pybind11::arg("x"), pybind11::arg("rstd"), pybind11::arg("gamma") = pybind11::none(),
           pybind11::arg("dres") = pybind11::none(),
           pybind11::arg("gamma_offset") = 0.0);
-    m.def("library", [] { return rmsnorm_backward_npu::Api().library; },
+    m.def("library", [] { return rmsnorm_backward::npu::Api().library; },
           "the libcust_opapi.so that aclnnRmsNormBackward is taken from");
 }

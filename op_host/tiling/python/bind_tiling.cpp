@@ -18,27 +18,27 @@ namespace {
 
 // The package's TilingError (python/rmsnorm_backward/errors.py, an InvalidInputError) with the rule's
 // sentence, its kind ("shape", "dtype", "attr", "platform") and the tensor it names.
-[[noreturn]] void Raise(const rmsnorm_backward::TilingError &error)
+[[noreturn]] void Raise(const rmsnorm_backward::tiling::TilingError &error)
 {
     py::object cls = py::module_::import("rmsnorm_backward.errors").attr("TilingError");
-    py::object raised = cls(error.message, rmsnorm_backward::TilingFaultName(error.fault), error.tensor);
+    py::object raised = cls(error.message, rmsnorm_backward::tiling::TilingFaultName(error.fault), error.tensor);
     PyErr_SetObject(cls.ptr(), raised.ptr());
     throw py::error_already_set();
 }
 
 // The twin's platform for `soc`, as CANN's TilingFunc gets it from PlatformAscendC; an unknown name
 // is the caller's input error.
-rmsnorm_backward::PlatformFacts Platform(const std::string &soc)
+rmsnorm_backward::tiling::PlatformFacts Platform(const std::string &soc)
 {
     const twin::SocInfo *info = twin::FindSoc(soc.c_str());
     if (info == nullptr) {
         std::string names;
         for (const twin::SocInfo &s : twin::kSocTable) names += std::string(names.empty() ? "" : ", ") + s.name;
-        Raise({rmsnorm_backward::TilingFault::kPlatform, "soc", "soc must be one of " + names + " (got " + soc + ")."});
+        Raise({rmsnorm_backward::tiling::TilingFault::kPlatform, "soc", "soc must be one of " + names + " (got " + soc + ")."});
     }
     fe::PlatFormInfos infos(*info);
     const platform_ascendc::PlatformAscendC platform(&infos);
-    return rmsnorm_backward::PlatformFactsOf(platform, platform_ascendc::CoreMemType::UB, soc);
+    return rmsnorm_backward::tiling::PlatformFactsOf(platform, platform_ascendc::CoreMemType::UB, soc);
 }
 
 py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_shape, std::vector<int64_t> rstd_shape,
@@ -47,10 +47,10 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
                        uint32_t block_dim, std::optional<std::vector<int64_t>> dres_shape, std::string dres_dtype)
 {
     if (dres_shape.has_value() == dres_dtype.empty()) {
-        Raise({rmsnorm_backward::TilingFault::kShape, "dres",
+        Raise({rmsnorm_backward::tiling::TilingFault::kShape, "dres",
                "dres_shape and dres_dtype go together: give both for the fused residual form, or neither."});
     }
-    rmsnorm_backward::TilingInput in;
+    rmsnorm_backward::tiling::TilingInput in;
     in.dy_shape = std::move(dy_shape);
     in.x_shape = std::move(x_shape);
     in.rstd_shape = std::move(rstd_shape);
@@ -66,14 +66,14 @@ py::dict ComputeTiling(std::vector<int64_t> dy_shape, std::vector<int64_t> x_sha
     in.dres_dtype = std::move(dres_dtype);
     in.platform = Platform(soc);
     in.block_dim_cap = block_dim;
-    rmsnorm_backward::TilingResult out;
-    rmsnorm_backward::TilingError error;
-    if (!rmsnorm_backward::ComputeTiling(in, out, error)) Raise(error);
+    rmsnorm_backward::tiling::TilingResult out;
+    rmsnorm_backward::tiling::TilingError error;
+    if (!rmsnorm_backward::tiling::ComputeTiling(in, out, error)) Raise(error);
     py::dict d;
     d["tiling"] = py::bytes(reinterpret_cast<const char *>(&out.data), sizeof(out.data));
     d["block_dim"] = out.block_dim;
     d["tiling_key"] = out.tiling_key;
-    d["path"] = rmsnorm_backward::TilingPathName(out.tiling_key);
+    d["path"] = rmsnorm_backward::tiling::TilingPathName(out.tiling_key);
     d["workspace_bytes"] = out.workspace_bytes;
     d["user_workspace_bytes"] = out.user_workspace_bytes;
     d["min_bytes"] = out.min_bytes;
@@ -88,13 +88,13 @@ void CheckOutputs(std::vector<int64_t> x_shape, std::string x_dtype, std::option
                   const std::vector<int64_t> &dx_shape, const std::string &dx_dtype,
                   const std::vector<int64_t> &dgamma_shape, const std::string &dgamma_dtype)
 {
-    rmsnorm_backward::TilingInput in;
+    rmsnorm_backward::tiling::TilingInput in;
     in.x_shape = std::move(x_shape);
     in.x_dtype = std::move(x_dtype);
     in.has_gamma = gamma_shape.has_value();
     in.gamma_shape = gamma_shape.value_or(std::vector<int64_t>{});
-    const rmsnorm_backward::TilingError error =
-        rmsnorm_backward::CheckOutputs(in, dx_shape, dx_dtype, dgamma_shape, dgamma_dtype);
+    const rmsnorm_backward::tiling::TilingError error =
+        rmsnorm_backward::tiling::CheckOutputs(in, dx_shape, dx_dtype, dgamma_shape, dgamma_dtype);
     if (!error.ok()) Raise(error);
 }
 

@@ -9,8 +9,8 @@
 
 namespace {
 
-namespace ref = rmsnorm_backward::reference_platform;
-namespace layout = rms_norm_backward_layout;
+namespace ref = rmsnorm_backward::tiling::reference_platform;
+namespace layout = rmsnorm_backward::layout;
 
 constexpr bool SameName(const char *a, const char *b)
 {

@@ -187,7 +187,7 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
         Require(g_tensors.count(t) == 1, "aclnnRmsNormBackwardGetWorkspaceSize of a tensor that does not exist");
         detail += (detail.empty() ? "t" : " t") + std::to_string(Id(t));
     }
-    rmsnorm_backward::TilingInput in;
+    rmsnorm_backward::tiling::TilingInput in;
     // The stand-in device: what CANN's PlatformAscendC reports on an Ascend910B2.
     in.platform.soc = "Ascend910B2";
     in.platform.supported = true;
@@ -205,9 +205,9 @@ aclnnStatus aclnnRmsNormBackwardGetWorkspaceSize(const aclTensor *dy, const aclT
         in.gamma_shape = gamma->shape, in.gamma_dtype = Dtype(gamma->dtype);
     }
     in.gamma_offset = float(gammaOffset);  // a float attribute, as CANN holds it
-    rmsnorm_backward::TilingResult tiling;
-    rmsnorm_backward::TilingError error;
-    if (!rmsnorm_backward::ComputeTiling(in, tiling, error)) {
+    rmsnorm_backward::tiling::TilingResult tiling;
+    rmsnorm_backward::tiling::TilingError error;
+    if (!rmsnorm_backward::tiling::ComputeTiling(in, tiling, error)) {
         Log("aclnnRmsNormBackwardGetWorkspaceSize", detail + " rejected: " + error.message);
         return kAclnnParamInvalid;
     }

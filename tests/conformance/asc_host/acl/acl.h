@@ -1,7 +1,7 @@
 // A host-side stand-in for the AscendCL runtime calls the asc-devkit samples' main() makes, so the
 // samples' own host code runs unchanged on the CPU: device memory is host memory, streams are
 // nothing, and a kernel launch (`kernel<<<blocks, l2ctrl, stream>>>(args...)`, rewritten by
-// tests/conformance/test_asc_devkit_samples.py into twin_host::Launch<site, &kernel>) hands the
+// tests/conformance/test_asc_devkit_samples.py into twin::host::Launch<site, &kernel>) hands the
 // arguments to the Python side, which runs the kernel with rmsnorm_backward.twin.run_kernel through
 // an entry that calls RunSite, and sends the device buffers back. Written for this project from the samples' usage; no CANN header is used.
 #pragma once
@@ -25,7 +25,7 @@ enum aclrtMemcpyKind { ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_M
 inline constexpr aclError ACL_SUCCESS = 0;
 inline constexpr aclError ACL_ERROR_INVALID_PARAM = 100000;
 
-namespace twin_host {
+namespace twin::host {
 
 // Device allocations by start address: their sizes travel with a launch.
 inline std::map<const void *, size_t> &Allocations()
@@ -186,7 +186,7 @@ void Launch(int64_t blocks, A... args)
     (Restore(i++, args), ...);
 }
 
-}  // namespace twin_host
+}  // namespace twin::host
 
 inline aclError aclInit(const char *) { return ACL_SUCCESS; }
 inline aclError aclFinalize() { return ACL_SUCCESS; }
@@ -204,7 +204,7 @@ inline aclError aclrtMalloc(void **ptr, size_t size, aclrtMemMallocPolicy)
     *ptr = std::malloc(size == 0 ? 1 : size);
     if (*ptr == nullptr) return ACL_ERROR_INVALID_PARAM;
     std::memset(*ptr, 0xA5, size);
-    twin_host::Allocations()[*ptr] = size;
+    twin::host::Allocations()[*ptr] = size;
     return ACL_SUCCESS;
 }
 inline aclError aclrtMallocHost(void **ptr, size_t size)
@@ -214,7 +214,7 @@ inline aclError aclrtMallocHost(void **ptr, size_t size)
 }
 inline aclError aclrtFree(void *ptr)
 {
-    twin_host::Allocations().erase(ptr);
+    twin::host::Allocations().erase(ptr);
     std::free(ptr);
     return ACL_SUCCESS;
 }

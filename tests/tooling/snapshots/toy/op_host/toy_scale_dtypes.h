@@ -34,9 +34,9 @@ constexpr const ToyScaleDtypeInfo *FindToyScaleDtype(std::string_view name)
 }
 
 // X(name, ge::DataType, aclDataType, at::ScalarType) for every dtype a tensor may have.
-#define TOY_SCALE_DTYPES(X) \
+#define TOYS_DTYPES(X) \
     X("float32", DT_FLOAT, ACL_FLOAT, Float) \
     X("float16", DT_FLOAT16, ACL_FLOAT16, Half)
 
 // X(name, ge::DataType) for dtypes no tensor may have, named so that errors say what was passed.
-#define TOY_SCALE_REJECTED_DTYPES(X)
+#define TOYS_REJECTED_DTYPES(X)

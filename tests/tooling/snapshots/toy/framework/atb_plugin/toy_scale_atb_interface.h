@@ -4,12 +4,12 @@
 // The interface of ToyScale as its ATB operation (framework/atb_plugin) states it: tensor
 // names in the order of atb::VariantPack, how each output's shape and dtype follow from the inputs,
 // and the formats the kernel reads. Plain C++: no ACL or ATB header.
-#ifndef TOY_SCALE_ATB_INTERFACE_H_
-#define TOY_SCALE_ATB_INTERFACE_H_
+#ifndef TOYS_ATB_INTERFACE_H_
+#define TOYS_ATB_INTERFACE_H_
 
 #include <cstdint>
 
-namespace toy_scale_atb {
+namespace toy_scale::atb {
 
 constexpr const char *kOperationName = "ToyScaleOperation";
 constexpr uint32_t kInputNum = 2;
@@ -32,6 +32,6 @@ constexpr OutputRule kOutputs[kOutputNum] = {
 constexpr uint32_t kFormatNum = 2;
 constexpr const char *kFormats[kFormatNum] = {"ND", "NCHW"};
 
-}  // namespace toy_scale_atb
+}  // namespace toy_scale::atb
 
-#endif  // TOY_SCALE_ATB_INTERFACE_H_
+#endif  // TOYS_ATB_INTERFACE_H_

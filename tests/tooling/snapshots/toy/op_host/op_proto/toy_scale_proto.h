@@ -3,8 +3,8 @@
 // run `rmsnorm-backward gen` (`gen --check` fails while this file differs).
 // Graph-mode prototype of ToyScale and the declarations of the CANN glue functions that
 // op_host/toy_scale_tiling.cpp defines and op_host/toy_scale_def.cpp registers.
-#ifndef TOY_SCALE_PROTO_H_
-#define TOY_SCALE_PROTO_H_
+#ifndef TOYS_PROTO_H_
+#define TOYS_PROTO_H_
 
 #include "graph/operator_reg.h"
 
@@ -50,4 +50,4 @@ REG_OP(ToyScale)
     .OP_END_FACTORY_REG(ToyScale)
 }  // namespace ge
 
-#endif  // TOY_SCALE_PROTO_H_
+#endif  // TOYS_PROTO_H_

@@ -1,0 +1,86 @@
+// The fp32 math the long-rows paths (rms_norm_backward_long_rows.h and
+// rms_norm_backward_long_rows_streamed.h) run on a chunk of a row: the fp32 view of an input, the row
+// sum of gamma*(dy*x) kept lane-wise and its total, and dx = rstd*g with the optional dres of a fused
+// residual. Free functions over the tensors they are given: each path keeps its buffers and schedule.
+#pragma once
+#include "rms_norm_backward_common.h"
+
+namespace rmsnorm_backward::kernel {
+
+// The fp32 view of a chunk input: the input itself for fp32, else widened into `scratch`.
+template <typename T>
+__aicore__ inline LocalTensor<float> AsFloat(const LocalTensor<float> &scratch, const LocalTensor<T> &src,
+                                             uint32_t count)
+{
+    if constexpr (kIsFloat<T>) {
+        return src;
+    } else {
+        Widen(scratch, src, count);
+        return scratch;
+    }
+}
+
+// sum[0, lanes) += gamma*(dy*x) (dy*x without gamma, `scaled` false) over the chunk in pieces of
+// `lanes` lanes; the row's first piece (`first`) initialises it.
+template <bool scaled>
+__aicore__ inline void AddLaneSum(const LocalTensor<float> &sum, const LocalTensor<float> &gamma,
+                                  const LocalTensor<float> &dyX, uint32_t count, uint32_t lanes, bool first)
+{
+    for (uint32_t p = 0; p < count; p += lanes) {
+        const uint32_t n = count - p < lanes ? count - p : lanes;
+        if constexpr (scaled) {
+            if (first && p == 0) {
+                Mul(sum, gamma, dyX, n);
+            } else {
+                MulAddDst(sum, gamma[p], dyX[p], n);
+            }
+        } else if (first && p == 0) {
+            Muls(sum, dyX, 1.0f, n);
+        } else {
+            Add(sum, sum, dyX[p], n);
+        }
+    }
+}
+
+// The sum of values[0, count) on the scalar unit, reduced into `total` with `work`; the vector unit
+// waits for the read before it overwrites `total` again.
+__aicore__ inline float RowTotal(const LocalTensor<float> &total, const LocalTensor<float> &values,
+                                 const LocalTensor<float> &work, uint32_t count, TPipe *pipe)
+{
+    ReduceSum(total, values, work, count);
+    WaitFor<HardEvent::V_S>(pipe);
+    const float value = total.GetValue(0);
+    WaitFor<HardEvent::S_V>(pipe);
+    return value;
+}
+
+// dx = rstd*g, rounded to the dtype (16-bit: g is scaled in place first).
+template <typename T>
+__aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<float> &g, float rstd, uint32_t count)
+{
+    if constexpr (kIsFloat<T>) {
+        Muls(dx, g, rstd, count);
+    } else {
+        Muls(g, g, rstd, count);
+        Narrow(dx, g, count);
+    }
+}
+
+// dx = rstd*g + dres, added in fp32 and rounded once: 16-bit dres widened into `scratch` takes rstd*g
+// in one Axpy.
+template <typename T>
+__aicore__ inline void ScaleToDxPlusDres(const LocalTensor<T> &dx, const LocalTensor<float> &g,
+                                         const LocalTensor<T> &dres, float rstd, const LocalTensor<float> &scratch,
+                                         uint32_t count)
+{
+    if constexpr (kIsFloat<T>) {
+        Muls(g, g, rstd, count);
+        Add(dx, g, dres, count);
+    } else {
+        Widen(scratch, dres, count);
+        Axpy(scratch, g, rstd, count);
+        Narrow(dx, scratch, count);
+    }
+}
+
+}  // namespace rmsnorm_backward::kernel
