@@ -1,6 +1,7 @@
 // The last phase of the launch when dgamma was summed in several row groups: after SyncAll, each core
-// takes a slice of the columns and adds the groups' fp32 partials from the workspace by one pairwise
-// tree over the groups (the upper half of the groups onto the lower, log2(G) times). Every column is
+// takes a slice of the columns (one core all of them where a row is shorter than a GM burst) and adds
+// the groups' fp32 partials from the workspace by one pairwise tree over the groups (the upper half of
+// the groups onto the lower, log2(G) times). Every column is
 // summed in that same order, whatever slice a core takes, so dgamma is bitwise reproducible across
 // block dims; no atomics are involved. A step takes as many columns as leave room for all G partials
 // in the partial buffer, in one strided copy, and needs log2(G) vector instructions.
@@ -17,12 +18,17 @@ namespace rmsnorm_backward::kernel {
 
 class RmsNormBackwardDgammaReduce {
 public:
+    static constexpr uint32_t kGmBurstBytes = 512;  // the largest GM transfer burst (programming guide)
+
     __aicore__ inline void Init(GM_ADDR dgamma, GM_ADDR workspace, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
         t_ = tiling;
         const uint32_t cores = uint32_t(GetBlockNum()), core = uint32_t(GetBlockIdx());
-        begin_ = uint32_t(uint64_t(t_.cols) * core / cores);
-        end_ = uint32_t(uint64_t(t_.cols) * (core + 1) / cores);
+        // Rows shorter than a 512-byte GM burst of floats: one core takes them all, the groups' partials
+        // one contiguous range, where slices would each cost the link a burst per group for a few bytes.
+        const uint32_t takers = t_.cols * sizeof(float) < kGmBurstBytes ? 1 : cores;
+        begin_ = core < takers ? uint32_t(uint64_t(t_.cols) * core / takers) : t_.cols;
+        end_ = core < takers ? uint32_t(uint64_t(t_.cols) * (core + 1) / takers) : t_.cols;
         dgammaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dgamma), t_.cols);
         partialsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(GetUserWorkspace(workspace)),
                                     uint64_t(t_.groups) * t_.partial_stride);

@@ -11,10 +11,11 @@
 //
 // Per row r the scalars rstd[r] and c[r] = -rstd[r] * mean(g*xhat)[r] scale whole rows:
 //   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c (+ dres, in fp32).
-// Where a row is exactly one repeat of 64 fp32 lanes (S = 64), two (S = 128) or wider than 128, a
-// row's scalar is one 32-byte block (Brcb) read with block stride 0 by every block of its repeat, one
-// instruction per 64-lane column chunk of the row covering all rows (repeat = row, repeat stride = S);
-// otherwise it is spread over all S lanes of its row (S/8 Brcb calls). gamma, widened, is one pattern
+// Where a row is 24 to 64 fp32 lanes (one repeat, in part or whole) or two or more whole repeats
+// (S >= 128; the layout says why not below 24), a row's scalar is one 32-byte block
+// (Brcb) read with block stride 0 by every block of its repeat, one instruction per 64-lane column
+// chunk of the row covering all rows (repeat = row, repeat stride = S); otherwise it is spread over
+// all S lanes of its row (S/8 Brcb calls). gamma, widened, is one pattern
 // read with repeat stride 0: 64 lanes where S divides 64, one row (S lanes) where rows are blocks;
 // otherwise it is repeated on every row of the tile.
 // dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
@@ -23,7 +24,7 @@
 // UB budget: SmallCols in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres
-// where L = 8 if S == 64 or S >= 128 else S  (lanes of a row's scalar: a block, or the row)
+// where L = 8 if 24 <= S <= 64 or S >= 128 else S  (lanes of a row's scalar: a block, or the row)
 // where W = 64 if 64 % S == 0 else (S if L == 8 else R * S)  (lanes of widened gamma)
 //   | buffer                        | buffers     | bytes each                |
 //   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
@@ -75,8 +76,9 @@ public:
         bool gammaLoaded = false;
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
+            const uint32_t foldRows = FoldRows(NextTile(group.end - group.begin));
             if (hasGamma_) {
-                Duplicate(dgamma, 0.0f, t_.tile_rows * t_.row_stride);
+                Duplicate(dgamma, 0.0f, foldRows * t_.row_stride);
             }
             rstd_.Start(group);
             if (!gammaLoaded && hasGamma_) {  // first: its widening overlaps the first tile's copies
@@ -112,9 +114,9 @@ public:
                 CopyOut(outRow, outN);
             }
             rstd_.Finish();
-            // Fold the tile's rows pairwise, the upper rows onto the lower ones, in log2(R) steps:
+            // Fold the accumulator's rows pairwise, the upper rows onto the lower ones, in log2 steps:
             // a fixed order, so the same sum on every core and every run.
-            for (uint32_t rows = hasGamma_ ? t_.tile_rows : 1; rows > 1;) {
+            for (uint32_t rows = hasGamma_ ? foldRows : 1; rows > 1;) {
                 const uint32_t half = rows / 2;
                 Add(dgamma, dgamma, dgamma[(rows - half) * t_.row_stride], half * t_.row_stride);
                 rows -= half;
@@ -141,6 +143,19 @@ private:
         }
         const uint32_t half = RoundUp(CeilDiv(uint32_t(left), 2), kFloatsPerBlock);  // at most R
         return half < left ? half : uint32_t(left);  // R = 8 rounds half of 6 or 7 rows up past them
+    }
+
+    // The accumulator rows a group's fold starts from: the last size of the fold from R (R, then
+    // ceil(R/2), ...) that still covers the group's largest tile, its first. The steps before it would
+    // add only zero rows (x + 0 is x, and the accumulator is never -0), so every group sums in the
+    // order of the fold from R, with fewer rows zeroed and folded where the group has fewer rows.
+    __aicore__ inline uint32_t FoldRows(uint32_t firstTile) const
+    {
+        uint32_t rows = t_.tile_rows;
+        while (rows > 1 && rows - rows / 2 >= firstTile) {
+            rows -= rows / 2;
+        }
+        return rows;
     }
 
     // Rows land S elements apart with their padding lanes zeroed, so whole-row sums see only zeros there.

@@ -63,8 +63,12 @@ RMSNB_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
 }
 
 // Small cols: tiles of R rows packed S = row_stride apart. A row's scalars (rstd, c) take one block
-// per row where a row is one, two or more whole repeats (S = 64 or S >= 128), else S lanes; widened
-// gamma is one 64-lane pattern where S divides 64, one row where rows are blocks, else the whole tile.
+// per row where a row is 24 to 64 lanes or two or more whole repeats (S >= 128), else S lanes. A
+// block per row costs each row a repeat of its own (S of 64 lanes busy) in the instructions that
+// scale rows; spread, each scalar takes S/8 Brcb calls and, where S does not divide 64, gamma a
+// whole tile: the blocks cost less from S = 24 (the modelled 1M x 16 fp16 is 25 % slower with them,
+// 1M x 32 and x 48 faster). Widened gamma is one 64-lane pattern where S divides 64, one row where
+// rows are blocks, else the whole tile.
 struct SmallColsLayout {
     uint64_t lanes;         // R * S
     bool rowBlocks;         // a row's scalar is one block
@@ -76,7 +80,7 @@ struct SmallColsLayout {
 };
 RMSNB_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S, bool dres)
 {
-    const bool rowBlocks = S == kFloatsPerRepeat || S >= 2 * kFloatsPerRepeat;
+    const bool rowBlocks = (S >= 3 * kFloatsPerBlock && S <= kFloatsPerRepeat) || S >= 2 * kFloatsPerRepeat;
     const uint64_t gammaLanes = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks ? S : R * S);
     return {R * S, rowBlocks, rowBlocks ? kFloatsPerBlock : S, gammaLanes, kSmallColsRstdBatchTiles * R, R, dres};
 }

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import click
 import pytest
 
 from markdown_files import ROOT, blocks
@@ -27,7 +28,7 @@ def synopsis(cli_doc) -> dict[str, set[str]]:
     for line in text.splitlines():
         head = re.match(r"^rmsnorm-backward (\w+)", line)
         command = head.group(1) if head else command
-        named.setdefault(command, set()).update(re.findall(r"(--[\w-]+)", line))
+        named.setdefault(command, set()).update(re.findall(r"(?<![\w-])(-{1,2}[A-Za-z][\w-]*)", line))
     return named
 
 
@@ -36,7 +37,8 @@ def test_synopsis_names_every_command_and_only_real_options(cli_doc):
     assert set(cli.commands) <= set(named)
     for command, options in named.items():
         if command in cli.commands:
-            real = {o for p in cli.commands[command].params for o in (*p.opts, *p.secondary_opts)}
+            real = {o for p in cli.commands[command].params if isinstance(p, click.Option)
+                    for o in (*p.opts, *p.secondary_opts)}
             assert options - {"--help", "--version"} == real, command
 
 

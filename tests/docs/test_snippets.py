@@ -22,9 +22,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
-from markdown_files import LANGUAGES, ROOT, Block, all_blocks, blocks, markdown_files
+from markdown_files import LANGUAGES, ROOT, Block, all_blocks, blocks, markdown_files, tracked
 
 RUNNER = Path(__file__).resolve().parent / "run_snippets.py"
 SEPARATORS = {"&&", "||", ";", "|"}
@@ -99,7 +100,8 @@ def cli_commands() -> dict[str, set[str]]:
     from rmsnorm_backward.cli import cli
 
     def options(command) -> set[str]:
-        return {o for p in command.params for o in (*p.opts, *p.secondary_opts)} | {"--help", "-h"}
+        return {o for p in command.params if isinstance(p, click.Option) for o in (*p.opts, *p.secondary_opts)} | {
+            "--help", "-h"}
 
     return {"": options(cli), **{name: options(command) for name, command in cli.commands.items()}}
 
@@ -112,6 +114,12 @@ def build_sh_commands() -> set[str]:
 def presets() -> set[str]:
     data = json.loads((ROOT / "CMakePresets.json").read_text())
     return {p["name"] for kind in ("configurePresets", "buildPresets") for p in data.get(kind, [])}
+
+
+def top_level() -> set[str]:
+    """The checkout's tracked top-level entries: a path under one of them is the checkout's to name
+    (build outputs such as build_out/ are made by the commands themselves)."""
+    return {p.split("/")[0] for p in tracked()}
 
 
 def option_names(arguments: list[str]) -> list[str]:
@@ -143,7 +151,7 @@ def check_command(command: list[str], known: dict) -> list[str]:
         path = path[2:] if path.startswith("./") else path
         if "/" not in path or re.search(r"[<>$*{}:~]", path) or path.startswith("/"):
             continue
-        if (ROOT / path.split("/")[0]).exists() and not (ROOT / path).exists():
+        if path.split("/")[0] in known["top"] and not (ROOT / path).exists():
             problems.append(f"{word} does not exist in the checkout")
     return problems
 
@@ -170,7 +178,7 @@ SHELL = all_blocks("sh")
 def test_shell_snippet_parses_and_names_what_exists(block):
     parsed = subprocess.run(["bash", "-n"], input=block.code, capture_output=True, text=True)
     assert parsed.returncode == 0, f"{block.where}: {parsed.stderr}"
-    known = {"cli": cli_commands(), "build.sh": build_sh_commands(), "presets": presets()}
+    known = {"cli": cli_commands(), "build.sh": build_sh_commands(), "presets": presets(), "top": top_level()}
     problems = [p for c in commands(block.code) for p in check_command(c, known)]
     assert not problems, f"{block.where}: " + "; ".join(problems)
 
@@ -184,7 +192,7 @@ def test_shell_snippet_parses_and_names_what_exists(block):
     ("cat docs/no_such_page.md  # a comment", "docs/no_such_page.md does not exist in the checkout"),
 ])
 def test_the_shell_check_catches(line, problem):
-    known = {"cli": cli_commands(), "build.sh": build_sh_commands(), "presets": presets()}
+    known = {"cli": cli_commands(), "build.sh": build_sh_commands(), "presets": presets(), "top": top_level()}
     assert [p for c in commands(line) for p in check_command(c, known)] == [problem]
 
 

@@ -112,6 +112,18 @@ def test_bench_rejects_bad_options_in_one_sentence(capsys, monkeypatch, argv, me
     assert all(line.startswith(("Usage: ", "Try ")) for line in hint if line)
 
 
+def test_bench_twin_speed(capsys, monkeypatch):
+    """--twin-speed times the twin against NumPy (on 4096x4096; here 64x64, once, to stay quick)."""
+    from rmsnorm_backward.perf import bench as perf_bench
+
+    monkeypatch.setattr(bench_cli, "twin_speed", lambda **kw: perf_bench.twin_speed(64, 64, runs=1, **kw))
+    assert main(QUICK + ["--twin-speed", "--json"]) == 0
+    speed = json.loads(capsys.readouterr().out)["twin_speed"]
+    assert speed["shape"] == [64, 64] and speed["twin_seconds"] > 0 and speed["numpy_seconds"] > 0
+    assert main(QUICK + ["--twin-speed"]) == 0
+    assert "s for the kernel on 64x64 fp32, NumPy float32 " in capsys.readouterr().out
+
+
 def test_bench_markdown_table(capsys):
     assert main(QUICK + ["--markdown"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]

@@ -1,6 +1,6 @@
 """RmsNormBackward's command line: golden (the precision check on the best backend), gen (code
 generation from op_def), doctor (what is installed, which backends work), bench (modelled
-performance per shape, see PERFORMANCE.md).
+performance per shape), report (PERFORMANCE.md from bench's JSON reports).
 
 Shell completion (bash; zsh_source and fish_source for the others):
 
@@ -17,9 +17,10 @@ import click
 
 from ..errors import TwinError
 from ._common import CONTEXT, PROG, CliError, show_notices
-from . import bench, doctor, gen, golden
+from . import bench, doctor, gen, golden, report
 
-COMMANDS = {"golden": golden.command, "gen": gen.command, "doctor": doctor.command, "bench": bench.command}
+COMMANDS = {"golden": golden.command, "gen": gen.command, "doctor": doctor.command, "bench": bench.command,
+            "report": report.command}
 
 
 @click.group(PROG, help=__doc__, context_settings=CONTEXT)

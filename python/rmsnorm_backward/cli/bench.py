@@ -21,6 +21,7 @@ import click
 import numpy as np
 
 from ..perf import SUITES, format_table, load_model, run_case, suite, twin_speed
+from ..perf.bench import report_header
 from ..perf.suites import DTYPES
 from ._common import CONTEXT, check_soc, json_text, print_json, progress, save_file, writable_file
 
@@ -87,9 +88,9 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
     model = load_model(soc)
     rows = run_cases(cases, f"bench {suite_name} on {soc}", json_out != "-",
                      lambda case, rng: run_case(case, model, rng, anchor_kernel=True), seed)
-    report = {"soc": soc, "suite": suite_name, "modelled": True, "constants": model.constants, "cases": rows}
+    report = {**report_header(model), "suite": suite_name, "cases": rows}
     if with_twin_speed:
-        report["twin_speed"] = twin_speed(rng=rng, soc=soc)
+        report["twin_speed"] = twin_speed(rng=np.random.default_rng(seed), soc=soc)
     if plot is not None:
         from ..perf.plot import render_png
 
@@ -102,8 +103,8 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
     click.echo(format_table(rows, markdown=markdown))
     if with_twin_speed:
         t = report["twin_speed"]
-        click.echo(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on 4096x4096 "
-                   f"fp32, NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
+        click.echo(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on "
+                   f"{'x'.join(map(str, t['shape']))} fp32, NumPy float32 {t['numpy_seconds']:.3f} s, ratio {t['ratio']:.2f}")
     return 0
 
 
@@ -141,8 +142,7 @@ def residual_command(soc, suite_name, cases, seed, json_out, plot, markdown, wit
     model = load_model(soc)
     rows = run_cases(cases, f"bench --residual {suite_name} on {soc}", json_out != "-",
                      lambda case, rng: residual.run_residual_case(case, model, rng), seed)
-    report = {"soc": soc, "suite": suite_name, "modelled": True, "residual": True, "constants": model.constants,
-              "cases": rows}
+    report = {**report_header(model), "suite": suite_name, "residual": True, "cases": rows}
     if json_report(report, json_out, json_file):
         return 0
     click.echo(f"Fused add-RMSNorm backward on {soc} (all figures modelled): fused = one launch with dres; "
@@ -184,4 +184,6 @@ def sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, p
                f"(x{' and x'.join(f'{f:g}' for f in sensitivity.FACTORS)}), all figures modelled; columns give the "
                "spread over the sample of each suite: % of roofline and our speed-up over each anchor")
     click.echo(sensitivity.format_report(report))
+    click.echo("\nThe goals on the sample (perf/goals.py) at the baseline and under each variant:\n")
+    click.echo(sensitivity.format_conclusions(report))
     return 0

@@ -4,8 +4,10 @@ and timeline, dgamma atomic and deterministic) and the anchor formula, a lower b
 (perfect overlap of its pipes). Every figure here is modelled (no NPU is involved)."""
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 
@@ -18,6 +20,27 @@ from .suites import Case
 # Values do not change what the twin counts; a random block of this many rows, repeated, keeps the
 # inputs of the largest shapes cheap to make.
 RANDOM_ROWS = 64
+
+
+def source_state() -> dict:
+    """The commit of the source tree the package runs from and whether its tracked files differ from it
+    (None for both where that is no git checkout, e.g. an installed wheel): every bench report carries
+    it, so a table says what it was measured at."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), *args], capture_output=True,
+                              text=True, check=True, timeout=30).stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def report_header(model: Model) -> dict:
+    """What every bench report (JSON) opens with: the SoC and its facts, that the figures are modelled,
+    the source tree it ran from, the model constants and each one's source."""
+    return {"soc": model.soc["name"], "modelled": True, **source_state(), "soc_facts": model.soc,
+            "constants": model.constants, "sources": model.sources}
 
 
 def make_inputs(case: Case, rng: np.random.Generator):

@@ -1,10 +1,10 @@
-"""PERFORMANCE.md's anchor tables from a bench JSON (all figures modelled):
+"""The anchor comparison of bench JSONs as Markdown tables (all figures modelled):
 
     rmsnorm-backward bench --suite all --json anchor.json && python -m rmsnorm_backward.perf.anchor.compare anchor.json
 
 (several bench JSONs of the same SoC, e.g. one per suite, are read as one).
 
-The goals: ours at least GOAL x the anchor kernel (dgamma atomic and deterministic) on every case, and
+The goals (rmsnorm_backward.perf.goals): ours at least GOAL x the anchor kernel (dgamma atomic and deterministic) on every case, and
 at least STRONG x wherever the anchor is more than MARGIN x the bound. The bound is the fastest any
 kernel can be under the model: the roofline plus the launch cost; the anchor's time over it is the
 ceiling, the most any kernel could gain over the anchor. Per suite: the speed-ups' spread, the cases
@@ -18,28 +18,13 @@ import statistics
 import sys
 from pathlib import Path
 
+from rmsnorm_backward.perf.goals import GOAL, MARGIN, MODES, STRONG, ceiling, misses
 from rmsnorm_backward.perf.suites import SUITES, Case
-
-MODES = (("anchor_kernel", "atomic"), ("anchor_kernel_deterministic", "deterministic"))
-GOAL = 1.0
-STRONG = 1.15
-MARGIN = 1.03
 
 
 def suite_of(row: dict) -> str:
     case = Case(tuple(row["shape"]), row["dtype"])
     return next(name for name, cases in SUITES.items() if name != "all" and case in cases)
-
-
-def ceiling(row: dict, mode: str, launch_us: float) -> float:
-    """The anchor's modelled time in `mode` over the bound (roofline + launch)."""
-    return row[f"{mode}_us"] / (row["roofline_us"] + launch_us)
-
-
-def misses(row: dict, mode: str, launch_us: float) -> tuple[bool, bool]:
-    """(below GOAL, a STRONG miss) for `row` in `mode`."""
-    speedup = row[f"{mode}_speedup"]
-    return speedup < GOAL, ceiling(row, mode, launch_us) > MARGIN and speedup < STRONG
 
 
 def summary(rows: list[dict], launch_us: float) -> list[str]:

@@ -1,0 +1,92 @@
+"""The performance goals against the anchor kernel and the roofline, in one place: the bench report,
+the sensitivity run, PERFORMANCE.md and tests/perf/test_goals.py all judge by these (every figure
+they judge is modelled).
+
+- ours at least GOAL x the anchor kernel, dgamma atomic and deterministic, on every case;
+- at least STRONG x wherever the anchor is more than MARGIN x the bound (the roofline plus the
+  launch, the fastest any kernel can be under the model; the anchor's time over it is its ceiling,
+  the most any kernel could gain over it);
+- at least ROOFLINE_PCT % of the roofline with the launch excluded on every llm case.
+"""
+from __future__ import annotations
+
+GOAL, STRONG, MARGIN, ROOFLINE_PCT = 1.0, 1.15, 1.03, 96.0
+# The anchor kernel's dgamma modes: (the bench row's key prefix, name).
+MODES = (("anchor_kernel", "atomic"), ("anchor_kernel_deterministic", "deterministic"))
+# The suite whose cases the roofline goal covers.
+ROOFLINE_SUITE = "llm"
+
+
+def label(row: dict) -> str:
+    return "x".join(map(str, row["shape"])) + " " + row["dtype"]
+
+
+def speedup(row: dict, mode: str) -> float:
+    """Ours over the anchor in `mode`, from the times (so a row whose times were shifted stays right)."""
+    return row[f"{mode}_us"] / row["modelled_us"]
+
+
+def ceiling(row: dict, mode: str, launch_us: float) -> float:
+    """The anchor's modelled time in `mode` over the bound (roofline + launch)."""
+    return row[f"{mode}_us"] / (row["roofline_us"] + launch_us)
+
+
+def misses(row: dict, mode: str, launch_us: float) -> tuple[bool, bool]:
+    """(below GOAL, a STRONG miss) for `row` in `mode`."""
+    s = speedup(row, mode)
+    return s < GOAL, ceiling(row, mode, launch_us) > MARGIN and s < STRONG
+
+
+def conclusions(rows: dict[str, list[dict]], launch_us: float) -> dict:
+    """Each goal over `rows` ({suite: bench rows}): the cases it covers and those where it fails, as
+    [label, figure] (the strong goal's also with whether the ceiling leaves 1.15x within reach)."""
+    out = {name: {"cases": 0, "fails": []} for name in ("goal", "strong", "roofline")}
+    for suite, suite_rows in rows.items():
+        for r in suite_rows:
+            if suite == ROOFLINE_SUITE:
+                out["roofline"]["cases"] += 1
+                if r["kernel_roofline_pct"] < ROOFLINE_PCT:
+                    out["roofline"]["fails"].append([label(r), r["kernel_roofline_pct"]])
+            if r.get("anchor_kernel_us") is None:
+                continue
+            out["goal"]["cases"] += 1
+            worst = min(speedup(r, mode) for mode, _ in MODES)
+            if worst < GOAL:
+                out["goal"]["fails"].append([label(r), worst])
+            strong = [mode for mode, _ in MODES if ceiling(r, mode, launch_us) > MARGIN]
+            if strong:
+                out["strong"]["cases"] += 1
+                mode = min(strong, key=lambda m: speedup(r, m))
+                if speedup(r, mode) < STRONG:
+                    out["strong"]["fails"].append([label(r), speedup(r, mode), ceiling(r, mode, launch_us) >= STRONG])
+    return out
+
+
+# Each goal's column header where a table names the statements below it.
+SHORT = {"goal": f">= {GOAL:g}x", "strong": f">= {STRONG:g}x", "roofline": f">= {ROOFLINE_PCT:g} % roof-L"}
+STATEMENTS = {
+    "goal": f"ours >= {GOAL:g}x the anchor (atomic and deterministic)",
+    "strong": f"ours >= {STRONG:g}x where the anchor > {MARGIN:g}x the bound",
+    "roofline": f">= {ROOFLINE_PCT:g} % of roofline, launch excluded ({ROOFLINE_SUITE})",
+}
+
+
+def verdict(name: str, result: dict, most: int = 3) -> str:
+    """One table cell: 'holds (n)', or how many of the covered cases fail, the worst first."""
+    n, fails = result["cases"], result["fails"]
+    if not n:
+        return "-"
+    if not fails:
+        return f"holds ({n})"
+    reach = ""
+    if name == "strong":
+        out_of_reach = sum(not f[2] for f in fails)
+        reach = f"; {out_of_reach} out of reach" if out_of_reach else ""
+    return f"fails {len(fails)} of {n}{reach}" + (f": {worst_cases(name, fails, most)}" if most else "")
+
+
+def worst_cases(name: str, fails: list, most: int) -> str:
+    """The `most` worst failing cases with their figures, and how many more there are."""
+    unit, digits = (" %", 1) if name == "roofline" else ("x", 3)
+    shown = ", ".join(f"{f[0]} {f[1]:.{digits}f}{unit}" for f in sorted(fails, key=lambda f: f[1])[:most])
+    return shown + (f", +{len(fails) - most}" if len(fails) > most else "")

@@ -1,0 +1,92 @@
+"""`rmsnorm-backward report` (rmsnorm_backward.perf.report): PERFORMANCE.md rendered from a bench and a
+sensitivity JSON report. The bench report is one real case (32x32x48 fp16 on the twin) beside rows
+made from it with chosen figures, so the headline's ranges, the goals' verdicts and the misses can be
+checked against what the rows say; the sensitivity report is a real run varying one constant."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rmsnorm_backward.cli import main
+from rmsnorm_backward.perf import goals, report, sensitivity
+from rmsnorm_backward.perf.bench import report_header, run_case
+from rmsnorm_backward.perf.suites import Case
+
+TINY = Case((32, 32, 48), "fp16")
+
+
+def made_row(real: dict, case: Case, ours_us: float, anchor_us: float, det_us: float, roofline_pct: float) -> dict:
+    """`real` as the row of `case`, with these times and this % of roofline (launch excluded)."""
+    row = dict(real, shape=list(case.shape), dtype=case.dtype, path="long_rows", modelled_us=ours_us,
+               anchor_kernel_us=anchor_us, anchor_kernel_deterministic_us=det_us, kernel_roofline_pct=roofline_pct)
+    row["anchor_kernel_speedup"], row["anchor_kernel_deterministic_speedup"] = anchor_us / ours_us, det_us / ours_us
+    return row
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    from ascendc_twin.model import load_model
+
+    model = load_model("Ascend910B2")
+    real = run_case(TINY, model, np.random.default_rng(0), anchor_kernel=True)
+    rows = [real,
+            made_row(real, Case((4096, 4096), "fp16"), 80.0, 160.0, 164.0, 97.0),
+            made_row(real, Case((4096, 4096), "bf16"), 80.0, 120.0, 128.0, 95.5),
+            made_row(real, Case((4096, 4096), "fp32"), 150.0, 165.0, 166.5, 98.0)]
+    bench = {**report_header(model), "suite": "all", "cases": rows}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sensitivity, "varied", lambda m: ["sync_all_cycles"])
+        sens = sensitivity.run(model, {"atb": [TINY]}, np.random.default_rng(0))
+    folder = tmp_path_factory.mktemp("report")
+    (folder / "all.json").write_text(json.dumps(bench))
+    (folder / "sens.json").write_text(json.dumps(sens))
+    return folder, bench, sens
+
+
+def test_the_report_says_what_the_reports_say(reports, capsys):
+    folder, bench, sens = reports
+    out = folder / "PERFORMANCE.md"
+    assert main(["report", str(folder / "all.json"), str(folder / "sens.json"), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "{{" not in text and "{%" not in text and "modelled" in text
+    commit = f"commit {bench['commit'][:7]}" if bench["commit"] else "commit unknown"
+    assert text.count(commit) >= 3  # the headline, the sensitivity run and the results tables
+    # Headline ranges per class: 16-bit llm 1.50-2.00x atomic, 1.60-2.05x deterministic, 95.5-97.0 %.
+    assert "| llm | 16-bit | 2 | long_rows | 1.50–2.00x | 1.60–2.05x | 95.5–97.0 % |" in text
+    assert "| llm | fp32 | 1 | long_rows | 1.10x | 1.11x | 98.0 % |" in text
+    # The goals judged on the rows: the bf16 row misses the roofline; fp32 (1.10x) and the tiny case
+    # miss the strong goal, and both are listed with their ceilings.
+    assert f"{goals.STATEMENTS['roofline']}: fails 1 of 3: 4096x4096 bf16 95.5 %." in text
+    assert f"{goals.STATEMENTS['goal']}: holds (4)." in text
+    misses = report.goal_misses(bench["cases"], bench["constants"]["launch_us"])
+    assert {m["label"] for m in misses} == {"4096x4096 fp32", "32x32x48 fp16"}
+    fp32 = next(m for m in misses if m["label"] == "4096x4096 fp32")
+    assert "| 4096x4096 fp32 | 150.0 | 165.0 (atomic) |" in text and fp32["speedup"] == pytest.approx(1.1)
+    assert f"{goals.STATEMENTS['strong']}: fails 2 of 4." in text
+    # Every bench case has a results row; the sensitivity table a row per variant and the baseline.
+    for row in bench["cases"]:
+        assert f"| {goals.label(row)} | {row['path']} | {row['modelled_us']:.1f} |" in text
+    assert text.count("| sync_all_cycles |") == len(sens["variants"]) == 2
+    assert capsys.readouterr().out == ""
+
+
+def test_report_json_and_stdout(reports, capsys):
+    folder, bench, _ = reports
+    assert main(["report", str(folder / "all.json"), str(folder / "sens.json"), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [h["suite"] for h in shown["headline"]] == ["atb", "llm", "llm"]
+    assert main(["report", str(folder / "all.json"), str(folder / "sens.json")]) == 0
+    assert capsys.readouterr().out.startswith("# Performance (modelled)")
+
+
+def test_reports_that_do_not_belong_together_are_one_sentence(reports, tmp_path, capsys):
+    folder, bench, sens = reports
+    other = tmp_path / "sens.json"
+    other.write_text(json.dumps({**sens, "constants": {**sens["constants"], "launch_us": 1.0}}))
+    out = tmp_path / "PERFORMANCE.md"
+    assert main(["report", str(folder / "all.json"), str(other), "-o", str(out)]) == 2
+    assert "one SoC and one set of model constants" in capsys.readouterr().err and not out.exists()
+    assert main(["report", str(folder / "sens.json"), str(folder / "sens.json")]) == 2
+    assert "the bench report" in capsys.readouterr().err
