@@ -1,4 +1,4 @@
-// The seed's RmsNormBackwardOperation demo (dy, x [32, 64, 128], rstd [32, 64, 1], gamma [128], fp32,
+// ATB's RmsNormBackwardOperation demo (dy, x [32, 64, 128], rstd [32, 64, 1], gamma [128], fp32,
 // every element 2.0: Setup, workspace, Execute, synchronize, free) on this project's ATB operation,
 // plus a check of dx and dgamma against the closed-form answer. Built by the NPU presets; run it
 // after installing the operator package and sourcing vendors/<vendor>/bin/set_env.bash.

@@ -154,7 +154,7 @@ public:
                 }
             }
         }
-        // The seed's RmsNormBackwardParam has no offset and its VariantPack no dres: the plain backward.
+        // ATB's RmsNormBackwardParam has no offset and its VariantPack no dres: the plain backward.
         constexpr double kGammaOffset = 0.0;
         const aclnnStatus aclnn = aclnnRmsNormBackwardGetWorkspaceSize(tensors_[0], tensors_[1], tensors_[2], tensors_[3],
                                                                        nullptr, kGammaOffset, tensors_[4], tensors_[5],

@@ -1,4 +1,4 @@
-// RmsNormBackward as an ATB operation (the seed's RmsNormBackwardOperation): inputs dy, x, rstd,
+// RmsNormBackward as an ATB operation (ATB's RmsNormBackwardOperation): inputs dy, x, rstd,
 // gamma and outputs dx, dgamma in atb::VariantPack order; Setup returns the device workspace that
 // aclnnRmsNormBackward of the installed operator package asks for, Execute launches it on the
 // operation's execute stream of the context. Release it with atb::DestroyOperation.
@@ -9,7 +9,7 @@
 
 namespace rmsnorm_backward::atb {
 
-// The layout of the seed's atb::train::RmsNormBackwardParam: 8 reserved bytes, which must be zero.
+// The layout of ATB's atb::train::RmsNormBackwardParam: 8 reserved bytes, which must be zero.
 struct RmsNormBackwardParam {
     uint8_t rsv[8] = {0};
 };

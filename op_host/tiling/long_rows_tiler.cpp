@@ -28,18 +28,15 @@ struct LongRowsLayoutChoice {
 // chunk is shorter than 2048 cols. 16-bit rows widen dy, x and gamma in both passes (13 vector
 // instructions per chunk against fp32's 6): they take chunks of at least kMin16BitChunkCols, in row
 // buffers or in rings that keep HBM streaming (spare slots), and otherwise the streamed path, whose
-// chunks stay longer. Modelled, 4096 rows of fp16: 9500 cols 173.7 us in 2048-col row buffers, 198.2
-// in a 4096-col ring without spare slots, 161.2 in a 3072-col ring with two; 14000 cols 277.7 us in
-// 2048-col chunks against 234.5 streamed; 16384 cols (1856-col chunks) 337.8 against 277.4.
+// chunks stay longer: on the twin's timeline 2048-col chunks of 16-bit rows model slower than a
+// 3072-col ring with spare slots, and slower than streaming from 14000 cols on.
 // Three row buffers whose one chunk is the whole row lead: 16-bit rows of 4097-5460 cols issue each
-// instruction once per row, not twice (4096 rows of fp16: 4097 cols 81.9 -> 73.6 us, 4393 cols
-// 84.4 -> 78.4, 5120 cols 91.2 -> 90.1, the 4096-col ring before them vector-bound); shorter rows
-// took one 4096-col chunk already. Two such buffers model 0.1-0.3 % slower than the ring above 5460.
+// instruction once per row, not twice, where a 4096-col ring is vector-bound. Above 5460 cols two
+// such buffers model slower than the ring.
 // A 3072-col ring without the lane-wise sum leaves dres's queue room for 16-bit rows of 12288 cols:
-// with dres they read each byte once (link bytes 1.015 x the minimum against the streamed path's
-// 1.51 x, its second read from L2) in the streamed path's time (272.0 against 271.5 us, 4096 rows).
-// A row with a short last chunk streams faster (12289 cols without dres: 226.1 us in that ring
-// against 206.7 streamed), so the ring takes rows of whole chunks only.
+// with dres they read each byte once, where the streamed path reads them again from L2, in the
+// streamed path's time. A row with a short last chunk streams faster, so the ring takes rows of
+// whole chunks only. `rmsnorm-backward bench` models each of these shapes (PERFORMANCE.md).
 constexpr uint32_t kWholeRow = 0xFFFFFFFFu;  // chunk_cols: the row's stride; sum_cols: the chunk's cols
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks

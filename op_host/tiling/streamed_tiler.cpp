@@ -34,21 +34,18 @@ constexpr uint32_t kStreamedGammaSlots = 2;
 namespace ref = reference_platform;
 constexpr double kCopySetupCycles = 64;      // MTE2's fixed cost per copy, the tiling's estimate
 // A thin stream loses more to latencies than the rates show: 18 % with 2 slots, 3.5 % with 3 unless
-// they hold at least kHeldShareFor3Slots of the row (measured on the twin's timeline, fp32 rows of
-// 12288 and 16384 cols, when the constants were set).
+// they hold at least kHeldShareFor3Slots of the row (fitted on the twin's timeline to fp32 rows of
+// 12288 and 16384 cols).
 constexpr double kThinFactor2Slots = 1.18;
 constexpr double kThinFactor3Slots = 1.035;
 constexpr double kHeldShareFor3Slots = 0.75;
 // 16-bit rows spend twice the vector time per byte (widening in both passes), so a stream of 3 slots
-// falls behind whatever share of the row it holds: 8 % (4096 x 16384 fp16: 3 slots of 3328 cols 293.3
-// us of core time against 4 slots of 2752 cols 271.5, measured on the twin's timeline).
+// falls behind whatever share of the row it holds: 8 % on the twin's timeline (4096 x 16384 fp16).
 constexpr double kThinFactor3Slots16Bit = 1.08;
-// With dres, pass 2 of a 16-bit row also waits for dres's chunk: 3 slots model 8.8 % slower than 5
-// (4096 x 16384 fp16 with dres: 6 chunks of 2752 cols in 3 slots, 384.4 us of core time; 7 chunks of
-// 2368 cols in 5 slots, 353.2 us; 15360-32768 cols 3-10 % faster likewise), which the cost model
-// above, built without dres, cannot see. Such rows take at least this many slots wherever a chunk
-// count gives them, when their row groups fill every core (1024 x 16384: 16 groups, 191.4 us in 3
-// slots against 222.2 in 5).
+// With dres, pass 2 of a 16-bit row also waits for dres's chunk, which the cost model above, built
+// without dres, cannot see: 3 slots model slower than 5 (4096 x 16384 fp16, and 15360-32768 cols
+// likewise). Such rows take at least this many slots wherever a chunk count gives them, when their
+// row groups fill every core (with fewer groups than cores, 3 slots stay faster).
 constexpr uint32_t kMinSlots16BitDres = 4;
 
 uint64_t Bytes(const StreamedChoice &c, const TilingShape &shape)

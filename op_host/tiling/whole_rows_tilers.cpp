@@ -10,8 +10,8 @@ namespace rmsnorm_backward::tiling {
 namespace {
 
 // Small cols takes rows of at most this many UB elements where 8 rows fit (on 192 KiB: up to 816
-// 16-bit or 576 fp32 cols). Packed rows beat row by row there: 16384 x 256 fp16 models 19.8 us against
-// 52.8 (row by row, each instruction's issue cost dominates). The cap keeps a row's repeat stride
+// 16-bit or 576 fp32 cols). Packed rows beat row by row there: row by row, each instruction's issue
+// cost dominates (16384 x 256 fp16 models well over twice as slow). The cap keeps a row's repeat stride
 // (S/8 blocks) within the instruction's 8-bit field.
 constexpr uint64_t kSmallColsMaxStride = 1024;
 // Tiles are whole multiples of 8 rows (a block of per-row fp32 scalars) below the 255-repeat limit
@@ -22,8 +22,8 @@ constexpr uint32_t kMaxTileRows = 248;
 // are paid anyway) and every group fits one tile, a core's time is its fixed costs (copy set-ups,
 // instruction issues) and a tile's worth of vector repeats, and more groups pay those in parallel:
 // the rows are spread over up to this many groups (the supported SoCs' largest core count), at least a
-// tile step each. The partials this adds are a few cycles of HBM: 32x32x48 fp16 goes from 12 groups
-// of 86 rows to 48 of 22 (8.8 -> 8.2 us modelled). Depends on the shape only, as the groups must.
+// tile step each. The partials this adds are a few cycles of HBM (32x32x48 fp16: 48 groups of 22 rows
+// model faster than 12 of 86). Depends on the shape only, as the groups must.
 constexpr uint64_t kOnePassGroups = 48;
 
 class SmallCols final : public PathTiler {

@@ -1,5 +1,5 @@
 """The ATB operation's plain rules (framework/atb_plugin/operation_rules.*) compiled with g++ alone, no
-ACL or ATB header: the outputs InferShape gives for the seed's shapes, both rstd forms, k = 1..3 and
+ACL or ATB header: the outputs InferShape gives for ATB's example shapes, both rstd forms, k = 1..3 and
 every dtype; every tensor row of the bad-input table (tests/hardening/test_bad_inputs.py) with the
 tiling's own sentence and its ATB status class; and what only ATB asks (tensor counts, formats, the
 outputs a caller passes, the reserved parameter bytes)."""

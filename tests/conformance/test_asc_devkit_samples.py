@@ -11,8 +11,8 @@ buffers back to main(), and passes when the sample's scripts/verify_result.py sa
 The survey (which samples are "A2 vector basic-API"): every example under 03_basic_api whose README
 lists Atlas A2, whose kernel is __vector__ only (no Mmad / LoadData / Fixpipe / L1 / register API)
 and which ships gen_data.py, plus the three vector examples of 00_introduction and 05_best_practices
-that do; each with every SCENARIO_NUM its CMakeLists allows for dav-2201. README.md lists the cases
-that do not run yet and the API each needs (KNOWN_GAPS below).
+that do; each with every SCENARIO_NUM its CMakeLists allows for dav-2201. twin/README.md lists the cases
+that do not run and the API each needs (KNOWN_GAPS below).
 """
 from __future__ import annotations
 
@@ -90,8 +90,8 @@ SAMPLES = (
     Sample("03_basic_api/09_utils/gm_by_pass_dcache"),
 )
 
-# Examples (or single cases) that do not pass yet, with the API each needs; README.md ("The twin and the Ascend C
-# API") lists them too. Their cases are expected failures, so one that starts passing is reported.
+# Examples (or single cases) that do not pass, with the API each needs; twin/README.md ("Huawei's own samples on
+# the twin") lists them too. Their cases are expected failures, so one that starts passing is reported.
 KNOWN_GAPS = {
     "cast": "int4b_t and Cast to and from 4-bit integers",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",

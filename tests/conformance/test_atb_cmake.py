@@ -1,4 +1,4 @@
-"""framework/atb_plugin/CMakeLists.txt on its own (the README's commands) against a stand-in install:
+"""framework/atb_plugin/CMakeLists.txt on its own (framework/atb_plugin/README.md's commands) against a stand-in install:
 CANN's include/ is tests/tooling/stub_cann, ATB's is ATB_SRC/include, and libascendcl / libatb are the
 stand-ins built as shared libraries (nnopbase and cust_opapi empty, their symbols in the stand-in
 libascendcl). CMake must build the library and the demo, and the demo must run as it does in

@@ -1,4 +1,4 @@
-"""examples/atb, the seed's demo on this operation, built with the public ATB headers (ATB_SRC) and
+"""examples/atb, ATB's RmsNormBackwardOperation demo on this operation, built with the public ATB headers (ATB_SRC) and
 run on the stand-ins: its order of creation, Setup, launch, synchronisation and release; that every
 status is checked; and its check of dx and dgamma, with the closed-form values it prints derived here
 from the float64 golden on the demo's inputs. The stand-in aclnn computes nothing; given the golden's
@@ -15,7 +15,7 @@ from rmsnorm_backward.golden import golden
 from atb_build import ROOT, atb_include, build
 
 SHAPES = {"dy": (32, 64, 128), "x": (32, 64, 128), "rstd": (32, 64, 1), "gamma": (128,)}
-VALUE = 2.0  # every input element of the seed's demo
+VALUE = 2.0  # every input element of ATB's demo
 SUMMARY = re.compile(r"dx\[0\] = (\S+) \(closed form (\S+)\), dgamma\[0\] = (\S+) \(closed form (\S+)\), (\d+) mismatches")
 
 

@@ -1,6 +1,6 @@
-"""What CANN's Ascend C headers reject, the twin's compile rejects too: one case per declaration the
-twin had wrong (found by compiling the project's sources against the real headers and comparing the
-declarations with asc-devkit's include/basic_api). Each case is a broken snippet, which must fail
+"""What CANN's Ascend C headers reject, the twin's compile rejects too: one case per declaration where
+the twin must match the real headers (the declarations compared with asc-devkit's include/basic_api,
+the project's sources compiled against both). Each case is a broken snippet, which must fail
 to compile against the twin -- and against the real headers in CPU-debug mode when they are
 available (ASCEND_HOME_PATH, or ASC_DEVKIT_SRC + ASC_TOOLS_SRC) -- and its fixed form, which must
 compile against both (all fixed forms share one translation unit).

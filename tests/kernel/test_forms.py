@@ -141,7 +141,7 @@ def test_dres_reaches_every_path_and_store():
                     "dx over dy", "dx queue", "gamma slots", "gamma whole"}, seen
 
 
-# Shapes that take the long-rows layouts with dres that LAYOUT_CASES no longer reach with it.
+# Shapes that take the long-rows layouts with dres that LAYOUT_CASES do not reach with it.
 DRES_EXTRA_CASES = [("long_rows", "float32", (3, 4000)),    # row buffers
                     ("long_rows", "float32", (3, 7250)),    # a ring with a dx queue
                     ("long_rows", "float16", (3, 4250)),    # a ring, dx over dy

@@ -1,4 +1,4 @@
-"""The kernel on the twin against the float64 golden, over issue 3's grid of dtypes and shapes.
+"""The kernel on the twin against the float64 golden, over a grid of dtypes and shapes.
 
 Small shapes run as a full cross product; the long rows (4096 cols and more) are crossed with a few
 row counts only, so the suite stays within minutes on two cores.

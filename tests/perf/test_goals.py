@@ -100,7 +100,7 @@ def test_modelled_goals_hold(suite, case, model, rng):
     assert np.isfinite(row["modelled_us"]) and row["modelled_us"] > row["roofline_us"]
 
 
-# The fused add-RMSNorm backward (issue 16): one pass over dy, x, dres and dx. Rows the long-rows path
+# The fused add-RMSNorm backward: one pass over dy, x, dres and dx. Rows the long-rows path
 # holds with dres (16-bit up to 12288 cols) read each byte once (link bytes too); 16-bit rows of 16384
 # cols stream with dres, as they do without it, their second read from L2.
 RESIDUAL_SAMPLE = [Case((4096, 4096), "fp16"), Case((4096, 8192), "fp32"), Case((4096, 5120), "bf16"),

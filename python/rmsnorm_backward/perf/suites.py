@@ -1,4 +1,4 @@
-"""The benchmark suites of issues 6 and 17: shapes (x's shape, gamma = its last dim) and dtypes."""
+"""The benchmark suites: shapes (x's shape, gamma = its last dim) and dtypes."""
 from __future__ import annotations
 
 import math

@@ -25,7 +25,8 @@ from .functional import AUTOCAST_RULE, rms_norm_forward
 
 ADAPTER = NPU_ADAPTER
 BUILD_HINT = ("build it where torch_npu and CANN are installed with "
-              "`pip install --no-build-isolation framework/torch_npu_adapter` (README, section PyTorch)")
+              "`pip install --no-build-isolation framework/torch_npu_adapter` "
+              "(docs/npu_build.md, 'The torch_npu adapter')")
 
 
 @functools.lru_cache(maxsize=None)

@@ -74,7 +74,7 @@ inline constexpr ModelField kModelFields[] = {
      "range: ADD cases 2-6, Task Duration less aiv_time = 9.44, 7.00, 6.46, 2.53, 6.03 us (scheduling and "
      "completion around the cores' work); 6.5 is their median, microseconds"},
     {"l2_reuse_fraction", &ModelConstants::l2_reuse_fraction,
-     "assumption (issue 6's rule): a re-read hits L2 while the traffic since its last touch fits this fraction "
+     "assumption: a re-read hits L2 while the traffic since its last touch fits this fraction "
      "of L2"},
     {"hbm_phase_overlap", &ModelConstants::hbm_phase_overlap,
      "assumption, fitted to ADD: how independent the cores' phases are; a core draws the HBM pool over "

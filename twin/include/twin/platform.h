@@ -27,8 +27,8 @@ struct SocInfo {
     double hbm_gbps;
     double ddr_bytes_per_cycle;  // platform file ddr_rate (units undocumented; the model: bytes/cycle)
     double l2_bytes_per_cycle;   // platform file l2_rate (same units)
-    // Platform file ub_to_ddr_rate. ADD case 3's 57.4 us of MTE3 for 171 32 KB writes per core (the
-    // "28 B/cycle" of issue 17) is 620 cycles each: copy_issue_cycles plus 32 KB at 64 B/cycle.
+    // Platform file ub_to_ddr_rate. ADD case 3's 57.4 us of MTE3 for 171 32 KB writes per core (about
+    // 28 B/cycle if read as a rate) is 620 cycles each: copy_issue_cycles plus 32 KB at 64 B/cycle.
     double ub_to_ddr_bytes_per_cycle;
 
     uint32_t UbUsableBytes() const { return ub_bytes - ub_reserved_bytes; }
