@@ -15,7 +15,7 @@ from ..errors import InvalidInputError
 from . import goals
 from .bench import format_table
 from .sensitivity import change_sentences, value_label
-from .suites import SUITES, Case
+from .suites import suite_of
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = "report.md.j2"
@@ -59,11 +59,6 @@ def check(bench: dict, sensitivity: dict) -> None:
                                 "constants")
     if not bench["cases"] or any(r.get("anchor_kernel_us") is None for r in bench["cases"]):
         raise InvalidInputError("the bench report must have cases, each with the anchor kernel's columns")
-
-
-def suite_of(row: dict) -> str:
-    case = Case(tuple(row["shape"]), row["dtype"])
-    return next((name for name, cases in SUITES.items() if name != "all" and case in cases), "other")
 
 
 def by_suite(rows: list[dict]) -> dict[str, list[dict]]:

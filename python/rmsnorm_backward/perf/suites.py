@@ -55,3 +55,9 @@ def suite(name: str, dtypes=None) -> list[Case]:
         if bad:
             raise InvalidInputError(f"dtype must be among {', '.join(DTYPES)}, got {', '.join(bad)}")
     return [c for c in SUITES[name] if dtypes is None or c.dtype in dtypes]
+
+
+def suite_of(row: dict) -> str:
+    """The suite a bench row's case belongs to ("other" for a case no suite lists)."""
+    case = Case(tuple(row["shape"]), row["dtype"])
+    return next((name for name, cases in SUITES.items() if name != "all" and case in cases), "other")

@@ -19,12 +19,7 @@ import sys
 from pathlib import Path
 
 from rmsnorm_backward.perf.goals import GOAL, MARGIN, MODES, STRONG, ceiling, misses
-from rmsnorm_backward.perf.suites import SUITES, Case
-
-
-def suite_of(row: dict) -> str:
-    case = Case(tuple(row["shape"]), row["dtype"])
-    return next(name for name, cases in SUITES.items() if name != "all" and case in cases)
+from rmsnorm_backward.perf.suites import suite_of
 
 
 def summary(rows: list[dict], launch_us: float) -> list[str]:
