@@ -12,6 +12,7 @@
 
 #include "twin/core.h"
 #include "twin/builtins.h"
+#include "twin/core_type.h"
 #include "twin/memory.h"
 #include "twin/launch.h"
 #include "twin/types.h"
@@ -39,12 +40,19 @@
 #define __aicore__
 #define __global__
 #define __gm__
+#define __ubuf__
 #define GM_ADDR __gm__ uint8_t *
 
-// Kernel type declarations of newer kernels; every twin core is a vector core.
+// Branch hints of CANN's kernel headers: the condition itself, hinted to g++.
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#endif
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+// Kernel type declarations of newer kernels; every twin core is a vector core (core_type.h).
 #define KERNEL_TASK_TYPE_DEFAULT(type)
-#define ASCEND_IS_AIV true
-#define ASCEND_IS_AIC false
 
 namespace twin {
 
@@ -66,7 +74,11 @@ void LoadTiling(T *dst, const uint8_t *tiling, const char *call)
 // CANN resolves the struct from the op's registered tiling definition; the twin has no registry,
 // so GET_TILING_DATA reads the type named by TWIN_TILING_STRUCT, which the kernel (or a -D, e.g.
 // run_kernel(defines={"TWIN_TILING_STRUCT": "MyTilingData"})) defines before using the macro.
+// A CANN kernel UT's tiling header (included before this one) defines its own GET_TILING_DATA,
+// which reads the struct it declares: that one stays.
+#ifndef GET_TILING_DATA
 #define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(TWIN_TILING_STRUCT, var, tiling)
+#endif
 
 #define TILING_KEY_IS(key) (::twin::Launch().tiling_key == static_cast<uint64_t>(key))
 
@@ -100,20 +112,21 @@ inline int64_t GetBlockNum() { return twin::Core().block_num; }
 
 }  // namespace AscendC
 
-namespace twin {
+namespace AscendC {
 
 // The workspace starts with the SoC's system part (sys_workspace_bytes in twin/platform.h); the
-// kernel's own part follows it. A null workspace stays null, as on the NPU.
-inline uint8_t *UserWorkspace(uint8_t *workspace)
+// kernel's own part follows it. A null workspace stays null, as on the NPU. A function, as in
+// CANN, so kernels call it as AscendC::GetUserWorkspace(...) or unqualified.
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace)
 {
     if (workspace == nullptr) {
         return nullptr;
     }
-    const uint64_t sys = Core().soc->sys_workspace_bytes;
-    CheckGm("GetUserWorkspace", workspace, sys);
+    const uint64_t sys = twin::Core().soc->sys_workspace_bytes;
+    twin::CheckGm("GetUserWorkspace", workspace, sys);
     return workspace + sys;
 }
 
-}  // namespace twin
+}  // namespace AscendC
 
-#define GetUserWorkspace(workspace) ::twin::UserWorkspace(workspace)
+using AscendC::GetUserWorkspace;
