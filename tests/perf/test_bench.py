@@ -10,6 +10,7 @@ import pytest
 from rmsnorm_backward import fileio
 from rmsnorm_backward.cli import bench as bench_cli
 from rmsnorm_backward.cli import main
+from rmsnorm_backward.perf import cann
 
 QUICK = ["bench", "--suite", "atb", "--max-elements", "60000"]  # only [32, 32, 48] fp16
 
@@ -19,6 +20,7 @@ def test_bench_writes_json(tmp_path, capsys):
     assert main(QUICK + ["--json", str(out)]) == 0
     table = capsys.readouterr().out
     assert "32x32x48" in table and "anchor us" in table and "det us" in table and "bound us" in table
+    assert "ours: 1 of 1 cases pass the float64 golden" in table
     assert "modelled" in table
     report = json.loads(out.read_text())
     assert report["modelled"] is True and report["soc"] == "Ascend910B2"
@@ -30,12 +32,20 @@ def test_bench_writes_json(tmp_path, capsys):
     assert case["modelled_us"] >= report["constants"]["launch_us"]
     assert case["hbm_ratio"] >= 1.0 and case["link_ratio"] >= case["hbm_ratio"]
     assert case["speedup"] == pytest.approx(case["anchor_us"] / case["modelled_us"])
-    for mode in ("anchor_kernel", "anchor_kernel_deterministic"):
-        # the formula has the anchor's pipes overlap perfectly: the kernel can only be slower
-        assert case[f"{mode}_us"] >= case["anchor_us"] >= report["constants"]["launch_us"]
-        assert case[f"{mode}_speedup"] == pytest.approx(case[f"{mode}_us"] / case["modelled_us"])
-        assert case[mode]["hbm_bytes"] >= case["min_bytes"]
-    assert case["anchor_kernel"]["path"] == "split_n"
+    assert case["precision"]["ours"]["passed"], case["precision"]["ours"]
+    if cann.missing():
+        # Without the CANN sources: ours and the roofline, and the reason there is no anchor kernel.
+        assert report["anchor"] == {"kernel": None, "missing": cann.missing()}
+        assert f"no anchor kernel: {cann.missing()}" in table
+        assert case["anchor_kernel_us"] is None and set(case["precision"]) == {"ours"}
+    else:
+        assert report["anchor"]["ops_nn"] == cann.ops_nn_identity()
+        for mode in ("anchor_kernel", "anchor_kernel_deterministic"):
+            # the formula has the anchor's pipes overlap perfectly: the kernel can only be slower
+            assert case[f"{mode}_us"] >= case["anchor_us"] >= report["constants"]["launch_us"]
+            assert case[f"{mode}_speedup"] == pytest.approx(case[f"{mode}_us"] / case["modelled_us"])
+            assert case[mode]["hbm_bytes"] >= case["min_bytes"] and case[mode]["path"] == "split_n"
+            assert case["precision"][mode]["passed"], case["precision"][mode]
     assert 0 < case["core_balance"] <= 1 and 0 < case["lane_utilisation"] <= 1
     assert case["bottleneck"] in {"HBM", "MTE2", "MTE3", "V", "S", "dependencies"}
 

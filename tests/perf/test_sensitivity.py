@@ -12,7 +12,7 @@ import pytest
 
 from rmsnorm_backward.cli import main
 from rmsnorm_backward.errors import InvalidInputError
-from rmsnorm_backward.perf import goals, sensitivity
+from rmsnorm_backward.perf import cann, goals, sensitivity
 from rmsnorm_backward.perf.bench import make_inputs, run_case
 from rmsnorm_backward.perf.suites import SUITES, Case
 from rmsnorm_backward.simulate import simulate
@@ -63,8 +63,8 @@ def test_the_launch_shortcut_equals_a_rerun(model, rng):
     with model_constants({"launch_us": 2 * model["launch_us"]}):
         rerun = run_case(TINY, later, rng, anchor_kernel=True)
     shifted = sensitivity._shift_launch(row, model["launch_us"])
-    for key in ("modelled_us", "anchor_us", "roofline_us", "roofline_pct", "anchor_kernel_us",
-                "anchor_kernel_deterministic_us"):
+    anchor = () if cann.missing() else ("anchor_kernel_us", "anchor_kernel_deterministic_us")
+    for key in ("modelled_us", "anchor_us", "roofline_us", "roofline_pct", *anchor):
         assert shifted[key] == pytest.approx(rerun[key], rel=1e-9), key
 
 
@@ -92,14 +92,18 @@ def test_sensitivity_report(tmp_path, capsys, model):
     # adds the same to both, so the ratio moves towards 1 (ours is behind on this tiny case).
     assert speedup["sync_all_cycles", 2.0] < base < speedup["sync_all_cycles", 0.5]
     assert base < 1 and speedup["launch_us", 0.5] < base < speedup["launch_us", 2.0] < 1
+    for statement in goals.STATEMENTS.values():
+        assert f"- {statement}: " in table
+    if cann.missing():
+        # Without the CANN sources there is no anchor kernel: no ratio to it and no anchor goal judged.
+        assert "speedup_anchor" not in report["baseline"]["atb"]
+        assert report["conclusions"]["goal"]["cases"] == report["conclusions"]["strong"]["cases"] == 0
+        return
     # The anchor kernel runs under the same constants: its ratios are reported for every variant.
     for v in [report["baseline"]["atb"], *(v["suites"]["atb"] for v in report["variants"])]:
         low, high = v["speedup_anchor"]
         assert 0 < low <= high and 0 < v["speedup_anchor_det"][0]
-    # Each goal judged under every variant: the tiny case is the one case, below 1.15x with its ceiling
-    # above (so in reach), and no llm case is in the sample for the roofline goal.
+    # Each goal judged under every variant: the tiny case is the one case, and no llm case is in the
+    # sample for the roofline goal.
     for found in [report["conclusions"], *(v["conclusions"] for v in report["variants"])]:
-        assert found["goal"]["cases"] == found["strong"]["cases"] == 1 and found["roofline"]["cases"] == 0
-    assert report["conclusions"]["strong"]["fails"] == [[TINY.label, pytest.approx(speedup_of(report)), True]]
-    for statement in goals.STATEMENTS.values():
-        assert f"- {statement}: " in table
+        assert found["goal"]["cases"] == 1 and found["roofline"]["cases"] == 0

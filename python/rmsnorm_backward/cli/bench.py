@@ -4,10 +4,12 @@ Each case runs the real kernel on the CPU twin; the twin's pipeline timeline tur
 into modelled microseconds (no NPU is involved: every figure is modelled, see PERFORMANCE.md).
 Columns: modelled us, HBM bytes / minimum, link bytes / minimum, % of the roofline, core balance
 (mean / busiest core), vector lane utilisation, the busiest core's bottleneck, the anchor kernel's us
-(a model of ops-nn's A2 RmsNormGrad schedule as our Ascend C kernel on the same twin and timeline,
-benchmarks/anchor/)
-with dgamma atomic and deterministic, the anchor formula (a lower bound on the anchor: perfect overlap
-of its pipes), and our speed-up over each of the three.
+(CANN's own RmsNormGrad: ops-nn's kernel and tiling from the fetched checkout, unchanged, on the same
+twin and timeline; OPS_NN_SRC and the other sources of /work/src/env.sh) with dgamma atomic and
+deterministic, the anchor formula (a lower bound on the anchor: perfect overlap of its pipes), and our
+speed-up over each of the three. Without the CANN sources the anchor kernel's columns are empty and
+the output says why. The JSON also holds each case's check of ours and of CANN's kernel against the
+float64 golden, and the ops-nn checkout the anchor came from.
 --residual models the fused add-RMSNorm backward (the kernel with dres) against the plain backward
 plus a separate add (the add as its minimum bytes at HBM bandwidth plus a launch: a lower bound).
 --sensitivity reruns a sample of the suite (every suite's with --suite all) with each model constant
@@ -21,7 +23,7 @@ import click
 import numpy as np
 
 from ..perf import SUITES, format_table, load_model, run_case, suite, twin_speed
-from ..perf.bench import report_header
+from ..perf.bench import precision_lines, report_header
 from ..perf.suites import DTYPES
 from ._common import CONTEXT, check_soc, json_text, print_json, progress, save_file, writable_file
 
@@ -87,7 +89,7 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
             writable_file(option, path)
     model = load_model(soc)
     rows = run_cases(cases, f"bench {suite_name} on {soc}", json_out != "-",
-                     lambda case, rng: run_case(case, model, rng, anchor_kernel=True), seed)
+                     lambda case, rng: run_case(case, model, rng, anchor_kernel=True, precision=True), seed)
     report = {**report_header(model), "suite": suite_name, "cases": rows}
     if with_twin_speed:
         report["twin_speed"] = twin_speed(rng=np.random.default_rng(seed), soc=soc)
@@ -97,10 +99,14 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         save_file("--plot", plot, render_png(rows, f"RmsNormBackward on {soc}, suite {suite_name} (modelled)"))
     if json_report(report, json_out, json_file):
         return 0
-    click.echo(f"RmsNormBackward on {soc} (all figures modelled by the twin's timeline; anchor = CANN RmsNormGrad's "
-               f"schedule as a kernel on the same twin, det = its deterministic dgamma, bound = the anchor formula's "
-               f"lower bound with perfect overlap; x = speed-up of ours over each)")
+    anchor_note = ("anchor = CANN's own RmsNormGrad (ops-nn kernel and tiling, unchanged) on the same twin"
+                   if report["anchor"]["kernel"] else f"no anchor kernel: {report['anchor']['missing']}")
+    click.echo(f"RmsNormBackward on {soc} (all figures modelled by the twin's timeline; {anchor_note}, det = its "
+               f"deterministic dgamma, bound = the anchor formula's lower bound with perfect overlap; x = speed-up "
+               f"of ours over each)")
     click.echo(format_table(rows, markdown=markdown))
+    for line in precision_lines(rows):
+        click.echo(line)
     if with_twin_speed:
         t = report["twin_speed"]
         click.echo(f"twin speed (wall clock, not modelled): {t['twin_seconds']:.3f} s for the kernel on "

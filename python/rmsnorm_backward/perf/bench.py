@@ -1,7 +1,8 @@
 """Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
-the roofline, the anchor kernel (a model of ops-nn RmsNormGrad's A2 schedule, benchmarks/anchor/, on the same twin
-and timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time
-(perfect overlap of its pipes). Every figure here is modelled (no NPU is involved)."""
+the roofline, the anchor kernel (CANN's own RmsNormGrad: ops-nn's kernel and tiling, unchanged, on the
+same twin and timeline, dgamma atomic and deterministic; perf.cann) and the anchor formula, a lower
+bound on the anchor's time (perfect overlap of its pipes). Without the fetched CANN sources the anchor
+kernel's columns are None and the report says why. Every figure here is modelled (no NPU is involved)."""
 from __future__ import annotations
 
 import subprocess
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..op_def import dtype_of
 from ascendc_twin.model import Model
-from .anchor import host
+from . import cann, crosscheck
 from .model import anchor, measured, roofline_us
 from .suites import Case
 
@@ -36,11 +37,22 @@ def source_state() -> dict:
         return {"commit": None, "dirty": None}
 
 
+def anchor_state() -> dict:
+    """Which anchor kernel the report's anchor columns come from: CANN's RmsNormGrad from the ops-nn
+    checkout it names (commit, version, hash of the op's files), or why there is none."""
+    reason = cann.missing()
+    if reason:
+        return {"kernel": None, "missing": reason}
+    return {"kernel": f"CANN ops-nn {cann.sources.OP_TYPE} ({cann.sources.KERNEL_SOURCE} and its tiling, unchanged)",
+            "ops_nn": cann.ops_nn_identity()}
+
+
 def report_header(model: Model) -> dict:
     """What every bench report (JSON) opens with: the SoC and its facts, that the figures are modelled,
-    the source tree it ran from, the model constants and each one's source."""
-    return {"soc": model.soc["name"], "modelled": True, **source_state(), "soc_facts": model.soc,
-            "constants": model.constants, "sources": model.sources}
+    the source tree it ran from, the anchor kernel it compares with, the model constants and each one's
+    source."""
+    return {"soc": model.soc["name"], "modelled": True, **source_state(), "anchor": anchor_state(),
+            "soc_facts": model.soc, "constants": model.constants, "sources": model.sources}
 
 
 def make_inputs(case: Case, rng: np.random.Generator):
@@ -57,32 +69,41 @@ def make_inputs(case: Case, rng: np.random.Generator):
     return tiled(1.0), tiled(1.0), rstd, gamma
 
 
-def anchor_kernel_columns(inputs, model: Model, ours_us: float, min_bytes: int) -> dict:
-    """The anchor kernel's modelled figures in both dgamma modes, on the case's own inputs."""
+ANCHOR_MODES = (("anchor_kernel", False), ("anchor_kernel_deterministic", True))
+
+
+def anchor_kernel_columns(inputs, model: Model, ours_us: float, min_bytes: int, precision: dict | None) -> dict:
+    """The anchor kernel's (CANN's RmsNormGrad) modelled figures in both dgamma modes, on the case's own
+    inputs; with `precision` (a dict), each mode's check against the golden is added to it."""
     out = {}
-    for mode, deterministic in (("anchor_kernel", False), ("anchor_kernel_deterministic", True)):
-        _, _, launch = host.run_anchor(*inputs, deterministic=deterministic, soc=model.soc["name"], seed=0)
-        theirs = measured(launch.cores, model)
+    for mode, deterministic in ANCHOR_MODES:
+        dx, dgamma, stats = cann.run(*inputs, deterministic=deterministic, soc=model.soc["name"], seed=0)
+        if precision is not None:
+            precision[mode] = crosscheck.check(*inputs, dx, dgamma)
+        del dx, dgamma
+        theirs = measured(stats["cores"], model)
         out[f"{mode}_us"] = theirs.modelled_us
         out[f"{mode}_speedup"] = theirs.modelled_us / ours_us
         out[f"{mode}_roofline_pct"] = 100.0 * roofline_us(min_bytes, model) / theirs.modelled_us
-        out[mode] = asdict(theirs)
-    rows = inputs[1].size // inputs[3].size
-    out["anchor_kernel"]["path"] = host.tiling(rows, inputs[3].size, inputs[1].dtype.name, deterministic=False,
-                                               soc=model.soc["name"]).path
+        out[mode] = {**asdict(theirs), "path": stats["path"], "block_dim": stats["block_dim"]}
     return out
 
 
-def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: bool = False) -> dict:
+def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: bool = False,
+             precision: bool = False) -> dict:
     """One shape x dtype through the kernel on the twin: a row of the benchmark table. anchor_kernel:
-    also run the anchor kernel in both dgamma modes (its keys are None otherwise)."""
+    also run the anchor kernel in both dgamma modes where the CANN sources are (its keys are None
+    otherwise). precision: also check ours and the anchor kernel against the float64 golden (the row's
+    "precision": {"ours" | mode: crosscheck.check's result}; None otherwise)."""
     from rmsnorm_backward.simulate import simulate
 
     inputs = make_inputs(case, rng)
     dy, x, rstd, gamma = inputs
     start = time.perf_counter()
-    _, _, stats = simulate(dy, x, rstd, gamma, soc=model.soc["name"])
+    dx, dgamma, stats = simulate(dy, x, rstd, gamma, soc=model.soc["name"])
     twin_seconds = time.perf_counter() - start
+    checks = {"ours": crosscheck.check(*inputs, dx, dgamma)} if precision else None
+    del dx, dgamma
     ours = measured(stats["cores"], model)
     floor = stats["min_bytes"]
     roof = roofline_us(floor, model)
@@ -91,8 +112,8 @@ def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: 
     kernel = dict.fromkeys(("anchor_kernel_us", "anchor_kernel_speedup", "anchor_kernel", "anchor_kernel_roofline_pct",
                             "anchor_kernel_deterministic_us", "anchor_kernel_deterministic_speedup",
                             "anchor_kernel_deterministic", "anchor_kernel_deterministic_roofline_pct"))
-    if anchor_kernel:
-        kernel.update(anchor_kernel_columns(inputs, model, ours.modelled_us, floor))
+    if anchor_kernel and not cann.missing():
+        kernel.update(anchor_kernel_columns(inputs, model, ours.modelled_us, floor, checks))
     return {
         "shape": list(case.shape),
         "dtype": case.dtype,
@@ -119,7 +140,31 @@ def run_case(case: Case, model: Model, rng: np.random.Generator, anchor_kernel: 
         "anchor_us": theirs.modelled_us,
         "speedup": theirs.modelled_us / ours.modelled_us,
         "twin_seconds": twin_seconds,
+        "precision": checks,
     }
+
+
+PRECISION_NAMES = {"ours": "ours", "anchor_kernel": "CANN atomic", "anchor_kernel_deterministic": "CANN deterministic"}
+
+
+def precision_misses(rows: list[dict]) -> dict[str, list[str]]:
+    """Per backward (ours, CANN's in each dgamma mode): the cases whose dx or dgamma misses the golden,
+    each as "case output" (rows without precision checks count for none)."""
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        for who, result in (r.get("precision") or {}).items():
+            out.setdefault(who, [])
+            label = "x".join(map(str, r["shape"])) + " " + r["dtype"]
+            out[who] += [f"{label} {name}" for name in ("dx", "dgamma") if not result[name]["passed"]]
+    return out
+
+
+def precision_lines(rows: list[dict]) -> list[str]:
+    """One line per backward: how many cases pass the golden, and the misses."""
+    checked = sum(1 for r in rows if r.get("precision"))
+    return [f"{PRECISION_NAMES.get(who, who)}: {checked - len({m.rsplit(' ', 1)[0] for m in misses})} of {checked} "
+            f"cases pass the float64 golden" + (f"; misses: {', '.join(misses)}" if misses else "")
+            for who, misses in precision_misses(rows).items()]
 
 
 def _figure(value, spec: str) -> str:

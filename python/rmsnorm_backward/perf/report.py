@@ -13,7 +13,7 @@ import jinja2
 
 from ..errors import InvalidInputError
 from . import goals
-from .bench import format_table
+from .bench import PRECISION_NAMES, format_table
 from .sensitivity import change_sentences, value_label
 from .suites import suite_of
 
@@ -33,7 +33,7 @@ COLUMNS = (
     ("x anchor", 0, lambda r: f"{r['anchor_kernel_speedup']:.3f}"),
     ("x det", 0, lambda r: f"{r['anchor_kernel_deterministic_speedup']:.3f}"),
 )
-BENCH_KEYS = ("soc", "commit", "dirty", "soc_facts", "constants", "sources", "cases")
+BENCH_KEYS = ("soc", "commit", "dirty", "anchor", "soc_facts", "constants", "sources", "cases")
 SENSITIVITY_KEYS = ("soc", "commit", "dirty", "constants", "sample", "conclusions", "variants")
 
 
@@ -102,6 +102,44 @@ def goal_misses(rows: list[dict], launch_us: float) -> list[dict]:
     return out
 
 
+def _largest(rows: list[dict], who: str, output: str, key: str):
+    values = [r["precision"][who][output][key] for r in rows if r["precision"][who][output][key] is not None]
+    return max(values) if values else None
+
+
+def precision(rows: list[dict]) -> dict | None:
+    """The golden checks of the bench rows (None where the report has none): per backward and dtype the
+    cases that pass, the largest dx and dgamma errors and the misses; and, per dtype and output, which
+    of ours and CANN's (atomic) has the smaller largest relative error."""
+    checked = [r for r in rows if r.get("precision")]
+    if not checked:
+        return None
+    table, misses = [], []
+    for who, name in PRECISION_NAMES.items():
+        for dtype in dict.fromkeys(r["dtype"] for r in checked):
+            mine = [r for r in checked if r["dtype"] == dtype and who in r["precision"]]
+            if not mine:
+                continue
+            ulp = _largest(mine, who, "dx", "max_ulp")
+            table.append({"who": name, "dtype": dtype, "cases": len(mine),
+                          "passed": sum(r["precision"][who]["passed"] for r in mine),
+                          "dx_rel": _largest(mine, who, "dx", "max_rel_err"), "dx_ulp": "-" if ulp is None else ulp,
+                          "dgamma_rel": _largest(mine, who, "dgamma", "max_rel_err")})
+            misses += [{"who": name, "label": goals.label(r), "output": output,
+                        "failed": r["precision"][who][output]["failed_elements"],
+                        "allowed": r["precision"][who][output]["allowed_failures"],
+                        "max_rel": r["precision"][who][output]["max_rel_err"]}
+                       for r in mine for output in ("dx", "dgamma") if not r["precision"][who][output]["passed"]]
+    closer = []
+    for dtype in dict.fromkeys(r["dtype"] for r in checked):
+        both = [r for r in checked if r["dtype"] == dtype and "anchor_kernel" in r["precision"]]
+        for output in ("dx", "dgamma") if both else ():
+            ours, theirs = (_largest(both, who, output, "max_rel_err") for who in ("ours", "anchor_kernel"))
+            closer.append({"dtype": dtype, "output": output, "ours": ours, "cann": theirs,
+                           "smaller": "ours" if ours < theirs else "CANN's" if theirs < ours else "equal"})
+    return {"table": table, "misses": misses, "closer": closer}
+
+
 def measured_at(report: dict) -> str:
     if report["commit"] is None:
         return "a tree outside git (commit unknown)"
@@ -132,7 +170,8 @@ def context(bench: dict, sensitivity: dict) -> dict:
     return {
         "soc": bench["soc"], "facts": bench["soc_facts"], "constants": bench["constants"], "launch_us": launch_us,
         "kinds": {name: kind(source) for name, source in bench["sources"].items()},
-        "bench_at": measured_at(bench), "sensitivity_at": measured_at(sensitivity),
+        "bench_at": measured_at(bench), "sensitivity_at": measured_at(sensitivity), "anchor": bench["anchor"],
+        "precision": precision(bench["cases"]),
         "headline": headline(suites),
         "goals": [{"statement": goals.STATEMENTS[n], "verdict": goals.verdict(n, found[n], most=0 if n == "strong" else 6)}
                   for n in found],

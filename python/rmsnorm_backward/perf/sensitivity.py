@@ -8,7 +8,7 @@ the real kernels on the twin again, under the changed constants (twin.model_cons
 changed latency moves when each instruction can start, not only how long it takes. launch_us only
 adds to every modelled time, so its variants shift the baseline rows instead of rerunning them.
 Each result names the spread over the sample of our speed-up over the formula lower bound and over
-the anchor kernel (benchmarks/anchor/) in both dgamma modes, which runs under the same constants,
+the anchor kernel (CANN's RmsNormGrad, perf.cann) in both dgamma modes, which runs under the same constants,
 and whether each goal of perf/goals.py holds on the sample under it (the cases it fails on, where
 not). All figures are modelled.
 """
