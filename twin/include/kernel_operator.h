@@ -3,6 +3,7 @@
 // Each API family lives in twin/<family>.h; this file adds the kernel-entry macros and the
 // launch-level queries (block index, tiling, workspace).
 #pragma once
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -13,6 +14,7 @@
 #include "twin/core.h"
 #include "twin/builtins.h"
 #include "twin/core_type.h"
+#include "twin/debug.h"
 #include "twin/memory.h"
 #include "twin/launch.h"
 #include "twin/types.h"
@@ -35,6 +37,15 @@
 #include "twin/block_sync.h"
 #include "twin/ub_copy.h"
 #include "twin/transpose.h"
+#include "twin/constants.h"
+#include "twin/reg_others.h"
+#include "twin/stack_buffer.h"
+
+// CANN's CPU-debug build (what the twin is) defines __CCE_KT_TEST__: kernels test it to leave out
+// their <<<>>> launch helpers and to add host-side asserts.
+#ifndef __CCE_KT_TEST__
+#define __CCE_KT_TEST__ 1
+#endif
 
 // Address-space and function qualifiers of the Ascend C compiler: nothing on the CPU.
 #define __aicore__
@@ -130,3 +141,7 @@ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace)
 }  // namespace AscendC
 
 using AscendC::GetUserWorkspace;
+
+#if __has_include("include/adv_api/pad/broadcast.h")
+#include "twin/adv_api.h"
+#endif

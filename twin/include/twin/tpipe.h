@@ -208,6 +208,13 @@ public:
     // ---- twin internals ----
     twin::EventPool &Events() { return events_; }
     const twin::EventPool &Events() const { return events_; }
+    // The UB address just past the last buffer InitBuffer carved: where CANN's stack buffer
+    // (PopStackBuffer, InitOutput) starts.
+    template <TPosition pos>
+    uint64_t GetQueueEndAddress() const
+    {
+        return used_bytes_;
+    }
     void Forget(twin::BufferOwner *owner)
     {
         for (auto &o : owners_) {

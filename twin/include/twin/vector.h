@@ -56,17 +56,32 @@ inline void ResetMask()
     core.mask[0] = core.mask[1] = ~0ull;
 }
 
+}  // namespace AscendC
+
+namespace twin {
+
+// The mask register as A2 writes it: the same two words in either mode, read as lane bits in Normal
+// mode and as the element count (maskLow) in Counter mode, where maskHigh has no effect (documented:
+// "set it to 0, it does not take effect"), so a nonzero one is not refused.
+inline void WriteMaskRegister(const char *call, uint64_t maskHigh, uint64_t maskLow)
+{
+    (void)call;
+    CoreState &core = Core();
+    core.mask[0] = maskLow;
+    core.mask[1] = maskHigh;
+}
+
+}  // namespace twin
+
+namespace AscendC {
+
+// The (maskHigh, maskLow) form writes the register whatever `mode` says: asc-devkit's A2 code passes
+// both words to the hardware and ignores the template, so SetMaskCount() then SetVectorMask<T>(0, n)
+// counts n elements (its reduce sample relies on it). The core's mode decides how they are read.
 template <typename T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(uint64_t maskHigh, uint64_t maskLow)
 {
-    twin::CoreState &core = twin::Core();
-    TWIN_CHECK(core.mask_count_mode == (mode == MaskMode::COUNTER), "SetVectorMask",
-               "the mask mode must be set first with SetMaskCount / SetMaskNorm (the core is in ",
-               core.mask_count_mode ? "Counter" : "Normal", " mode)");
-    TWIN_CHECK(mode == MaskMode::NORMAL || maskHigh == 0, "SetVectorMask",
-               "in Counter mode maskHigh must be 0 (got ", maskHigh, ")");
-    core.mask[0] = maskLow;
-    core.mask[1] = maskHigh;
+    twin::WriteMaskRegister("SetVectorMask", maskHigh, maskLow);
 }
 
 template <typename T, MaskMode mode = MaskMode::NORMAL>
