@@ -1,6 +1,6 @@
 """The performance model: what the twin's pipeline timeline says the kernel costs on an Atlas A2/A3
-SoC, beside the roofline and a model of CANN's own RmsNormGrad (the anchor). Every figure is
-modelled; see PERFORMANCE.md.
+SoC, beside the roofline and CANN's own RmsNormGrad run on the same twin (the anchor, perf.cann).
+Every figure is modelled; see PERFORMANCE.md.
 
     from rmsnorm_backward.perf import load_model, run_case, suite
     rows = [run_case(case, load_model("Ascend910B2"), rng) for case in suite("llm")]

@@ -1,4 +1,4 @@
-"""rmsnorm_backward.perf.anchor.compare, the PERFORMANCE.md anchor tables, on hand-made bench rows: its counts
+"""rmsnorm_backward.perf.compare, the anchor comparison tables, on hand-made bench rows: its counts
 below 1.0x and of 1.15x misses where the anchor is more than 3 % above the bound, the ceilings, and bad input."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rmsnorm_backward.perf.anchor import compare
+from rmsnorm_backward.perf import compare
 LAUNCH_US = 3.0
 
 

@@ -1,6 +1,7 @@
-"""The anchor comparison of bench JSONs as Markdown tables (all figures modelled):
+"""The comparison with the anchor kernel (CANN's own RmsNormGrad, perf.cann) of bench JSONs as Markdown
+tables (all figures modelled):
 
-    rmsnorm-backward bench --suite all --json anchor.json && python -m rmsnorm_backward.perf.anchor.compare anchor.json
+    rmsnorm-backward bench --suite all --json anchor.json && python -m rmsnorm_backward.perf.compare anchor.json
 
 (several bench JSONs of the same SoC, e.g. one per suite, are read as one).
 
