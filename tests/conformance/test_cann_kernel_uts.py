@@ -17,8 +17,12 @@ PASSING = ("rms_norm_grad",)
 MISSING_API = {
     "rms_norm": "AlignUp, ASSERT, TQueBind::DeQue() without a type, SetDeqScale",
     "add_rms_norm": "the rms_norm API above",
-    "deep_norm_grad": "AscendCUtils::GetC0Count",
 }
+# deep_norm_grad's UT builds and 6 of its 9 tests pass; these 3 plan 195,136 to 195,392 bytes of UB,
+# more than the twin's 188,160 (UB less 8 KiB + 256 B), while asc-devkit's platform_ascendc gives a
+# 910B kernel the UB less 256 B unless it reserves more: the twin's UB rule is stricter than CANN here.
+UB_REFUSED = {"deep_norm_grad": {"deep_norm_grad_test.test_case_1", "deep_norm_grad_test.test_case_11",
+                                 "deep_norm_grad_test.test_case_21"}}
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +47,11 @@ def test_ops_nn_kernel_ut_passes_on_the_twin(sources, op):
 def test_ops_nn_kernel_ut_needs_missing_api(sources, op):
     with pytest.raises(cann_ut.InvalidInputError, match="does not build on the twin"):
         cann_ut.run(op, sources[0], asc_devkit=sources[1])
+
+
+@pytest.mark.parametrize("op", sorted(UB_REFUSED))
+def test_ops_nn_kernel_ut_fails_only_on_the_ub_limit(sources, op):
+    result = cann_ut.run(op, sources[0], asc_devkit=sources[1])
+    assert result.ran > len(UB_REFUSED[op])
+    assert set(result.failed) == UB_REFUSED[op]
+    assert result.output.count("TPipe::InitBuffer: all buffers must fit") == len(UB_REFUSED[op])
