@@ -123,6 +123,14 @@ inline int64_t GetBlockNum() { return twin::Core().block_num; }
 
 }  // namespace AscendC
 
+namespace twin {
+
+// False in CANN's CPU-debug launches (tikicpulib.h's ICPU_RUN_KF), whose workspace argument is the
+// user part alone: there GetUserWorkspace returns it unchanged, as CANN's CPU-debug build does.
+inline bool g_workspace_has_sys_part = true;
+
+}  // namespace twin
+
 namespace AscendC {
 
 // The workspace starts with the SoC's system part (sys_workspace_bytes in twin/platform.h); the
@@ -130,8 +138,8 @@ namespace AscendC {
 // CANN, so kernels call it as AscendC::GetUserWorkspace(...) or unqualified.
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace)
 {
-    if (workspace == nullptr) {
-        return nullptr;
+    if (workspace == nullptr || !twin::g_workspace_has_sys_part) {
+        return workspace;
     }
     const uint64_t sys = twin::Core().soc->sys_workspace_bytes;
     twin::CheckGm("GetUserWorkspace", workspace, sys);

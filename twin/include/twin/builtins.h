@@ -10,6 +10,10 @@
 #ifndef __NPU_ARCH__
 #define __NPU_ARCH__ 2201
 #endif
+// The older architecture macro of the same target (dav-c220), which CANN's kernels still test.
+#ifndef __CCE_AICORE__
+#define __CCE_AICORE__ 220
+#endif
 
 // Every twin core is an AI vector core: __vector__ marks a kernel for it. A __cube__ function is
 // placed in its own section, so a launch of one is refused (launch.h) instead of run on a vector core.

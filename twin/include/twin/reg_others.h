@@ -20,6 +20,13 @@ namespace AscendC {
 
 class AscendCUtils {
 public:
+    // Elements of `dtypeSize` bytes in one 32-byte block.
+    static int32_t GetC0Count(const int32_t dtypeSize)
+    {
+        TWIN_CHECK(dtypeSize > 0, "AscendCUtils::GetC0Count", "dtypeSize must be positive (got ", dtypeSize, ")");
+        return DEFAULT_C0_SIZE / dtypeSize;
+    }
+
     template <typename T, bool isSetMask = true>
     static void SetMask(const uint64_t &maskHigh, const uint64_t &maskLow)
     {

@@ -8,6 +8,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "data_copy.h"
 #include "local_alloc.h"
@@ -29,6 +30,24 @@ inline std::pair<uint32_t, uint32_t> StackBuffer(const char *call)
     TWIN_CHECK(end > begin, call, "no UB is left for the stack buffer past the TPipe's buffers (they end at byte ",
                begin, ", the stack buffer must end by ", end, ")");
     return {begin, end};
+}
+
+// True when the UB at [begin, begin + count elements) is defined and holds `value` in every element.
+template <typename T>
+bool StackHolds(uint32_t begin, uint32_t count, T value)
+{
+    const CoreState &core = Core();
+    for (uint32_t i = 0; i < count * sizeof(T); ++i) {
+        if (core.shadow[begin + i] == 0) {
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        if (std::memcmp(&core.ub[begin + i * sizeof(T)], &value, sizeof(T)) != 0) {
+            return false;
+        }
+    }
+    return true;
 }
 
 inline void CountStackBytes(uint32_t end)
@@ -59,6 +78,13 @@ void InitOutput(GlobalTensor<T> gm, uint32_t size, T value)
     const uint32_t pop = std::min<uint32_t>((end - begin) / sizeof(T), max_burst);
     twin::CountStackBytes(begin + pop * sizeof(T));
     LocalTensor<T> stack(TPosition::VECCALC, begin, pop);
+    if (twin::StackHolds(begin, pop, value)) {
+        // An earlier InitOutput's copies may still read these bytes (CANN's InitOutput does not wait
+        // for its MTE3): rewriting the same value there changes nothing on the NPU, so it is ordered.
+        const TEventID wait = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);
+        SetFlag<HardEvent::MTE3_V>(wait);
+        WaitFlag<HardEvent::MTE3_V>(wait);
+    }
     Duplicate(stack, value, int32_t(pop));
     const TEventID id = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
     SetFlag<HardEvent::V_MTE3>(id);
