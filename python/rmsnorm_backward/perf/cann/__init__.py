@@ -35,8 +35,6 @@ __all__ = ["missing", "ops_nn_identity", "path_of", "run", "tiling"]
 
 # The kernel's template types per dtype: what CANN's build defines DTYPE_<INPUT> as.
 KERNEL_TYPES = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t"}
-# What bisheng predefines for the A2/A3 vector core (dav-c220), which the kernel's #if picks its A2 code by.
-CCE_AICORE = 220
 # The A2 kernel's tiling keys (rms_norm_grad.cpp: TILING_KEY_IS).
 PATHS = {1: "split_n", 2: "split_d"}
 STRUCT_CODES = {"uint8_t": "B", "int8_t": "b", "uint16_t": "H", "int16_t": "h", "uint32_t": "I", "int32_t": "i",
@@ -127,8 +125,7 @@ def run(dy, x, rstd, gamma, *, deterministic: bool = False, soc: str = "Ascend91
     name, _ = host.tiling_fields()
     launch = run_kernel(_kernel_source(), sources.KERNEL_ENTRY, args, block_dim=plan.block_dim, soc=soc,
                         tiling_key=plan.tiling_key, seed=seed, auto_sync=True,
-                        defines={"DTYPE_DY": kernel_type, "DTYPE_GAMMA": kernel_type, "TWIN_TILING_STRUCT": name,
-                                 "__CCE_AICORE__": CCE_AICORE},
+                        defines={"DTYPE_DY": kernel_type, "DTYPE_GAMMA": kernel_type, "TWIN_TILING_STRUCT": name},
                         include_dirs=[checkouts.ops_nn / sources.KERNEL_SOURCE.rsplit("/", 1)[0], checkouts.asc_devkit])
     total = launch.total
     cols = gamma.size
