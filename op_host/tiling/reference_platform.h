@@ -12,7 +12,8 @@ namespace rmsnorm_backward::tiling::reference_platform {
 
 // The most vector cores of a supported SoC: dgamma's row groups never outnumber them.
 inline constexpr uint32_t kVectorCores = 48;
-// Unified Buffer per vector core, and the part of it the toolchain keeps free (8 KiB + 256 B).
+// Unified Buffer per vector core, and the part of it this tiling keeps free (8 KiB + 256 B): more
+// than the twin and the NPU require (the whole UB may hold TPipe buffers on A2), never less.
 inline constexpr uint64_t kUbBytes = 192 * 1024;
 inline constexpr uint64_t kUbReservedBytes = 8192 + 256;
 // The platform file's per-core L2 rate (bytes per cycle), which the streamed tiler's cost model uses.

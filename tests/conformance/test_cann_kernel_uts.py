@@ -1,7 +1,11 @@
 """ops-nn's own kernel UTs (gtest, CANN's tikicpulib API), built unchanged against the twin by
-`python -m ascendc_twin.cann_ut` and run whole: every test passes, so every kernel launch in them
-kept the twin's rules. Needs OPS_NN_SRC and ASC_DEVKIT_SRC (`source /work/src/env.sh`) and the
-system gtest (libgtest-dev); skipped with the reason otherwise."""
+`python -m ascendc_twin.cann_ut` and run whole. rms_norm_grad's passes: every kernel launch in it
+kept the twin's rules. The others build and run every test; the tests listed in OPEN fail on a twin
+rule each (named beside them), not yet judged either a kernel hazard the NPU tolerates or a twin
+stricter than the chip, so a change in that list is reported. Needs OPS_NN_SRC and ASC_DEVKIT_SRC
+(`source /work/src/env.sh`) and the system gtest (libgtest-dev); skipped with the reason otherwise.
+Each UT takes one to two minutes to build: the module is in tests/conformance, which CI runs without
+the sources (so it skips)."""
 from __future__ import annotations
 
 import os
@@ -12,17 +16,19 @@ import pytest
 from ascendc_twin import cann_ut
 
 GTEST_HEADER = Path("/usr/include/gtest/gtest.h")
-# The UTs that run unchanged today; the others of the issue's list need API the twin lacks, named here.
-PASSING = ("rms_norm_grad",)
-MISSING_API = {
-    "rms_norm": "AlignUp, ASSERT, TQueBind::DeQue() without a type, SetDeqScale",
-    "add_rms_norm": "the rms_norm API above",
+TESTS = {"rms_norm_grad": 3, "rms_norm": 9, "deep_norm_grad": 9, "add_rms_norm": 18}
+OPEN = {
+    "rms_norm_grad": set(),
+    # operator[] on a LocalTensor after its FreeTensor (a view, no access by itself).
+    "rms_norm": {"test_case_2_1"},
+    # "S read, V/MTE2 overwrites" a TBuf/TQue buffer with auto sync on: a scalar read the compiler's
+    # auto sync should order, or a case the twin's auto-sync model misses.
+    "deep_norm_grad": {"test_case_1", "test_case_11", "test_case_21"},
+    # MTE2 -> V/MTE3 without a flag on a TBuf, a tensor used after FreeTensor, GetValue of unwritten UB.
+    "add_rms_norm": {"pre_test_case_1", "pre_test_case_2", "pre_test_case_3", "pre_test_case_5", "test_case_12",
+                     "test_case_13", "test_case_14", "test_case_20", "test_case_21", "test_case_32",
+                     "test_case_32_bf16_merge_n_tail_rows", "test_case_33"},
 }
-# deep_norm_grad's UT builds and 6 of its 9 tests pass; these 3 plan 195,136 to 195,392 bytes of UB,
-# more than the twin's 188,160 (UB less 8 KiB + 256 B), while asc-devkit's platform_ascendc gives a
-# 910B kernel the UB less 256 B unless it reserves more: the twin's UB rule is stricter than CANN here.
-UB_REFUSED = {"deep_norm_grad": {"deep_norm_grad_test.test_case_1", "deep_norm_grad_test.test_case_11",
-                                 "deep_norm_grad_test.test_case_21"}}
 
 
 @pytest.fixture(scope="module")
@@ -35,23 +41,11 @@ def sources() -> tuple[Path, Path]:
     return Path(ops_nn), Path(devkit)
 
 
-@pytest.mark.parametrize("op", PASSING)
-def test_ops_nn_kernel_ut_passes_on_the_twin(sources, op):
+@pytest.mark.parametrize("op", sorted(TESTS))
+def test_ops_nn_kernel_ut_runs_unchanged_on_the_twin(sources, op):
     ops_nn, devkit = sources
     result = cann_ut.run(op, ops_nn, asc_devkit=devkit)
-    assert result.ok, f"{op}: {result.failed or result.output[-3000:]}"
-    assert result.passed == result.ran > 0
-
-
-@pytest.mark.parametrize("op", sorted(MISSING_API))
-def test_ops_nn_kernel_ut_needs_missing_api(sources, op):
-    with pytest.raises(cann_ut.InvalidInputError, match="does not build on the twin"):
-        cann_ut.run(op, sources[0], asc_devkit=sources[1])
-
-
-@pytest.mark.parametrize("op", sorted(UB_REFUSED))
-def test_ops_nn_kernel_ut_fails_only_on_the_ub_limit(sources, op):
-    result = cann_ut.run(op, sources[0], asc_devkit=sources[1])
-    assert result.ran > len(UB_REFUSED[op])
-    assert set(result.failed) == UB_REFUSED[op]
-    assert result.output.count("TPipe::InitBuffer: all buffers must fit") == len(UB_REFUSED[op])
+    assert result.ran == TESTS[op]
+    failed = {name.split(".", 1)[1] for name in result.failed}
+    assert failed == OPEN[op], result.output[-3000:]
+    assert result.passed == TESTS[op] - len(OPEN[op])

@@ -7,7 +7,7 @@
 // - AscendC::SetKernelMode(KernelMode::AIV_MODE): the twin runs vector cores only, so any other mode
 //   makes the next launch fail, naming it;
 // - ICPU_RUN_KF(kernel, blockDim, args...): one launch on blockDim twin cores (SoC $TWIN_SOC,
-//   default Ascend910B2), its workspace the user part alone as in CANN's CPU debug (GetUserWorkspace
+//   default Ascend910B2), with the compiler's auto sync unless TWIN_ICPU_AUTO_SYNC is 0, its workspace the user part alone as in CANN's CPU debug (GetUserWorkspace
 //   returns it unchanged); a broken rule fails the running gtest test with the twin's message (or,
 //   without gtest, prints it and aborts, as CANN's CPU debug does);
 // - ReadFile / WriteFile, the data-file helpers of ops-nn's data_utils.h.
@@ -18,10 +18,17 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "kernel_operator.h"
+
+// bisheng's --cce-auto-sync (the twin's auto_sync): on unless the build says otherwise, as ops-nn
+// compiles every kernel whose op_kernel/CMakeLists.txt does not say AUTO_SYNC false.
+#ifndef TWIN_ICPU_AUTO_SYNC
+#define TWIN_ICPU_AUTO_SYNC 1
+#endif
 
 enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE, MIX_AIC_1_1 };
 
@@ -58,6 +65,17 @@ inline TwinGmArg ArgFor(void *p, const char *name)
     return TwinGmArg{p, 0, name, nullptr};  // not from GmAlloc: any access to it is refused
 }
 
+// An argument as the untyped GM address it passes (nullptr stays null).
+template <typename A>
+void *Address(A arg)
+{
+    if constexpr (std::is_same_v<A, std::nullptr_t>) {
+        return nullptr;
+    } else {
+        return (void *)(arg);
+    }
+}
+
 template <typename... Params, typename... Args>
 std::string Run(const char *kernel, void (*entry)(Params...), uint32_t block_dim, Args... args)
 {
@@ -71,7 +89,7 @@ std::string Run(const char *kernel, void (*entry)(Params...), uint32_t block_dim
         names.push_back(Cat("argument ", i, " of ", kernel));
     }
     size_t i = 0;
-    std::vector<TwinGmArg> gm{ArgFor(reinterpret_cast<void *>(args), names[i++].c_str())...};
+    std::vector<TwinGmArg> gm{ArgFor(Address(args), names[i++].c_str())...};
     const char *soc = std::getenv("TWIN_SOC");
     TwinLaunchArgs launch{};
     launch.abi_version = TWIN_ABI_VERSION;
@@ -79,6 +97,7 @@ std::string Run(const char *kernel, void (*entry)(Params...), uint32_t block_dim
     launch.block_dim = block_dim;
     launch.tiling_key = Host().tiling_key;
     launch.seed = 1;
+    launch.auto_sync = TWIN_ICPU_AUTO_SYNC;
     launch.num_gm = uint32_t(gm.size());
     launch.gm = gm.data();
     g_workspace_has_sys_part = false;

@@ -39,8 +39,8 @@ static_assert(SameName(kReference.name, "Ascend910B2"), "the twin's table must h
 static_assert(kReference.vector_cores == ref::kVectorCores && MostVectorCores() == ref::kVectorCores,
               "the reference platform's cores must be the twin's Ascend910B2's and the most of any SoC");
 static_assert(kReference.ub_bytes == ref::kUbBytes, "UB bytes: the reference platform against the twin's table");
-static_assert(kReference.ub_reserved_bytes == ref::kUbReservedBytes,
-              "the toolchain's UB reserve: the reference platform against the twin's table");
+static_assert(kReference.ub_reserved_bytes <= ref::kUbReservedBytes,
+              "the UB the tiling keeps free must cover what the twin's table forbids a kernel");
 static_assert(kReference.l2_bytes_per_cycle == ref::kL2BytesPerCycle,
               "the L2 rate: the reference platform against the twin's table");
 static_assert(twin::kUbBlockBytes == layout::kBlockBytes, "the block bytes: the kernel's against the twin's");

@@ -95,7 +95,7 @@ struct CoreState {
     // Unified Buffer: data bytes and a definedness shadow (1 = written, 0 = poison).
     std::vector<uint8_t> ub;
     std::vector<uint8_t> shadow;
-    uint32_t ub_usable = 0;  // bytes a kernel may allocate (UB size less the reserved part)
+    uint32_t ub_usable = 0;  // bytes a kernel's TPipe may carve (platform.h: the whole UB on A2)
 
     // Vector mask registers (SetMaskNorm / SetMaskCount / SetVectorMask).
     bool mask_count_mode = false;

@@ -4,6 +4,7 @@
 // process (on the NPU ascendc_assert stops the kernel the same way): on the twin it is the rule
 // error of the launch, with the condition and the formatted message.
 #pragma once
+#include <cassert>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
@@ -60,6 +61,11 @@ using twin::KERNEL_ERROR;
             ::twin::AssertFailed("ASCENDC_ASSERT", #cond, ::twin::LastKernelLog()); \
         }                                                                            \
     } while (0)
+
+// CANN's ASSERT(x): the C assert.
+#ifndef ASSERT
+#define ASSERT(x) assert(x)
+#endif
 
 // A check CANN's CPU-debug build makes and the NPU build leaves out: the twin makes it too.
 #define ASCENDC_DEBUG_ASSERT(cond, behavior) ASCENDC_ASSERT(cond, behavior)

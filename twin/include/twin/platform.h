@@ -18,7 +18,12 @@ struct SocInfo {
     const char *short_name;      // the SoC family, the op_def / AddConfig name, e.g. "ascend910b"
     uint32_t vector_cores;       // AI vector cores: the block dim ceiling
     uint32_t ub_bytes;           // Unified Buffer per vector core
-    uint32_t ub_reserved_bytes;  // kept free by the toolchain (8 KiB + 256 B)
+    // UB a kernel's TPipe may not carve: none on A2. asc-devkit's CPU-debug TPipe lets buffers fill the
+    // whole 192 KiB (kernel_utils_mode_cpu.h, dav-2201), and nothing on the NPU checks; the 256 B
+    // platform_ascendc's GetCoreMemSize(UB) keeps back on 910B (the KFC message slot) and the 8 KiB
+    // of ReserveLocalMemory (the SIMT data cache of later chips) are for a tiling to keep, and
+    // production tilings (ops-nn's RmsNormGrad small-D: 195,584 B) plan past 188,160.
+    uint32_t ub_reserved_bytes;
     uint64_t l2_bytes;           // L2 cache shared by all cores
     uint64_t sys_workspace_bytes;  // system part of the workspace, before the user part
     double clock_ghz;            // ADD: "clock frequency 1.85GHz" on Atlas A2 (taken for A3 too)
@@ -63,9 +68,9 @@ inline constexpr uint32_t kMaxRepeat = 255;      // repeats per instruction
 inline constexpr uint32_t kEventIdsPerEvent = 8;
 
 inline constexpr SocInfo kSocTable[] = {
-    {"Ascend910B2", "ascend910b", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
-    {"Ascend910B3", "ascend910b", 40, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
-    {"Ascend910_93", "ascend910_93", 48, 196608, 8192 + 256, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
+    {"Ascend910B2", "ascend910b", 48, 196608, 0, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
+    {"Ascend910B3", "ascend910b", 40, 196608, 0, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
+    {"Ascend910_93", "ascend910_93", 48, 196608, 0, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
 };
 
 // nullptr when the SoC is not one this operator supports.

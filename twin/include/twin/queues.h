@@ -12,6 +12,10 @@
 
 namespace AscendC {
 
+// A queue buffer as a handle: its UB address.
+using TBufHandle = uint8_t *;
+
+
 // Buffers handed from one pipe to the next: AllocTensor -> fill -> EnQue -> DeQue -> use -> FreeTensor.
 // `depth` is how many tensors may sit in the queue before a DeQue.
 // TQueBind<src, dst>: the queue's EnQue/DeQue order the pipe that writes at `src` before the pipe that
@@ -74,6 +78,10 @@ public:
         twin::OnEnQue(tensor.Slot(), kProducer);
         return true;
     }
+
+    // The untyped form hands back the buffer's handle (its UB address); kernels call it to consume
+    // a queued tensor they already hold.
+    TBufHandle DeQue() { return reinterpret_cast<TBufHandle>(uintptr_t(DeQue<uint8_t>().ByteOffset())); }
 
     template <typename T>
     LocalTensor<T> DeQue()

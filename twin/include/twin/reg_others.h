@@ -5,6 +5,7 @@
 //   more, as the documented whole-register patterns);
 // - GetAccVal(): the sum register of the last count-form ReduceSum as 64 raw bits (the older name of
 //   GetReduceRepeatSumSpr; a float result sits in the low 32 bits), refused before any ran;
+// - SetDeqScale(half): the scale register of the int32_t -> half Cast, kept, not modelled further;
 // - DataCacheCleanAndInvalid<T, CacheLine[, DcciDst]>(tensor): writes dirty data-cache lines back to
 //   GM and drops them. The twin's scalar GM stores reach GM at once (it has no data-cache model), so
 //   this orders nothing more; a SINGLE_CACHE_LINE one still names GM inside a kernel buffer.
@@ -65,6 +66,16 @@ inline int64_t GetAccVal()
     std::memcpy(&bits, &core.reduce_sum_spr, core.reduce_sum_spr_bytes);
     return bits;
 }
+
+// SetDeqScale(half): the DEQSCALE register the int32_t -> half Cast multiplies by on A2. The twin
+// keeps the value per core; that Cast itself is not modelled (it is refused when run, cast.h).
+inline half &DeqScaleRegister()
+{
+    static thread_local half scale = half(1.0f);
+    return scale;
+}
+
+inline void SetDeqScale(half scale) { DeqScaleRegister() = scale; }
 
 enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };

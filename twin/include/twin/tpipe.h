@@ -1,5 +1,5 @@
 // TPipe, the allocator of the Unified Buffer: InitBuffer carves a TQue's or a TBuf's buffers (all of
-// them fit the UB less its reserved part, at most 64 per kernel), Reset takes them back, Destroy ends
+// them fit the UB, at most 64 per kernel), Reset takes them back, Destroy ends
 // the kernel's use of UB (every queue buffer freed by then). Its event ids: 8 per hardware event,
 // taken by EnQue (until DeQue), FreeTensor (until the buffer's next AllocTensor) and AllocEventID
 // (until ReleaseEventID). A fresh buffer holds whatever its last user left: poison.
@@ -236,10 +236,8 @@ private:
                    " buffers per kernel (", buffers_, " already, ", int(num), " more asked)");
         const uint64_t total = uint64_t(used_bytes_) + uint64_t(num) * bytes;
         TWIN_CHECK(total <= core.ub_usable, "TPipe::InitBuffer",
-                   "all buffers must fit the Unified Buffer less its reserved part (buffers total ", total,
-                   " bytes > limit ", core.ub_usable, " bytes = ", core.soc->ub_bytes, " - ",
-                   core.soc->ub_reserved_bytes, " reserved on ", core.soc->name,
-                   "; stricter than CANN's CPU debug, which checks the whole UB)");
+                   "all buffers must fit the Unified Buffer (buffers total ", total, " bytes > limit ",
+                   core.ub_usable, " bytes on ", core.soc->name, ")");
         std::unique_ptr<twin::BufferSlot[]> slots(new twin::BufferSlot[num]);
         for (uint32_t i = 0; i < num; ++i) {
             slots[i].offset = used_bytes_ + i * bytes;

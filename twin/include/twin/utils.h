@@ -64,6 +64,9 @@ inline int64_t GetSystemCycle() { return int64_t(twin::Core().timeline.End()); }
 template <typename T, typename U>
 constexpr auto DivCeil(T a, U b) { return (a + b - 1) / b; }
 
+// a rounded up to a multiple of b.
+constexpr uint32_t AlignUp(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
+
 // A scalar GM read past the data cache. It is how a core polls a flag another core sets: when it
 // returns the value of a WriteGmByPassDCache that followed a DataSyncBarrier, everything that core
 // did before the barrier is ordered before what this core does next (gm_order.h).

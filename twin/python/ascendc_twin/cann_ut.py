@@ -4,7 +4,8 @@ ops-nn ships a gtest UT per operator (<category>/<op>/tests/ut/op_kernel/test_<o
 builds against its CPU-debug runtime (tikicpulib) with the operator's kernel source. This command
 builds the same sources the way ops-nn's cmake/ut.cmake does for ascend910B1 (the kernel directories
 of the operator and of the dependencies its UT CMakeLists names copied into a build directory, the
-UT's tiling header force-included, -DKERNELUT=1) against the twin's headers and its tikicpulib.h
+UT's tiling header force-included, -DKERNELUT=1; bisheng's --cce-auto-sync modelled unless the
+kernel's op_kernel/CMakeLists.txt says AUTO_SYNC false, as ops-nn's add_kernel_sources does) against the twin's headers and its tikicpulib.h
 stand-in, links the system gtest, and runs every test: each ICPU_RUN_KF runs the kernel on twin
 cores, and a broken Ascend C rule fails that test. CANN's advanced API comes from an asc-devkit
 checkout when given. Nothing is copied into any repository: the build directory is a temporary one
@@ -88,6 +89,8 @@ def build(op: str, ops_nn: Path, work: Path, asc_devkit: Optional[Path] = None) 
     common = ops_nn / "common" / "inc" / "op_kernel"
     if common.is_dir() and not (kernels / "inc").exists():
         shutil.copytree(common, kernels / "inc")
+    kernel_cmake = source / "op_kernel" / "CMakeLists.txt"
+    auto_sync = not (kernel_cmake.is_file() and re.search(r"AUTO_SYNC\s+false", kernel_cmake.read_text(), re.I))
     tests = sorted(ut_dir.glob(f"test_{op}*.cpp")) + sorted((ut_dir / "arch22").glob(f"test_{op}*.cpp"))
     tiling = ut_dir / f"{op}_tiling_def.h"
     includes = [str(resources.path("include"))]
@@ -97,7 +100,7 @@ def build(op: str, ops_nn: Path, work: Path, asc_devkit: Optional[Path] = None) 
                  str(ops_nn / "tests" / "ut" / "common")]
     cmd = ["g++", *CXXFLAGS, *(f"-I{d}" for d in includes),
            *(["-include", str(tiling)] if tiling.is_file() else []),
-           "-DKERNELUT=1", '-DUT_SOC_VERSION="Ascend910B1"', *options,
+           "-DKERNELUT=1", '-DUT_SOC_VERSION="Ascend910B1"', f"-DTWIN_ICPU_AUTO_SYNC={int(auto_sync)}", *options,
            *(str(t) for t in tests), str(kernels / op / f"{op}.cpp"), *GTEST_LIBS, "-o", str(work / "ut")]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
     if done.returncode != 0:
