@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "../rms_norm_backward_dtypes.h"
+#include "rms_norm_backward_tiling.h"  // CheckOutputs, the API's part defined here
 
 namespace rmsnorm_backward::tiling {
 namespace {
