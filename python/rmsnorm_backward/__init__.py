@@ -4,13 +4,12 @@ Its parts are modules, each imported by name: rmsnorm_backward.golden (golden, t
 rmsnorm_backward.simulate (simulate, the kernel on the twin), rmsnorm_backward.precision,
 rmsnorm_backward.torch (needs torch), rmsnorm_backward.cli. Re-exported lazily, since no module
 has their names (importing the package needs neither torch nor a compiled extension): compare,
-run_kernel (the twin's), rms_norm and RMSNorm (these two need torch).
+rms_norm and RMSNorm (these two need torch).
 """
 import importlib
 
 _EXPORTS = {
     "compare": "rmsnorm_backward.precision",
-    "run_kernel": "ascendc_twin",
     "rms_norm": "rmsnorm_backward.torch",
     "RMSNorm": "rmsnorm_backward.torch",
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from real_headers import CXX, CompileResult, Toolchain, locate
-from ascendc_twin.build import twin_include_dirs
+from ascendc_twin import twin_include_dirs
 
 HEADERS = locate()
 

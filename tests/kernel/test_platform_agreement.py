@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ascendc_twin.build import twin_include_dirs
+from ascendc_twin import twin_include_dirs
 from rmsnorm_backward import resources
 
 AGREEMENT = "op_host/tiling/python/platform_agreement.cpp"

@@ -27,7 +27,7 @@ def made_row(real: dict, case: Case, ours_us: float, anchor_us: float, det_us: f
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    from ascendc_twin.model import load_model
+    from ascendc_twin import load_model
 
     model = load_model("Ascend910B2")
     real = run_case(TINY, model, np.random.default_rng(0), anchor_kernel=True)

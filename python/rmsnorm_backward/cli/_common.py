@@ -39,7 +39,7 @@ def refusal(error: InvalidInputError, typed: Mapping[str, str]) -> CliError:
 
 def check_soc(ctx, param, value: str) -> str:
     """--soc against the SoC table of the twin's extension, before anything runs."""
-    from ascendc_twin import soc_info
+    from ..twin import soc_info
 
     try:
         soc_info(value)

@@ -6,7 +6,7 @@ modelled; see PERFORMANCE.md.
     rows = [run_case(case, load_model("Ascend910B2"), rng) for case in suite("llm")]
 """
 from .bench import format_table, run_case, twin_speed
-from ascendc_twin.model import Model, load_model
+from ..twin import Model, load_model
 from .model import anchor, measured, roofline_us
 from .suites import SUITES, Case, suite
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..op_def import dtype_of
-from ascendc_twin.model import Model
+from ..twin import Model
 from .anchor import host
 from .model import anchor, measured, roofline_us
 from .suites import Case

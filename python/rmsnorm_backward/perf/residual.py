@@ -13,7 +13,7 @@ import numpy as np
 from ..op_def import dtype_of
 from . import bench
 from .bench import make_inputs
-from ascendc_twin.model import Model
+from ..twin import Model
 from .model import measured, roofline_us
 from .suites import Case
 

@@ -18,11 +18,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ascendc_twin import model_constants
+from ..twin import model_constants
 
 from . import goals
 from .bench import report_header, run_case
-from ascendc_twin.model import Model
+from ..twin import Model
 from .suites import SUITES, Case
 
 VARIED_KINDS = ("assumption", "range")

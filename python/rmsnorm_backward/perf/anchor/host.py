@@ -17,7 +17,7 @@ import numpy as np
 
 from rmsnorm_backward import resources
 from rmsnorm_backward.errors import InvalidInputError
-from ascendc_twin import run_kernel, soc_info
+from rmsnorm_backward.twin import run_kernel, soc_info
 
 ENTRY = "anchor_rms_norm_grad"
 
