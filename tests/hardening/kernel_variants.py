@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import rmsnorm_backward.simulate as simulate_module
-from ascendc_twin.build import cache_dir
+from ascendc_twin import cache_dir
 
 KERNEL_DIR = simulate_module.KERNEL_SOURCE.parent
 ENTRY = simulate_module.KERNEL_SOURCE.name
-OP_HOST = KERNEL_DIR.parent / "op_host"
 
 
 def kernel_copy(kind: str, files: dict[str, str]) -> Path:

@@ -9,7 +9,7 @@ import pytest
 from ascendc_twin import soc_table
 from rmsnorm_backward.simulate import simulate
 
-from random_inputs import make_inputs
+from operator_inputs import make_inputs
 
 SOC_CORES = {row["name"]: row["vector_cores"] for row in soc_table()}
 BLOCK_DIMS = (1, 7, 20, 40, 48)
@@ -24,9 +24,7 @@ CASES = {
 
 
 def inputs(rng, shape, gamma_dims, dtype):
-    case = {"lead": shape[:-gamma_dims], "gamma_shape": shape[-gamma_dims:], "dtype": dtype,
-            "rstd_keepdims": True, "scale_exp": int(rng.integers(-4, 5)), "seed": int(rng.integers(2**32))}
-    return make_inputs(case)[:4]
+    return make_inputs(rng, shape, gamma_dims, dtype, scale=2.0 ** int(rng.integers(-4, 5)))
 
 
 @pytest.mark.parametrize("case", CASES)

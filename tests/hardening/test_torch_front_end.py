@@ -14,7 +14,7 @@ from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
 from rmsnorm_backward.torch import add_rms_norm, rms_norm  # noqa: E402
 
 ROWS = {
-    "offset without gamma": (lambda x, g: rms_norm(x, None, offset=1.0, normalized_shape=(8,)),
+    "offset without gamma": (lambda x, g: rms_norm(x, None, gamma_offset=1.0, normalized_shape=(8,)),
                              "gamma_offset must be 0 without gamma (got 1)."),
     "normalized_shape is not gamma's shape": (lambda x, g: rms_norm(x, g, normalized_shape=(4, 8)),
                                               "normalized_shape [4, 8] must equal gamma's shape [8]."),

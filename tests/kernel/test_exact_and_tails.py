@@ -10,7 +10,8 @@ Each case names the path it must reach, so a tiling change that moves it fails l
 import pytest
 
 from exact_answers import assert_exact, exact_dres, exact_inputs, tail_failures
-from kernel_cases import DTYPES, make_inputs, run_and_check
+from kernel_cases import run_and_check
+from operator_inputs import DTYPES, make_inputs
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.simulate import simulate
 

@@ -8,7 +8,8 @@ import pytest
 from rmsnorm_backward import _tiling
 from rmsnorm_backward.simulate import simulate
 
-from kernel_cases import make_inputs, run_and_check
+from kernel_cases import run_and_check
+from operator_inputs import make_inputs
 
 
 def busy_share(shape, dtype, resource):

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.perf.bench import run_case
-from ascendc_twin.model import load_model
+from ascendc_twin import load_model
 from rmsnorm_backward.perf.suites import Case
 from rmsnorm_backward.simulate import tiling_for
 
-from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, make_inputs, run_and_check
+from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, run_and_check
+from operator_inputs import make_inputs
 
 # (dtype, rows, cols): row strides 136 (a 8-lane last chunk), 208, 336, 528 and 784.
 MID_COLS = [

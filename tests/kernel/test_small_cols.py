@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.perf.bench import run_case
-from ascendc_twin.model import load_model
+from ascendc_twin import load_model
 from rmsnorm_backward.perf.suites import Case
 from rmsnorm_backward.simulate import tiling_for
 
-from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, make_inputs, run_and_check
+from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, run_and_check
+from operator_inputs import make_inputs
 
 # (dtype, rows, cols): row_stride 8, 16, 24, 32, 48, 64, 80 and 128, each with groups of more than
 # four tiles (the rstd batch) plus a remainder.

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
+from kernel_cases import LAYOUT_CASES, run_and_check
+from operator_inputs import make_inputs
 from rmsnorm_backward import resources
 
 KERNEL_DIR = Path(resources.path("op_kernel"))

@@ -45,7 +45,7 @@ def command(check, op_def_path, root, as_json) -> int:
             click.echo(f"{len(stale)} generated file(s) differ from {op_def_path.name}: {', '.join(stale)}; "
                        f"run `rmsnorm-backward gen` (edit op_def or the templates, not the outputs)")
         else:
-            click.echo(f"all {len(generator.render_all(op))} generated files are up to date")
+            click.echo(f"all {len(generator.render_all(op, root))} generated files are up to date")
         return 1 if stale else 0
     try:
         changed = generator.write(root, op)
