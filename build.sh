@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The project's entry point, msopgen style. Needs python3, g++ and cmake; everything else
 # (virtual environment, Python packages, the native extension) is prepared on first use.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every path of the RmsNormBackward kernel shares: the row groups of dgamma, the widening and
 // rounding casts, and the pipe handshakes around scalar reads of UB.
 #pragma once

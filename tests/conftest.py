@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The one conftest of the operator's tests: the twin's fixtures (a reproducible random generator per
 test, run_source, read_only_dir; ascendc_twin.testing) and, for the whole session, the check that
 every launch of the operator's kernel leaves its inputs unchanged (launch_checks.py); the

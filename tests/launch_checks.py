@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The check every test session runs around each launch of the operator's kernel: its inputs come
 back unchanged (the launcher itself checks the guard canaries of every GM buffer)."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The one factory of the operator's random inputs, for every test that runs the kernel or the golden:
 dy and x standard normal at a scale, rstd from x's rows as a forward pass saves it, gamma such that
 the scale gamma + gamma_offset lies in [0.5, 1.5) (Gemma's w near 0 under an offset of 1), and

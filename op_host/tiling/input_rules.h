@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The operator's rules on its inputs, checked before any tiling (input_rules.cpp).
 #pragma once
 #include <cstdint>

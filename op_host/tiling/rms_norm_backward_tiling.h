@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plain tiling of RmsNormBackward: no CANN header, so the CANN TilingFunc
 // (op_host/rms_norm_backward_tiling.cpp), the Python extension (op_host/tiling/python/bind_tiling.cpp)
 // and the ATB plugin's rules call the same code.

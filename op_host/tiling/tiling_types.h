@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plain tiling's types: what it takes (TilingInput), what it gives (TilingResult) and the rule an
 // input breaks (TilingError). A header of its own so that the tiling's parts (input_rules.h, the
 // tilers) and its API (rms_norm_backward_tiling.h) include the types without including each other.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The two paths that hold whole rows in UB: small cols (many rows packed per vector instruction) and
 // rows in UB (a tile of rows, computed row by row). Both pick the largest tile that fits.
 #include "path_tilers.h"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RmsNormBackward: an Ascend C custom operator, run here on the CPU twin of the Ascend C API (ascendc_twin).
 
 Its parts are modules, each imported by name: rmsnorm_backward.golden (golden, the float64 reference),

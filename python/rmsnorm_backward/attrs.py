@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's attributes in Python: their defaults and rules, read from op_def, checked here only.
 
     GAMMA_OFFSET                   gamma_offset's default: the default of every Python signature

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Where the operator can run here: the CPU twin (always, given g++ and the extension) or the NPU
 (only with CANN, torch_npu, a visible device and the built adapter).
 

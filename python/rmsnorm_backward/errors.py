@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The exceptions of rmsnorm_backward, by cause; each message is one sentence naming what is wrong.
 
     InvalidInputError      the caller's input (a tensor, an attribute, an option) breaks a documented rule

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The float64 reference of RmsNormBackward (docs/design.md section 1).
 
 With cols = gamma.size, rows = x.size / cols, every tensor viewed as [rows, cols] (rstd as [rows]):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The host memory a request needs, checked before anything is allocated: an estimate of the peak
 bytes of simulate() and golden() from shapes alone, against what the system says is available, so a
 request too large for this machine is refused in one sentence instead of a MemoryError or the OOM

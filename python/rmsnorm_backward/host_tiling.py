@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's rules on shapes, dtypes and attributes, asked of the C++ plain tiling (op_host/tiling,
 the code CANN's TilingFunc runs) through the extension rmsnorm_backward._tiling, and its decisions.
 

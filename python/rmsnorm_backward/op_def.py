@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's interface, loaded from op_def/rms_norm_backward.toml (the one source of it).
 
 `load()` returns an `OpDef`; its dtype table (DTYPES for the package's op_def) maps op_def's dtype

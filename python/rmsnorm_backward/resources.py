@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Where the files the package reads at run time live: the one locator.
 
 The package reads op_def (the operator's interface), the kernel sources and headers (op_kernel/,

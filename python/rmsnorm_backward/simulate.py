@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RmsNormBackward on the CPU twin: the real kernel source (op_kernel/) with the real tiling.
 
     dx, dgamma, stats = simulate(dy, x, rstd, gamma, dres=None, gamma_offset=0.0, soc="Ascend910B2")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's one door to the CPU twin of the Ascend C API (the ascendc-twin distribution).
 
 Every module of the operator that runs a kernel or reads the twin's SoC and model tables imports them

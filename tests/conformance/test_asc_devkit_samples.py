@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Huawei's own Ascend C vector samples, unchanged, on the twin, checked by their own scripts.
 
 Given ASC_DEVKIT_SRC (a checkout of the public asc-devkit repository), each case below copies one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the docs name in inline code exists: every path of this repository (a `dir/file` whose first
 part is a top-level entry of the checkout, or of twin/ in the twin's docs, or relative to the doc) is
 a file or directory (a path in a paragraph about another project's tree, ops-nn's or asc-devkit's,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """README.md is a user's page: short, its first screen says what the operator is, how to install it and
 how a training run uses it, its support table says what op_def says, its parameter table and
 constraints are rendered from op_def (CANN's operator README form), and it links every room of the

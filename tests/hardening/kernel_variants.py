@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Changed copies of the kernel (op_kernel/) for the tests that plant a bug or take a sync out: written
 once into the kernel cache, in a directory named by their content, never into the tree."""
 from __future__ import annotations

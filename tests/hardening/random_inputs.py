@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Inputs of a randomized case (test_randomized.py draws the cases), made by the one input factory
 (operator_inputs.make_inputs): dy and x at the case's power-of-two scale, its form's gamma (near 1, near
 1 - gamma_offset, float32 beside 16-bit data, or none) and dres for the fused form."""

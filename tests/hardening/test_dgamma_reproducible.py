@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Reproducible dgamma, extending tests/kernel/test_edges.py (20 runs of one small-cols case, block
 dims 1..48 for three shapes on the default SoC): the same input gives the same dgamma and dx bits on
 every SoC and every block dim the tiling may be given, on each path with several dgamma row groups and

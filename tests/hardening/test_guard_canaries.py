@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Nothing lost or corrupted: the launcher's guard canaries really catch a raw write just outside a GM
 buffer (before its start or past its end, near and far), and conftest's check after every launch of
 the operator really catches a kernel that writes into one of its inputs. Both checks run after every

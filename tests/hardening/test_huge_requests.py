@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Validation before allocation (rmsnorm_backward.host_tiling, rmsnorm_backward.host_memory): a request too large for the tiling or
 for this machine is refused on its shapes alone, in one sentence and at once, by the CLI's golden
 and by simulate (broadcast views are not densified first); a bad --soc is refused before any input

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Planted bugs: deliberately broken copies of the kernel (op_kernel/ patched by exact text
 replacements in a cache directory, never in the tree) must each be caught, by a twin rule, by the
 check that inputs come back unchanged (conftest), by the golden, by an exact answer (0 ulp, inputs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Randomized cases (hypothesis): any shape with 1-4 leading dims and a 1-3-dim gamma of 1 to 20000
 cols, every dtype and SoC, both rstd shapes, values from 1e-4 to 1e3, and every form of the operator
 (plain, gamma_offset with a gamma near 0, no gamma, dres with and without gamma, float32 gamma beside

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every synchronisation of the kernel is needed, and the tests see it go: each one removed in turn
 (one mutant at a time) must be caught by a twin rule, the input check (conftest) or the golden.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The torch front end applies the operator's rules in one place (torch/_validate.py): each call
 below is refused with InvalidInputError and the sentence the operator gives, before anything runs,
 and the same call with the rule met runs and matches the float64 golden's forward."""

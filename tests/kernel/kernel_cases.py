@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared by the kernel tests: the cases reaching each path and layout, and the golden check of one
 simulate run (inputs come from operator_inputs.make_inputs)."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Edge cases of the kernel: no rows, NaN/Inf in the inputs, the read-once traffic bound and bitwise
 reproducible dgamma (run to run and across block dims)."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the precision standard's tolerance lets through, on every path and dtype:
 - exact answers (tests/exact_answers.py): dx and dgamma to 0 ulp, so a 1-ulp rounding error (a cast
   that rounds ties away from zero) or a lane off by a little fails;

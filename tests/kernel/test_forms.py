@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's forms beyond the plain backward, on every path and layout against the float64 golden.
 
 gamma_offset: the forward scaled by gamma + offset (Gemma's 1 + w with w near 0), the offset added in

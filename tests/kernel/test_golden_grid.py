@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The kernel on the twin against the float64 golden, over a grid of dtypes and shapes.
 
 Small shapes run as a full cross product; the long rows (4096 cols and more) are crossed with a few

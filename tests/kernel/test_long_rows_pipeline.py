@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The whole-row-resident long rows as a pipeline, as the twin's timeline models it (modelled, not
 measured): the rings of chunk slots keep the busiest core's HBM channel busy (and 16-bit rows too
 long for them stream, HBM still busy), and rstd, fetched per group one batch ahead, reaches every

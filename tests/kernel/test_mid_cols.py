@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Mid cols (row_stride above 128 up to what fits 8 rows in UB) on the small-cols path: one
 instruction per 64-lane column chunk covers every row of a tile, the last chunk of odd widths
 shorter; row sums fold the chunks pairwise before one WholeReduceSum per row. Odd widths, groups of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The small-cols path (rows of at most 128 UB elements) with groups of many tiles: several rstd
 batches per group, the halving tail tiles, every per-row layout (one block per row at 24 to 64 and at
 128 fp32 lanes, spread over the row otherwise) and gamma pattern; the same bits for one core as for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The UB budget tables in the kernel headers against the code: each path's table, evaluated on the
 tiling of a shape, must give the UB the host tiling reports for that launch (layout::LaunchUbBytes, the
 sum the tilers fit) and the most UB the kernel's InitBuffer calls held on the twin, on every core.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The anchor kernel (benchmarks/anchor/: a model of ops-nn's A2 RmsNormGrad schedule, ANCHOR.md) on the
 twin with every rule on: its golden check per path and dtype in both dgamma modes, deterministic
 dgamma bitwise the same run to run, its tiling's formulas, and the schedule's traits the twin counts."""

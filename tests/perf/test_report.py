@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`rmsnorm-backward report` (rmsnorm_backward.perf.report): PERFORMANCE.md rendered from a bench and a
 sensitivity JSON report. The bench report is one real case (32x32x48 fp16 on the twin) beside rows
 made from it with chosen figures, so the headline's ranges, the goals' verdicts and the misses can be

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's attributes have one home on the Python side: their defaults and rules come from
 op_def through rmsnorm_backward.attrs, no Python signature writes a default of its own, and no other
 module writes a rule of them."""

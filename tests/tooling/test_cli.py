@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The rmsnorm-backward command: golden on the twin (pass, fail, sample directories), bad options as
 click's one `Error:` sentence with exit 2, --help, --version and shell completion, atomic writes
 (no sample directory is left by a failure), and doctor (torch_npu only ever in a subprocess)."""

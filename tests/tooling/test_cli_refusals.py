@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the command line refuses in one sentence with exit 2: options that describe a case the
 operator's tiling refuses (the sentence starts with the options as typed, by the kind of the rule),
 a sample directory whose case.json describes one, and doctor with an ASCEND_HOME_PATH that names no

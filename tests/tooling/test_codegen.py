@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Code generation from op_def: gen --check on the repository, snapshots of every template, a
 changed op_def reaching every consumer, and the generated registration compiled and read back."""
 import json

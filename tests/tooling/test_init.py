@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The package's lazy re-exports: importable without torch or the compiled extensions, no export
 named like a submodule (a submodule is always its module); a file the install lacks is the
 environment's fault."""

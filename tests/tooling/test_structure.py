@@ -1,8 +1,10 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The package's structure as its code draws it: no import cycle among the modules of rmsnorm_backward
 (counting imports inside functions too), and the twin reached only through its public API."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,22 @@ def test_no_test_module_name_is_in_both_test_trees():
     names = [p.name for root in (TESTS, twin_tests) for p in root.rglob("*.py") if p.name != "conftest.py"]
     assert "test_run_kernel.py" in names and "test_golden_grid.py" in names
     assert {n for n in names if names.count(n) > 1} == set()
+
+
+def test_op_host_includes_point_one_way():
+    """No header of op_host includes a header whose source (the .cpp beside it) includes it back."""
+    if resources.checkout() is None:
+        pytest.skip("op_host is in the source checkout")
+    op_host = resources.checkout() / "op_host"
+    quoted = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+    def includes(path: Path) -> set[Path]:
+        return {(path.parent / name).resolve() for name in quoted.findall(path.read_text())}
+
+    back = []
+    for header in op_host.rglob("*.h"):
+        for included in includes(header):
+            source = included.with_suffix(".cpp")
+            if source.is_file() and header.resolve() in includes(source):
+                back.append(f"{header.relative_to(op_host)} -> {included.name}")
+    assert back == []

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The twin (twin/, the ascendc-twin distribution) names nothing of the operator built on it: no file
 under twin/ mentions the operator's names (from op_def) or a path of this repository outside twin/,
 in code, comments or docs. The operator depends on the twin, never the other way round."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A wheel that works anywhere: built from this checkout, installed into a fresh virtual environment
 outside it beside the twin's own wheel (its dependency, built from twin/), and run from there (--help,
 golden, doctor, gen, run_kernel on the demo kernel), with nothing read from the checkout. Afterwards the checkout's own install still works: wheel and editable

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """add_rms_norm (the fused residual add + RMSNorm) against torch in float64: y and the residual
 stream out, and the gradients of x, residual and gamma when both outputs are used downstream, which
 the backward computes in one kernel pass (dres)."""

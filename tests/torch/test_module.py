@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """rms_norm / RMSNorm gradients against torch autograd of a float64 reference RMSNorm."""
 import pytest
 

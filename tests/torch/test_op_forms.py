@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's forms through the torch layers, against torch's own rms_norm in float64.
 
 gamma_offset: the op's attribute, rms_norm(..., offset=) and RMSNorm(..., offset=), on the scale

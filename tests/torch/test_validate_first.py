@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The torch entry points check shapes before they touch data: a 1 x 2^31 broadcast view (dy and x)
 is refused in one sentence at once instead of being densified, a request larger than this machine
 likewise, and the tiling search runs once per distinct request: rms_norm's backward reuses the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """How fast the CPU twin runs a kernel, as a ratio to NumPy float32 doing the same math (goal <= 2x).
 
 The kernel is the twin's demo kernel, demo/scaled_sum.cpp: per tile, copy x and y in, z = (x * y + x)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Float bit patterns for the twin's number tests: the neighbour of a 16-bit pattern, float32 values
 that stress rounding, values with many ties, and the one bit-for-bit comparison (assert_same)."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Small Ascend C kernels written inline by the twin's tests, run through run_kernel."""
 from __future__ import annotations
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Cast of the twin (twin/include/twin/cast.h) bit for bit against a NumPy model of every RoundMode:
 the two representable neighbours of the exact value are found in float64, and each mode picks one
 (ties, overflow, subnormals, signed zeros, Inf and NaN included); then the count and repeat forms,

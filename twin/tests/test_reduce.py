@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sum reductions of the twin (twin/include/twin/reduce.h) bit for bit against a NumPy model of the
 documented order: a binary tree of neighbours within each repeat (or 32-byte block), masked-off
 lanes taking no part; the count form of ReduceSum then adds the repeat sums in order, the repeat

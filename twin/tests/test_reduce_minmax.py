@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Max / min reductions, pair sums and the ReduceType names of the twin (twin/include/twin/reduce_minmax.h,
 reduce_typed.h) bit for bit against NumPy models of the documented semantics: the extreme of the active
 lanes of each group with the lowest index among equals, the index stored in the value type's bits, groups

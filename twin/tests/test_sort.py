@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sort32 and MrgSort of the twin (twin/include/twin/sort.h) against NumPy: (score, index) pairs in
 descending order of score, equal scores in their original order; then one test per enforced rule."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Vector instructions of the twin (twin/include/twin/vector.h) against NumPy: every binary, scalar
 and unary instruction in its count form, its repeat forms (continuous mask, bit mask, the mask
 registers in Normal and Counter mode) with random strides, Duplicate and Brcb; then one test per

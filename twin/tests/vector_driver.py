@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Launches twin/tests/vector_driver.cpp (one vector or reduction instruction per launch, chosen by
 parameter slots) and models how the hardware addresses the lanes of a repeat, for the NumPy
 references of test_vector.py and test_reduce.py. The driver compiles at -O0 (run_kernel's optimize):

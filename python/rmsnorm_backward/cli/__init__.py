@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RmsNormBackward's command line: golden (the precision check on the best backend), gen (code
 generation from op_def), doctor (what is installed, which backends work), bench (modelled
 performance per shape), report (PERFORMANCE.md from bench's JSON reports).

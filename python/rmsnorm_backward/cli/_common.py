@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What every subcommand shares: click's error style with exit 2, options checked before any work,
 JSON output, progress on stderr."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Render every file that op_def restates (rmsnorm_backward/codegen): the OpDef registration, op proto, op
 info per SoC, aclnn header, the tiling data in both forms and CMakePresets.json."""
 from __future__ import annotations

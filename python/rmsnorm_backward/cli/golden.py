@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Run the operator on the best backend here and compare it with the float64 golden.
 
 Inputs are random (seeded), or read from a directory in the msopgen sample layout that --save-dir

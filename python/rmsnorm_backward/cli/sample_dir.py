@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The msopgen sample-directory format that `golden --save-dir` writes and `--from-dir` reads:
 
 \b

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Render every file that restates the operator's interface from op_def (jinja2 templates beside this).
 
 `render_all(op)` maps each output path (relative to the repository root) to its text; `write` puts

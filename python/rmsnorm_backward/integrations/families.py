@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The Hugging Face transformers families whose norm is RMSNorm, and how each computes it.
 
 One row per family: where its classes live, the gamma_offset its norm adds to the weight, the attribute its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance model: what the twin's pipeline timeline says the kernel costs on an Atlas A2/A3
 SoC, beside the roofline and a model of CANN's own RmsNormGrad (the anchor). Every figure is
 modelled; see PERFORMANCE.md.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
 the roofline, the anchor kernel (a model of ops-nn RmsNormGrad's A2 schedule, benchmarks/anchor/, on the same twin
 and timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """From what the twin counted to modelled figures: roofline, our modelled time and where it goes,
 and the anchor (CANN ops-nn RmsNormGrad's algorithm, docs/design.md section 5) under the same constants.
 

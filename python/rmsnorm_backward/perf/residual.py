@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The fused add-RMSNorm backward (the kernel with dres) against the unfused pair it replaces: the
 plain RmsNormBackward, then a separate elementwise add of the residual stream's gradient. Every
 figure is modelled.

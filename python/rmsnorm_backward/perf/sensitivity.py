@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """How the benchmark's conclusions move with the model constants nobody measured (`bench --sensitivity`).
 
 Every constant whose source is of kind "assumption" or "range" (twin/include/twin/model_constants.h,

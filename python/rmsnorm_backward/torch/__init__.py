@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """PyTorch front end of RmsNormBackward (imports torch; the rest of the package does not).
 
     torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma | None, gamma_offset=0.0) -> (dx, dgamma)

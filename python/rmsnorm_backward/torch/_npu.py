@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The NPU (PrivateUse1) kernel of the operator: the C++ adapter in framework/torch_npu_adapter.
 
 The adapter is a separate extension module (rmsnorm_backward_npu_adapter) built only where torch_npu

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0)
 -> (dx, dgamma).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """DTensor sharding rules of the three operators, so tensor and sequence parallelism (SequenceParallel)
 run them on each rank's rows.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Input checks of the torch front end, by the rules of the C++ tiling (one source of the rules).
 
 Shapes, dtypes and the attributes' values go to rmsnorm_backward.host_tiling.tiling, the binding of

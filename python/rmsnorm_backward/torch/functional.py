@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """rms_norm: the forward as the operator torch.ops.rmsnorm_backward.rms_norm, whose backward is ours.
 
     rstd = 1 / sqrt(mean(x^2 over gamma's dims) + eps)        y = x * rstd * (gamma + gamma_offset)

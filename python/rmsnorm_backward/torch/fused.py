@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """add_rms_norm: the fused residual add + RMSNorm of a pre-norm transformer block, whose backward is
 one pass of the RmsNormBackward kernel with dres.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RMSNorm as an nn.Module: torch.nn.RMSNorm itself, with a forward whose backward is our operator."""
 from __future__ import annotations
 

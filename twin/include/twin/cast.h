@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Cast of the twin: precision conversion between tensors of different element types, count form
 // and repeat form (UnaryRepeatParams; lanes per repeat follow the wider type, as documented).
 // The (source, destination, RoundMode) combinations are those of the A2 table in the public Cast

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hardware table of the platform the twin emulates: UB size and core count for the twin's
 // cores, clock and bandwidths for the performance model (Python reads them through the extension).
 // The operator's tiling does not read this table: it asks the platform, through the twin's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Ordering of the pipes of one core (PipeBarrier, SetFlag/WaitFlag) and of the cores of a launch
 // (SyncAll). On the NPU the scalar, vector (V) and copy pipes (MTE2: GM -> UB, MTE3: UB -> GM) run
 // concurrently; the twin runs each instruction to completion in program order, so instead it checks

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Run any Ascend C kernel source on the CPU twin.
 
     stats = run_kernel("my_kernel.cpp", "my_kernel", [x, y, z], block_dim=8)

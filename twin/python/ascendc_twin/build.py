@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compiling an Ascend C kernel source against the CPU twin, cached by content.
 
 One shared object per (kernel source, entry): a generated wrapper includes `kernel_operator.h`, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Host side of the anchor kernel (a model of ops-nn's A2 RmsNormGrad schedule; benchmarks/anchor/ holds
 the kernel and ANCHOR.md, the table of what it follows): its tiling, and a launch on the CPU twin.
 
