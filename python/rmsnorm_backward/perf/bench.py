@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
 the roofline, the anchor kernel (CANN's own RmsNormGrad: ops-nn's kernel and tiling, unchanged, on the
 same twin and timeline, dgamma atomic and deterministic; perf.cann) and the anchor formula, a lower
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..op_def import dtype_of
-from ascendc_twin.model import Model
+from ..twin import Model
 from ascendc_twin.errors import TwinRuleError
 
 from . import cann, crosscheck

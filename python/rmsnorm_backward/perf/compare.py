@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The comparison with the anchor kernel (CANN's own RmsNormGrad, perf.cann) of bench JSONs as Markdown
 tables (all figures modelled):
 
