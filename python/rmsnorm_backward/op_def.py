@@ -235,6 +235,7 @@ class OpDef:
     socs: tuple[str, ...]
     formats: tuple[str, ...]
     vendor: str
+    reference_soc: str       # the SoC the twin runs by default (op_host/tiling/reference_platform.h's kSocName)
     soc_chips: dict          # SoC family -> the chip name CANN's ascendc.cmake accepts (SOC_VERSION)
     type_values: tuple[DType, ...]   # the values of T: one dtype combination each, then the mixed ones
     inputs: tuple[Tensor, ...]
@@ -324,6 +325,7 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         socs=tuple(op["socs"]),
         formats=tuple(op["formats"]),
         vendor=op["vendor"],
+        reference_soc=op.get("reference_soc", ""),
         soc_chips=_soc_chips(raw, op["socs"], path),
         type_values=type_values,
         inputs=tuple(_tensor(t, table, type_values, str(path), mixed) for t in raw["inputs"]),

@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from .. import host_tiling
 from ..perf import SUITES, format_table, load_model, run_case, suite, twin_speed
 from ..perf.bench import report_header
 from ..perf.suites import DTYPES
@@ -51,7 +52,7 @@ def check_plot(ctx, param, path: Path | None) -> Path | None:
 
 @click.command("bench", context_settings=CONTEXT, help=__doc__,
                short_help="modelled performance of the kernel per shape and dtype, beside the roofline and the anchor")
-@click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC to model")
+@click.option("--soc", default=host_tiling.DEFAULT_SOC, show_default=True, callback=check_soc, help="SoC to model")
 @click.option("--suite", "suite_name", type=click.Choice(list(SUITES)), default="llm", show_default=True,
               help="which cases")
 @click.option("--dtype", "dtypes", default=",".join(DTYPES), show_default=True, callback=parse_dtypes,

@@ -24,7 +24,7 @@ from typing import NamedTuple, Optional
 import click
 import numpy as np
 
-from .. import attrs, backends, host_memory, op_def
+from .. import attrs, backends, host_memory, host_tiling, op_def
 from ..errors import EnvironmentSetupError, InvalidInputError
 from ..fileio import check_writable_dir
 from ..golden import golden
@@ -256,7 +256,7 @@ def report(plan: Plan, outcome: Outcome, as_json: bool) -> int:
 @click.option("--gamma-offset", type=float, default=attrs.GAMMA_OFFSET, show_default=True, metavar="F",
               help="the gamma_offset attribute: the scale is gamma + F (1.0: Gemma's 1 + w); random gamma is "
                    "drawn so that the scale lies in [0.5, 1.5)")
-@click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC the twin simulates")
+@click.option("--soc", default=host_tiling.DEFAULT_SOC, show_default=True, callback=check_soc, help="SoC the twin simulates")
 @click.option("--backend", type=click.Choice(["auto", "twin", "npu"]), default="auto", show_default=True,
               help="where to run: auto is the NPU when usable, else the twin")
 @click.option("--from-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="D",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import host_tiling
 from ..op_def import dtype_of
 from ..twin import Model
 from .anchor import host
@@ -171,7 +172,7 @@ def numpy_f32_backward(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: n
     return r * (g - xh * mean), np.sum(dy * xh, axis=0, dtype=np.float32)
 
 
-def twin_speed(rows: int = 4096, cols: int = 4096, rng=None, soc: str = "Ascend910B2", runs: int = 3) -> dict:
+def twin_speed(rows: int = 4096, cols: int = 4096, rng=None, soc: str = host_tiling.DEFAULT_SOC, runs: int = 3) -> dict:
     """Wall-clock seconds of the twin (the kernel through simulate) and of NumPy float32 on the same
     fp32 inputs, best of `runs` runs each (the first twin run also compiles, so it never counts)."""
     from rmsnorm_backward.simulate import simulate
