@@ -101,8 +101,11 @@ def probe_npu(timeout: float = 120.0) -> dict:
 
 
 def twin_backend() -> Backend:
-    if shutil.which(os.environ.get("CXX", "g++")) is None:
-        return Backend("twin", False, "no C++ compiler (g++) on PATH", "install g++ (apt-get install g++)")
+    from ascendc_twin.build import CXX  # the compiler the twin runs (always this one: it does not read $CXX)
+
+    if shutil.which(CXX) is None:
+        return Backend("twin", False, f"no {CXX} on PATH (the twin compiles kernels with {CXX})",
+                       f"install {CXX} (apt-get install g++)")
     try:
         from ascendc_twin import soc_table
 
