@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
+from .. import preflight
 from ..errors import InvalidInputError
 from . import forwards
 from .families import FAMILIES, Family, for_model_type
@@ -60,7 +61,7 @@ def _families(model_type) -> list[Family]:
 
 
 def _check_offset(family: Family, offset, where: str) -> None:
-    if offset is not None and float(offset) != family.offset:
+    if offset is not None and preflight.gamma_offset_value(offset, "offset") != family.offset:
         raise InvalidInputError(f"{where} is a {family.module} norm, which scales by weight + {family.offset}: "
                                 f"offset {offset!r} would train a different model.")
 
@@ -102,6 +103,11 @@ def patch_model(model, *, offset=None, fuse_residual: bool = True):
     package's operators, and (fuse_residual) every decoder layer routes its residual add into the
     next norm. Refuses, before changing anything, an RMSNorm class it does not know and an `offset`
     that is not the family's."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise InvalidInputError(f"model must be a built torch.nn.Module (got {model!r:.60}); "
+                                "to patch a model type before it is built, use patch_transformers.")
     known = _known()
     plan = []
     for name, module in model.named_modules():
