@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Writing files so that a reader never sees half of one, and nothing but a regular file is replaced.
 
 `write_output` for an output option: a regular file or a new path is written atomically (a temporary

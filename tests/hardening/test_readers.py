@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every file the CLI reads is checked before it is used: report's bench JSON row by row, golden's
 case.json (this operator, integer dims in int64's range, only its tensors, bounded nesting) and gen's
 op_def (names that are C identifiers, each once). A bad one is one sentence naming the file, the row

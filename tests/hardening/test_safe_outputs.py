@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Output options onto what users point them at (fileio.write_output): a symlink is followed (its target
 written atomically, the link kept), `-`, a FIFO, a character device and an open descriptor (a link into
 /proc/self/fd, as /dev/stdout is) are written in place, anything else is refused in one sentence, and

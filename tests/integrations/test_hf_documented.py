@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Documented behaviour of patch_model pinned: what it is given must be a built module, a wrong offset of
 either sign is refused (a Gemma norm scales by weight + 1, not by weight - 1), and Phi3's residual
 dropouts run in the patched layer as in transformers' own (train mode, a dropout that shows)."""
@@ -26,14 +27,14 @@ def test_a_wrong_offset_of_either_sign_is_refused(rng, family, offset):
     model = tiny(family, rng)
     own = 1.0 if family == "gemma" else 0.0
     with pytest.raises(InvalidInputError, match=rf"^model.layers.0.input_layernorm is a {family} norm, which "
-                                                rf"scales by weight \+ {own}: offset {offset} would train "):
-        patch_model(model, offset=offset)
-    assert patch_model(model, offset=own) is model
+                                                rf"scales by weight \+ {own}: gamma_offset {offset} would train "):
+        patch_model(model, gamma_offset=offset)
+    assert patch_model(model, gamma_offset=own) is model
 
 
 def test_an_offset_that_is_not_a_number_is_named(rng):
-    with pytest.raises(InvalidInputError, match=r"^offset must be a real number \(got 'one'\)\.$"):
-        patch_model(tiny("llama", rng), offset="one")
+    with pytest.raises(InvalidInputError, match=r"^gamma_offset must be a real number \(got 'one'\)\.$"):
+        patch_model(tiny("llama", rng), gamma_offset="one")
 
 
 def test_phi3_residual_dropout_runs_in_the_patched_layer(rng):
