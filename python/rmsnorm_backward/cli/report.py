@@ -31,7 +31,7 @@ def command(bench_json, sensitivity_json, output, as_json) -> int:
 
     if output is not None:
         writable_file("--output", output)
-    bench = report.load(bench_json, "the bench report", report.BENCH_KEYS)
+    bench = report.load_bench(bench_json)
     sensitivity = report.load(sensitivity_json, "the sensitivity report", report.SENSITIVITY_KEYS)
     if as_json:
         print_json(report.context(bench, sensitivity))

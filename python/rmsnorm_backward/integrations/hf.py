@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
+from .. import attrs
 from ..errors import InvalidInputError
 from . import forwards
 from .families import FAMILIES, Family, for_model_type
@@ -61,7 +62,8 @@ def _families(model_type) -> list[Family]:
 
 
 def _check_gamma_offset(family: Family, gamma_offset, where: str) -> None:
-    if gamma_offset is not None and float(gamma_offset) != family.gamma_offset:
+    value = None if gamma_offset is None else attrs.check({"gamma_offset": gamma_offset})["gamma_offset"]
+    if value is not None and value != family.gamma_offset:
         raise InvalidInputError(f"{where} is a {family.module} norm, which scales by weight + {family.gamma_offset}: "
                                 f"gamma_offset {gamma_offset!r} would train a different model.")
 
@@ -103,6 +105,11 @@ def patch_model(model, *, gamma_offset=None, fuse_residual: bool = True):
     package's operators, and (fuse_residual) every decoder layer routes its residual add into the
     next norm. Refuses, before changing anything, an RMSNorm class it does not know and a `gamma_offset`
     that is not the family's."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise InvalidInputError(f"model must be a built torch.nn.Module (got {model!r:.60}); "
+                                "to patch a model type before it is built, use patch_transformers.")
     known = _known()
     plan = []
     for name, module in model.named_modules():

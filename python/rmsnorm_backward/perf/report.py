@@ -7,6 +7,7 @@ report.md.j2 beside this. The CLI front end is `rmsnorm-backward report`.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -46,11 +47,63 @@ def load(path: Path, what: str, keys: tuple[str, ...]) -> dict:
         raise InvalidInputError(f"{what} {path} cannot be read ({getattr(e, 'strerror', None) or e})") from None
     except json.JSONDecodeError as e:
         raise InvalidInputError(f"{what} {path} is not JSON ({e.msg} at line {e.lineno})") from None
+    except RecursionError:
+        raise InvalidInputError(f"{what} {path} is nested too deeply to be a report") from None
     missing = [k for k in keys if not isinstance(report, dict) or k not in report]
     if missing:
         raise InvalidInputError(f"{what} {path} has no {', '.join(missing)}: write it with this version's "
                                 f"rmsnorm-backward bench --json")
+    for key, rule, ok in (("soc", "a string", lambda v: isinstance(v, str)),
+                          ("commit", "a string or null", lambda v: v is None or isinstance(v, str)),
+                          ("constants", "an object", lambda v: isinstance(v, dict))):
+        if not ok(report[key]):
+            raise InvalidInputError(f"{what} {path} has {key} {report[key]!r}; it must be {rule}")
     return report
+
+
+# What the report reads of each bench row: (field, rule, test). Times must be positive (the report
+# divides by them), figures non-negative; all finite (bench --json writes NaN as the string 'nan').
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+ROW_FIELDS = (
+    ("shape", "a non-empty list of positive integers",
+     lambda v: isinstance(v, list) and bool(v) and all(isinstance(d, int) and not isinstance(d, bool) and d > 0
+                                                       for d in v)),
+    ("dtype", f"one of {', '.join(WIDTHS)}", lambda v: isinstance(v, str) and v in WIDTHS),
+    ("path", "a string", lambda v: isinstance(v, str)),
+    ("bottleneck", "a string", lambda v: isinstance(v, str)),
+    *((k, "a positive finite number", lambda v: _number(v) and v > 0)
+      for k in ("modelled_us", "roofline_us", "anchor_kernel_us", "anchor_kernel_deterministic_us")),
+    *((k, "a non-negative finite number", lambda v: _number(v) and v >= 0)
+      for k in ("roofline_pct", "kernel_roofline_pct", "anchor_kernel_roofline_pct", "anchor_kernel_speedup",
+                "anchor_kernel_deterministic_speedup")),
+)
+
+
+def load_bench(path: Path) -> dict:
+    """load() of a bench report, each row checked for what the report reads of it: one sentence naming
+    the row and the field otherwise."""
+    bench = load(path, "the bench report", BENCH_KEYS)
+    rows = bench["cases"]
+    if not isinstance(rows, list):
+        raise InvalidInputError(f"the bench report {path}: 'cases' must be a list of rows (got {type(rows).__name__})")
+    launch = bench["constants"].get("launch_us") if isinstance(bench["constants"], dict) else None
+    if not (_number(launch) and launch >= 0):
+        raise InvalidInputError(f"the bench report {path}: constants.launch_us must be a non-negative finite number "
+                                f"(got {launch!r})")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InvalidInputError(f"the bench report {path}: row {i} of 'cases' must be an object "
+                                    f"(got {type(row).__name__})")
+        for field, rule, ok in ROW_FIELDS:
+            if field not in row:
+                raise InvalidInputError(f"the bench report {path}: row {i} of 'cases' has no {field}")
+            if not ok(row[field]):
+                raise InvalidInputError(f"the bench report {path}: row {i} of 'cases' has {field} {row[field]!r}; "
+                                        f"it must be {rule}")
+    return bench
 
 
 def check(bench: dict, sensitivity: dict) -> None:
