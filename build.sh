@@ -55,7 +55,8 @@ setup() {
     [[ -x "$PY" ]] || python3 -m venv --system-site-packages "$VENV"
     "$PY" -m pip install --quiet --upgrade pip
     "$PY" -m pip install --quiet scikit-build-core pybind11 \
-        numpy ml_dtypes jinja2 tqdm click matplotlib pytest pytest-xdist hypothesis torch==2.13.0 "transformers>=5,<6"
+        numpy ml_dtypes jinja2 tqdm click matplotlib pytest pytest-xdist hypothesis torch==2.13.0 "transformers>=5,<6" \
+        megatron-core==0.16.1 kernels==0.19.1
     "$PY" -m pip install --quiet --no-build-isolation -e "$ROOT[test,plot]"
     echo "$want" >"$STAMP"
 }
