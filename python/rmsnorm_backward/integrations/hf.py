@@ -91,7 +91,8 @@ def plan(model: torch.nn.Module, *, fuse_residual: bool = True) -> list[Entry]:
         if recognise.needs_patch(cls):
             spec = recognise.norm_spec(cls)
             reason = "" if spec else ("a norm class rmsnorm_backward.integrations does not know, so its gamma offset "
-                                      "and eps cannot be read (register_norm declares them)")
+                                      "and eps cannot be read (register_norm declares them; strict=False leaves it "
+                                      "alone)")
             entries.append(Entry(where, label, spec, reason))
         elif recognise.layer_form(cls) is not None or _is_layer_of_norms(cls, module):
             form = recognise.layer_form(cls)

@@ -108,6 +108,7 @@ def _norm_print(forward: ast.FunctionDef | None, method) -> str | None:
     return "|".join(parts)
 
 
+@functools.lru_cache(maxsize=None)
 def norm_fingerprint(cls: type) -> str | None:
     """The forward and every method of the class it calls on self, as canonical source."""
     def method(name):
@@ -138,6 +139,7 @@ def _layer_print(node: ast.FunctionDef | None) -> str | None:
     return ast.dump(node)
 
 
+@functools.lru_cache(maxsize=None)
 def layer_fingerprint(cls: type) -> str | None:
     return _layer_print(_canonical(cls.forward))
 
