@@ -14,13 +14,16 @@ from rmsnorm_backward.integrations.hf_kernels import kernel_mapping  # noqa: E40
 from hf_models import OperatorCalls, one_thread, tiny, token_ids, trains_as_unpatched  # noqa: E402,F401
 
 
-@pytest.mark.parametrize("mode", ["TRAINING", "TRAINING|TORCH_COMPILE"])
-def test_a_kernelized_model_trains_as_unpatched(rng, mode):
-    model = tiny("qwen3", rng)
+def _kernelized(model, mode):
     kernelized = copy.deepcopy(model)
-    modes = kernels.Mode.TRAINING | (kernels.Mode.TORCH_COMPILE if "COMPILE" in mode else kernels.Mode.TRAINING)
     with kernels.use_kernel_mapping(kernel_mapping(devices=("cpu", "npu")), inherit_mapping=False):
-        kernels.kernelize(kernelized, mode=modes, device="cpu")
+        kernels.kernelize(kernelized, mode=mode, device="cpu")
+    return kernelized
+
+
+def test_a_kernelized_model_trains_as_unpatched(rng):
+    model = tiny("qwen3", rng)
+    kernelized = _kernelized(model, kernels.Mode.TRAINING)
     ids = token_ids(rng)
     with OperatorCalls() as mode:
         kernelized(ids, labels=ids).loss.backward()
@@ -28,3 +31,10 @@ def test_a_kernelized_model_trains_as_unpatched(rng, mode):
     assert mode.calls == {"rms_norm": norms, "rms_norm_backward": norms}
     kernelized.zero_grad()
     trains_as_unpatched(model, kernelized, ids, 5)
+
+
+def test_a_kernelized_model_compiles_fullgraph(rng):
+    model = tiny("llama", rng)
+    kernelized = _kernelized(model, kernels.Mode.TRAINING | kernels.Mode.TORCH_COMPILE)
+    compiled = torch.compile(kernelized, backend="aot_eager", fullgraph=True)
+    trains_as_unpatched(model, compiled, token_ids(rng), 2)

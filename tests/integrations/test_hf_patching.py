@@ -94,7 +94,8 @@ def test_a_wrong_gamma_offset_is_refused(rng, family, offset):
 
 def test_a_model_type_it_does_not_patch_is_refused():
     with pytest.raises(InvalidInputError, match=r"^model type 'bert' is not one rmsnorm_backward.integrations "
-                                                r"patches: transformers.models.bert.modeling_bert has no RMSNorm of a known form"):
+                                                r"patches: transformers.models.bert.modeling_bert has no RMSNorm "
+                                                r"of a known form"):
         patch_transformers("bert")
     with pytest.raises(InvalidInputError, match=r"^Linear has no RMSNorm rmsnorm_backward.integrations patches"):
         patch_model(torch.nn.Linear(2, 2))

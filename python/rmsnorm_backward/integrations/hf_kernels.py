@@ -26,12 +26,16 @@ class RMSNorm(torch.nn.Module):
     can_torch_compile = True  # Mode.TORCH_COMPILE: the operators have fake implementations
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        spec = recognise.norm_spec(type(self))
-        if spec is None:
-            cls = type(self)
-            raise InvalidInputError(f"{cls.__module__}.{cls.__qualname__} is a norm rmsnorm_backward's kernels layer "
-                                    "does not know: its gamma offset and eps cannot be read (register_norm declares them).")
-        return forwards.normalise(self, hidden_states, spec)
+        return forwards.normalise(self, hidden_states, _spec(type(self)))
+
+
+@torch.compiler.assume_constant_result  # read from the class, not traced by torch.compile
+def _spec(cls: type) -> recognise.NormSpec:
+    spec = recognise.norm_spec(cls)
+    if spec is None:
+        raise InvalidInputError(f"{cls.__module__}.{cls.__qualname__} is a norm rmsnorm_backward's kernels layer "
+                                "does not know: its gamma offset and eps cannot be read (register_norm declares them).")
+    return spec
 
 
 class Repository:
