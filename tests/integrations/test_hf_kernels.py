@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator as a Hugging Face `kernels` layer: a tiny model kernelized for training on "cpu" (the
 CPU twin standing in for "npu") runs this operator and trains as the unpatched one."""
 import copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What patching keeps and what it refuses: the same module and Parameter objects (optimizer state,
 tied weights, state dicts, save_pretrained / from_pretrained), class patching before from_pretrained,
 and one sentence for a norm class it does not know, a wrong offset or a model type it does not patch."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Megatron-core's layer specs with this package's norm: built by megatron-core's own build_module, and
 a whole local-spec GPT TransformerLayer forward and backward on CPU against the same layer with
 Megatron's own norm. Megatron's attention makes two CUDA calls even on CPU; the test replaces them
@@ -69,12 +70,12 @@ def _config(mc, **kw):
 def test_build_module_makes_the_norm(rng, mc, zero_centered):
     config = _config(mc, layernorm_zero_centered_gamma=zero_centered, sequence_parallel=False)
     norm = mc.build_module(mc.ModuleSpec(module=mc.ours.RMSNorm), config=config, hidden_size=64, eps=1e-5)
-    assert norm.offset == (1.0 if zero_centered else 0.0) and norm.weight.sequence_parallel is False
-    assert torch.equal(norm.weight + norm.offset, torch.ones(64))  # a new norm scales by 1
+    assert norm.gamma_offset == (1.0 if zero_centered else 0.0) and norm.weight.sequence_parallel is False
+    assert torch.equal(norm.weight + norm.gamma_offset, torch.ones(64))  # a new norm scales by 1
     x = torch.from_numpy(rng.standard_normal((5, 64))).float()
     with torch.no_grad():
         norm.weight.add_(torch.from_numpy(rng.standard_normal(64)).float() * 0.1)
-    expected = torch.nn.functional.rms_norm(x, (64,), norm.weight + norm.offset, 1e-5)
+    expected = torch.nn.functional.rms_norm(x, (64,), norm.weight + norm.gamma_offset, 1e-5)
     torch.testing.assert_close(norm(x), expected, rtol=1e-6, atol=1e-6)
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A patched model on the meta device, through torch.save and pickling, behind FSDP2's, DDP's and
 torch.compile's wrappers; a dtype the operators do not take refused when patching, naming the module."""
 import copy

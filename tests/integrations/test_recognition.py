@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Norms recognised by what they compute: transformers' classes whose forward is Llama's or Gemma's
 (enumerated from the installed transformers), torch.nn.RMSNorm, registered classes; the rest refused
 or warned about by name. The default run takes a sample of families; `pytest -m transformers_sweep`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Training integrations: one call puts this package's operators into a model.
 
     patch_model(model)            a built model, in place: every RMSNorm whose computation is known runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """patch_transformers: every transformers model built from now on (from_pretrained, from_config, the
 constructors) is patched as patch_model patches a built one, when its construction ends.
 

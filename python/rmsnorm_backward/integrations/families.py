@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The reference Hugging Face transformers families: how each one's RMSNorm and decoder layer compute.
 
 One row per family: where its classes live, the offset its norm adds to the weight, the attribute its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The forwards a patched Hugging Face norm and decoder layer run, on this package's operators.
 
 A norm runs torch.ops.rmsnorm_backward.rms_norm in its family's casting mode, so on CPU y is bitwise

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Patching built models: their RMSNorm modules run this package's operators and their decoder layers
 route the residual add into the next norm (add_rms_norm, backward with dres).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator as a layer of the Hugging Face `kernels` hub, for the layer name "RMSNorm" that
 transformers marks its norms with (use_kernel_forward_from_hub("RMSNorm")).
 

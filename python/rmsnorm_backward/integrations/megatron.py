@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Megatron-core (and MindSpeed, built on it): the norm as a layer-spec module, and a GPT layer spec
 with it in every RMSNorm place.
 
@@ -28,7 +29,7 @@ class RMSNorm(_TorchRMSNorm):
             raise InvalidInputError(f"config.normalization must be 'RMSNorm' for rmsnorm_backward's norm "
                                     f"(got {normalization!r}).")
         offset = 1.0 if getattr(config, "layernorm_zero_centered_gamma", False) else 0.0
-        super().__init__(hidden_size, eps=eps, offset=offset, dtype=getattr(config, "params_dtype", None))
+        super().__init__(hidden_size, eps=eps, gamma_offset=offset, dtype=getattr(config, "params_dtype", None))
         self.weight.sequence_parallel = bool(getattr(config, "sequence_parallel", False))
 
 

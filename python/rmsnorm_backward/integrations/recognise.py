@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Which norm and decoder-layer classes the integrations patch, decided by what their forward computes.
 
 A norm class is known when
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import preflight
+from .. import attrs
 from ..errors import InvalidInputError
 from ..torch.functional import CASTINGS
 from .families import EQUIVALENT_NORMS, FAMILIES
@@ -57,7 +58,7 @@ def register_norm(cls: type, *, gamma_offset: float = 0.0, eps_attr: str = "eps"
         raise InvalidInputError(f"casting must be one of {', '.join(CASTINGS)} (got {casting!r}).")
     if not isinstance(eps_attr, str) or not eps_attr.isidentifier():
         raise InvalidInputError(f"eps_attr must be the name of the module's eps attribute (got {eps_attr!r}).")
-    gamma_offset = preflight.gamma_offset_value(gamma_offset, "gamma_offset")
+    gamma_offset = attrs.check({"gamma_offset": gamma_offset})["gamma_offset"]
     spec = NormSpec(gamma_offset, eps_attr, casting, f"registered {cls.__qualname__}")
     _REGISTERED[cls] = spec
     _verified.discard(cls)
