@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance model against Huawei's own measurements: asc-devkit's add_high_performance sample
 (examples/01_simd_cpp_api/05_best_practices/00_vector_compute/add_high_performance, README "Atlas A2
 Training Series Performance Comparison"), an Add of two 8192 x 8192 half tensors on 48 cores, profiled

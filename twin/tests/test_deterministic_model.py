@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The modelled cycles do not depend on how the OS runs the core threads: every core's cycles are the
 same when the case runs alone, after another case, under CPU load, and in two processes at once
 (timeline.h's arbiter applies the cores' L2 accesses by modelled cycle, then core id). The kernel

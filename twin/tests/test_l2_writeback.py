@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """L2 as the timeline models it (timeline_memory.h): a write-back cache, least recently used out first.
 A write lands in L2 while the line is there or L2 has room; a read allocates, pushing the least
 recently used line out and writing it back to HBM when dirty; a write that would push a line out goes
