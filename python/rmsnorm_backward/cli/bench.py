@@ -21,9 +21,9 @@ from pathlib import Path
 
 import click
 import numpy as np
-from ascendc_twin import model_constants
 
 from ..perf import SUITES, format_table, load_model, run_case, suite, twin_speed
+from ..twin import model_constants
 from ..perf.bench import report_header
 from ..perf.suites import DTYPES
 from ._common import CONTEXT, check_soc, json_text, print_json, progress, save_file, writable_file

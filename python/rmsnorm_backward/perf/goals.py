@@ -29,8 +29,9 @@ def speedup(row: dict, mode: str) -> float:
 
 
 def ceiling(row: dict, mode: str, launch_us: float) -> float:
-    """The anchor's modelled time in `mode` over the bound (restated roofline + launch)."""
-    return row[f"{mode}_us"] / (row["restated_roofline_us"] + launch_us)
+    """The anchor's modelled time in `mode` over the bound (restated roofline + launch; a report
+    written before the bound was restated has only the roofline, the bound of its model)."""
+    return row[f"{mode}_us"] / (row.get("restated_roofline_us", row["roofline_us"]) + launch_us)
 
 
 def misses(row: dict, mode: str, launch_us: float) -> tuple[bool, bool]:
