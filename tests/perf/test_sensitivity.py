@@ -17,7 +17,7 @@ from rmsnorm_backward.perf import goals, sensitivity
 from rmsnorm_backward.perf.bench import make_inputs, run_case
 from rmsnorm_backward.perf.suites import SUITES, Case
 from rmsnorm_backward.simulate import simulate
-from ascendc_twin import model_constants
+from rmsnorm_backward.twin import model_constants
 
 TINY = Case((32, 32, 48), "fp16")
 
