@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The platform CANN's host code asks (fe::PlatFormInfos, platform/platform_infos_def.h here), answered
 // from the project's one SoC table (twin/platform.h). CANN reads these facts from the SoC's platform
 // ini file; a question the table cannot answer is refused and recorded, never given a made-up value.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs a CANN operator's registered tiling function (IMPL_OP_OPTILING) on the host, for any shape:
 // a thin gert::TilingContext laid out as metadef's public exe_graph headers read it, the platform
 // stand-in of cann_platform.cpp, and the log stand-in below. Built by rmsnorm_backward.perf.cann

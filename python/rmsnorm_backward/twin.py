@@ -6,12 +6,14 @@ from here, never from ascendc_twin: what the twin raises on purpose crosses this
 operator's own error (rmsnorm_backward.errors), so a caller catches one hierarchy whichever layer
 found the fault, and the NPU path, which never comes here, needs no twin at all.
 
-    run_kernel, compile_kernel, soc_table, soc_info, load_model, model_constants, Model
+    run_kernel, compile_kernel, soc_table, soc_info, load_model, model_constants, Model, CXX,
+    cache_dir, twin_include_dirs, compiler_version
 """
 from __future__ import annotations
 
 import contextlib
 import functools
+import subprocess
 
 import ascendc_twin
 from ascendc_twin import errors as twin_errors
@@ -19,6 +21,7 @@ from ascendc_twin import errors as twin_errors
 from . import errors
 
 Model = ascendc_twin.Model
+CXX = ascendc_twin.CXX  # the compiler the twin runs kernels' compiles with (it never reads $CXX)
 
 # Each twin error and the operator's error it becomes (the first that matches).
 _TRANSLATED = (
@@ -63,6 +66,17 @@ compile_kernel = _door(ascendc_twin.compile_kernel)
 soc_table = _door(ascendc_twin.soc_table)
 soc_info = _door(ascendc_twin.soc_info)
 load_model = _door(ascendc_twin.load_model)
+cache_dir = _door(ascendc_twin.cache_dir)
+twin_include_dirs = _door(ascendc_twin.twin_include_dirs)
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_version() -> str:
+    """What `CXX --version` prints: part of the key of anything compiled beside the twin's kernels."""
+    try:
+        return subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise errors.EnvironmentSetupError(f"{CXX} is needed to compile for the twin and did not run ({e})") from e
 
 
 @contextlib.contextmanager

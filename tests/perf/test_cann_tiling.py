@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """CANN's own RmsNormGrad tiling (ops-nn's op_host source, built from the fetched checkout by
 perf.cann.host) runs for any shape on the project's SoC table, and plans what its A2 branch says:
 rows split evenly over the vector cores, whole rows in UB up to 6080 columns (the small-D formula up

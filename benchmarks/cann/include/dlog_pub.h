@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for CANN's dlog_pub.h (the closed slog library's header): the log levels, module ids and
 // calls CANN's host sources log through. Every record goes to DlogRecord, which cann_host.cpp
 // implements: it keeps the errors of the current tiling call for its caller and drops the rest.

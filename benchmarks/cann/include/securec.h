@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for the bounds-checked C functions (securec.h) CANN's host code calls: the ones the
 // sources built here use, with their documented contract (refuse a null pointer or a copy larger than
 // the destination, return 0 on success).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Several results of one input set against the float64 golden, at any size, under precision.compare's
 standard (dx against the golden rounded to its dtype, dgamma against the float64 sums).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for CANN's base/err_msg.h (not in the public sources): the error-message reporting CANN's
 // host macros call beside their log line. CANN sends these to its error manager; the same failures
 // already reach the log stand-in (dlog_pub.h, DlogRecord), which the caller reads, so here they add

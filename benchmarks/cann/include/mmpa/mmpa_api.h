@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for CANN's mmpa/mmpa_api.h (its closed OS-abstraction library): the few calls CANN's
 // public host headers built here name, as the POSIX calls they wrap on Linux.
 #pragma once

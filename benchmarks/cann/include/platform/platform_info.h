@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for CANN's platform/platform_info.h (not in the public sources). Its manager reads the
 // platform ini files of an installed CANN for PlatformAscendCManager; there are none here, so it
 // refuses (non-zero), and a tiling gets its platform only through its TilingContext.

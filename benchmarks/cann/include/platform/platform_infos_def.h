@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for CANN's platform/platform_infos_def.h (not in the public sources): the platform
 // description a TilingContext hands to a tiling function. CANN fills it from the SoC's platform
 // ini file; this one answers from the project's SoC table (twin/include/twin/platform.h), and only

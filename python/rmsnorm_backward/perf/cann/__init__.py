@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """CANN's own RmsNormGrad on the twin: ops-nn's kernel source (norm/rms_norm_grad/op_kernel, unchanged)
 with ops-nn's own tiling (op_host, built by host.py), both read from the fetched checkout, on the same
 twin and performance model as ours. It is the anchor the goals are judged against. Every figure is
@@ -24,9 +25,8 @@ from typing import Optional
 
 import numpy as np
 
-from ascendc_twin import build as twin_build
-from ascendc_twin import run_kernel
 from rmsnorm_backward.errors import InvalidInputError
+from rmsnorm_backward.twin import cache_dir, run_kernel
 
 from . import host, sources
 from .sources import missing, ops_nn_identity
@@ -94,7 +94,7 @@ def _kernel_source() -> Path:
             f"// struct its host registers (REGISTER_TILING_DATA_CLASS), field for field.\n"
             f"#include <cstdint>\n#pragma pack(push, 1)\nstruct {name} {{\n{members}\n}};\n#pragma pack(pop)\n"
             f'#include "{checkouts.ops_nn / sources.KERNEL_SOURCE}"\n')
-    directory = twin_build.cache_dir().parent / "cann_kernels"
+    directory = cache_dir().parent / "cann_kernels"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{sources.KERNEL_ENTRY}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.cpp"
     if not path.is_file():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """CANN's own tiling on the host: ops-nn's RmsNormGrad tiling source, compiled from the fetched
 checkout with the public metadef/opbase/asc-devkit sources it calls and the stand-ins of
 benchmarks/cann/ for what is not public, into one small shared library, loaded with ctypes.
@@ -26,10 +27,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from ascendc_twin import build as twin_build
-from ascendc_twin import resources as twin_resources
 from rmsnorm_backward import resources
 from rmsnorm_backward.errors import EnvironmentSetupError, InvalidInputError
+from rmsnorm_backward.twin import cache_dir, compiler_version, twin_include_dirs
 
 from . import sources
 
@@ -93,9 +93,9 @@ def _compile_units(checkouts: sources.Checkouts) -> list[Path]:
 
 def _digest(checkouts: sources.Checkouts, units: list[Path]) -> str:
     digest = hashlib.sha256()
-    digest.update(twin_build.compiler_version().encode())
+    digest.update(compiler_version().encode())
     digest.update(" ".join(FLAGS).encode())
-    platform_h = twin_resources.path("include") / "twin" / "platform.h"
+    platform_h = twin_include_dirs()[0] / "twin" / "platform.h"
     for path in [*units, platform_h, *sorted((standins() / "include").rglob("*.h"))]:
         digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
     for field in sources.VARIABLES:
@@ -113,7 +113,7 @@ def _scratch_includes(checkouts: sources.Checkouts, scratch: Path) -> Path:
     (out / "twin").mkdir()
     (out / "kernel_tiling").mkdir()
     (out / "tiling" / "tiling_api.h").symlink_to(checkouts.asc_devkit / "include" / "adv_api" / "tiling_api.h")
-    (out / "twin" / "platform.h").symlink_to(twin_resources.path("include") / "twin" / "platform.h")
+    (out / "twin" / "platform.h").symlink_to(twin_include_dirs()[0] / "twin" / "platform.h")
     done = subprocess.run([sys.executable, str(checkouts.asc_devkit / TILING_SCRIPT),
                            str(checkouts.asc_devkit / "include" / "adv_api"), str(out / "kernel_tiling" / "kernel_tiling.h")],
                           capture_output=True, text=True)
@@ -161,7 +161,7 @@ def _build(checkouts: sources.Checkouts, target: Path) -> None:
 def library() -> ctypes.CDLL:
     """The host library, built on first use (EnvironmentSetupError without the checkouts)."""
     checkouts = sources.locate()
-    target = twin_build.cache_dir().parent / "cann_host" / f"libcann_host-{_digest(checkouts, _compile_units(checkouts))}.so"
+    target = cache_dir().parent / "cann_host" / f"libcann_host-{_digest(checkouts, _compile_units(checkouts))}.so"
     if not target.is_file():
         _build(checkouts, target)
     lib = ctypes.CDLL(str(target))

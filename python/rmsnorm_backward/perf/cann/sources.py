@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Where CANN's public sources are: the fetched checkouts of ops-nn, metadef, ge, opbase and
 asc-devkit, named by environment variables (`source /work/src/env.sh` sets them). Nothing of them is
 in this repository; they are read at build and test time only. Without them, `missing()` says which
