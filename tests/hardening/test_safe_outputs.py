@@ -59,7 +59,8 @@ def report_text(monkeypatch):
 def bench_json(monkeypatch):
     """`bench --json` on one case whose row is a random figure (the kernel's figures: tests/perf)."""
     figure = float(secrets.randbelow(10**6) + 1)
-    monkeypatch.setattr(bench_cli, "run_case", lambda case, model, rng, anchor_kernel: {"modelled_us": figure})
+    monkeypatch.setattr(bench_cli, "run_case",
+                        lambda case, model, rng, anchor_kernel, precision=False: {"modelled_us": figure})
     monkeypatch.setattr(bench_cli, "format_table", lambda rows, markdown: "the table")
     argv = ["bench", "--suite", "atb", "--max-elements", "60000", "--json"]
     return argv, figure

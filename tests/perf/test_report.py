@@ -83,6 +83,28 @@ def test_the_report_says_what_the_reports_say(reports, capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_a_stand_in_anchor_is_named_and_kept_out_of_cans_precision(reports, tmp_path, capsys):
+    folder, bench, _ = reports
+    check = {"passed": True, "failed_elements": 0, "allowed_failures": 0.5, "max_rel_err": 1e-4, "max_ulp": 2}
+    done = {"passed": True, "dx": check, "dgamma": check}
+    why = "hand-written model (CANN's kernel on the twin: GM buffer dx holds undefined data)"
+    rows = [dict(r, precision={"ours": done, "anchor_kernel": done}) for r in bench["cases"]]
+    rows[0] = dict(rows[0], anchor_kernel_source=why,
+                   precision={"ours": done, "anchor_kernel": {**done, "dx": {**check, "max_rel_err": 0.5}}})
+    stood_in = tmp_path / "all.json"
+    stood_in.write_text(json.dumps({**bench, "cases": rows}))
+    assert main(["report", str(stood_in), str(folder / "sens.json"), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["stand_ins"] == [{"reason": why, "cases": [goals.label(rows[0])]}]
+    # CANN's rows count only the cases CANN's kernel ran: the stand-in's 0.5 is nowhere.
+    cann = [p for p in shown["precision"]["table"] if p["who"] == "CANN atomic"]
+    assert [p["dtype"] for p in cann] == ["fp16", "bf16", "fp32"] and max(p["dx_rel"] for p in cann) == 1e-4
+    assert main(["report", str(stood_in), str(folder / "sens.json")]) == 0
+    text = capsys.readouterr().out
+    assert f"- {goals.label(rows[0])}: {why}." in text
+    assert text.count("| stand-in |") == 1 and text.count("| CANN |") == len(rows) - 1
+
+
 def test_the_headline_shows_both_overlaps(reports, capsys):
     folder, _, _ = reports
     assert main(["report", str(folder / "all.json"), str(folder / "sens.json"), "--other-overlap",
