@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The project's entry point, msopgen style. Needs python3, g++ and cmake; everything else
 # (virtual environment, Python packages, the native extension) is prepared on first use.
 set -euo pipefail
@@ -55,8 +56,11 @@ setup() {
     [[ -x "$PY" ]] || python3 -m venv --system-site-packages "$VENV"
     "$PY" -m pip install --quiet --upgrade pip
     "$PY" -m pip install --quiet scikit-build-core pybind11 \
-        numpy ml_dtypes jinja2 tqdm click matplotlib pytest pytest-xdist hypothesis torch==2.13.0 "transformers>=5,<6"
-    "$PY" -m pip install --quiet --no-build-isolation -e "$ROOT[test,plot]"
+        numpy ml_dtypes jinja2 tqdm click matplotlib pytest pytest-xdist hypothesis expecttest torch==2.13.0 "transformers>=5,<6"
+    # The twin first, editable, with its test extras; then the operator editable without resolving its
+    # dependencies again (pip would replace the editable twin by a copy built from file:./twin).
+    "$PY" -m pip install --quiet --no-build-isolation -e "$ROOT/twin[test]"
+    "$PY" -m pip install --quiet --no-build-isolation --no-deps -e "$ROOT[test,plot]"
     echo "$want" >"$STAMP"
 }
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The NPU build, switched on by an NPU preset (CMakePresets.json, generated from op_def): those set
 # ASCEND_COMPUTE_UNIT (the SoC family) and SOC_VERSION (its chip), and then CANN must be present.
 # Without ASCEND_COMPUTE_UNIT (the cpu preset, pip builds) this file does nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CANN glue of RmsNormBackward (built only with CANN): TilingFunc, InferShape and InferDataType,
 // registered by the generated op_host/rms_norm_backward_def.cpp. The TilingFunc only translates
 // between CANN's contexts and the plain tiling (op_host/tiling), which does all the work and is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RmsNormBackward kernel entry: reads the tiling, runs the path the tiling key names, then (when dgamma
 // was summed in several row groups) waits for all cores and reduces the partials in a fixed order.
 // Without gamma there is no dgamma: no partials, no SyncAll, no reduction.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fp32 math the long-rows paths (rms_norm_backward_long_rows.h and
 // rms_norm_backward_long_rows_streamed.h) run on a chunk of a row: the fp32 view of an input, the row
 // sum of gamma*(dy*x) kept lane-wise and its total, and dx = rstd*g with the optional dres of a fused

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every path of the RmsNormBackward kernel shares: the row groups of dgamma, the widening and
 // rounding casts, and the pipe handshakes around scalar reads of UB.
 #pragma once
@@ -51,8 +52,8 @@ __aicore__ inline BinaryRepeatParams Src1OneBlock()
     return BinaryRepeatParams(1, 1, 0, kBlocksPerRepeat, kBlocksPerRepeat, 0);
 }
 
-__aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-__aicore__ inline uint32_t RoundUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
+using rmsnorm_backward::layout::CeilDiv;  // the layout's, written once
+using rmsnorm_backward::layout::RoundUp;
 
 // dgamma is summed per row group: group i holds rows [rows*i/G, rows*(i+1)/G). The groups depend on
 // the shape only; core b takes groups b, b + blockNum, ... so every block dim gives the same partials.

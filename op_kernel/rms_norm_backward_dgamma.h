@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The last phase of the launch when dgamma was summed in several row groups: after SyncAll, each core
 // takes a slice of the columns (one core all of them where a row is shorter than a GM burst) and adds
 // the groups' fp32 partials from the workspace by one pairwise tree over the groups (the upper half of

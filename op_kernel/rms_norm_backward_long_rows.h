@@ -1,4 +1,6 @@
-// Long rows: one row at a time. The row's dy and x stay in UB in their own dtype and are widened to
+// SPDX-License-Identifier: BSD-3-Clause
+// Long rows (CANN's equivalent: ops-nn rms_norm_grad's split_d, a row split in chunks of cols): one
+// row at a time. The row's dy and x stay in UB in their own dtype and are widened to
 // fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
 // pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
 // into spare row buffers when two or three rows fit, else into rings of chunk slots

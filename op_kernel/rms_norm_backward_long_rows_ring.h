@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The long-rows path's ring store: rows too long for spare row buffers stream in through two rings of
 // chunk slots (one for dy, one for x). Each slot is refilled with the next chunk the ring has not yet
 // received as soon as pass 2 is done with it, and pass 1 of the next row takes it once it has landed.

@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Long rows streamed: rows too long to keep whole in UB beside gamma and the fp32 dgamma accumulator
 // (for 16-bit rows: in chunks of at least 3072 cols, see op_host/tiling/long_rows_tiler.cpp).
-// One row at a time in C-col chunks, two passes, like CANN's own kernel: pass 1 reads dy and x from
+// One row at a time in C-col chunks, two passes, like CANN's own kernel (ops-nn rms_norm_grad's
+// split_d): pass 1 reads dy and x from
 // HBM, adds dy*xhat into dgamma and sums g*xhat (g = dy*gamma); pass 2 reads them again (from L2)
 // and writes dx = rstd*(g + coef*xhat), coef = -mean(g*xhat), over the slot's dy.
 // What keeps HBM busy (measured on the twin's timeline):

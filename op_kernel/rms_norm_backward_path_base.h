@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every path of the kernel repeats: the Init prologue (tiling, pipe, the tensors in GM), the
 // walk over the core's row groups, and the copy-out of a group's dgamma partial. Not a template, so
 // its members are plain names in the path classes.

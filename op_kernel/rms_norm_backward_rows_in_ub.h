@@ -1,4 +1,5 @@
-// Rows that fit the Unified Buffer: tiles of R whole rows, copied in with one DataCopyPad per tensor
+// SPDX-License-Identifier: BSD-3-Clause
+// Rows that fit the Unified Buffer (CANN's equivalent: ops-nn rms_norm_grad's split_n): tiles of R whole rows, copied in with one DataCopyPad per tensor
 // and double buffered (the next tile's copy-in is issued before this tile's compute), computed row by
 // row in fp32, dx rounded and copied out per tile.
 //

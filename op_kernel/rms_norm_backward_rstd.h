@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // rstd of one row group, in batches that never reach past the group: RstdBatches for the scalar unit
 // (long rows), RstdTileBatches for the vector unit (small cols).
 //

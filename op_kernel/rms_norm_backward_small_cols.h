@@ -1,25 +1,13 @@
-// Small and mid cols (row_stride up to the tiling's kSmallColsMaxStride): tiles of up to R rows packed
-// back to back (each row zero-padded to S = row_stride elements), so every vector instruction covers
-// many rows instead of one row. Row sums come from WholeReduceSum, one repeat per row (two for rows of
-// 72..128; wider rows first add their 64-lane column chunks pairwise, since a repeat sums 64 lanes at most).
-//
-// The kernel is bound by HBM when the vector unit keeps up, so the schedule is about keeping the
-// core's HBM share busy: the input slots are freed once widened (not at the end of the tile), so the
-// next tile's copy starts early; tile k's dx is copied out after tile k+2's inputs (see Process);
-// rstd arrives for several tiles per copy; and a group's last rows come in halving tiles, so less
-// work is left behind the last copy-in.
-//
-// Per row r the scalars rstd[r] and c[r] = -rstd[r] * mean(g*xhat)[r] scale whole rows:
-//   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c (+ dres, in fp32).
-// Where a row is 24 to 64 fp32 lanes (one repeat, in part or whole) or two or more whole repeats
-// (S >= 128; the layout says why not below 24), a row's scalar is one 32-byte block
-// (Brcb) read with block stride 0 by every block of its repeat, one instruction per 64-lane column
-// chunk of the row covering all rows (repeat = row, repeat stride = S); otherwise it is spread over
-// all S lanes of its row (S/8 Brcb calls). gamma, widened, is one pattern
-// read with repeat stride 0: 64 lanes where S divides 64, one row (S lanes) where rows are blocks;
-// otherwise it is repeated on every row of the tile.
-// dgamma accumulates lane-wise in an R x S tile and is folded to one row, in a fixed pairwise order,
-// at the end of each group.
+// SPDX-License-Identifier: BSD-3-Clause
+// Small and mid cols (row_stride S up to the tiling's kSmallColsMaxStride): tiles of up to R rows
+// packed back to back, so one vector instruction covers many rows, not one; CANN's equivalent is
+// ops-nn rms_norm_grad's split_n (whole rows per core), which runs row by row. Per row r:
+//   xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, dx = g*rstd + xhat*c, c = -rstd*mean(g*xhat).
+// Why this schedule: the path is HBM-bound, so input slots are freed once widened, dx of tile k
+// leaves after tile k+2's inputs, rstd comes for several tiles per copy and a group ends in halving
+// tiles (less work behind the last copy-in). How a row's scalars and gamma are laid over the lanes
+// (a block read with stride 0, or spread over the row) is SmallColsLayout.perRowLanes in the UB layout.
+// dgamma accumulates lane-wise in an R x S tile, folded to one row in a fixed order per group.
 //
 // UB budget: SmallCols in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.

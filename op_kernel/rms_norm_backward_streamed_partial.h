@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The streamed path's dgamma beyond the cols UB holds (rows of about 10^6 cols): those cols are summed
 // in the row group's fp32 partial in GM, read-modified-written per row and chunk. The group's first
 // row writes it, later rows read it back; a group without rows writes zeros.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The order in which the streamed path (rms_norm_backward_long_rows_streamed.h) visits a row group:
 // pass 1 of its first row, then pass 2 of each row chunk by chunk interleaved with pass 1 of the next:
 // P2(r, c), P1(r+1, c), P2(r, c+1), ... Its slot, gamma and dres queues each load the steps in this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The Unified Buffer layout of every kernel path, written once: the kernels size their InitBuffer
 // calls from it and the host tiling (op_host/tiling) sums the same buffers to decide what fits. Plain
 // constexpr C++ over the tiling's numbers, so it compiles for the NPU, for the CPU twin and on the host.

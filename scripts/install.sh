@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the custom operator package into a CANN OPP tree, the msopgen way:
 #   <path>/vendors/<vendor>/{op_api,op_impl,op_proto,framework,bin,version.info,package.info}
 #   <path>/vendors/config.ini          load_priority=<vendor>,<other vendors...>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds build_out/custom_opp_<os>_<arch>.run the way CANN packages custom operators: a makeself
 # archive (header scripts/run_header.sh) whose payload is install.sh and the CANN vendor layout
 # packages/vendors/<vendor>/{op_api,op_impl,op_proto,framework}. Without CANN it packages what

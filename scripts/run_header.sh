@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The shell part of custom_opp_<os>_<arch>.run, given to makeself as --header. makeself sources this
 # file (twice: once to count its lines into SKIP) and appends the gzip payload after line SKIP.
 # It stands in for makeself's own header so that the package takes CANN's option style

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the CLI tests read from rmsnorm-backward's output: its JSON report, its one error sentence."""
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The one conftest of the operator's tests: the twin's fixtures (a reproducible random generator per
 test, run_source, read_only_dir; ascendc_twin.testing) and, for the whole session, the check that
-every launch of the operator's kernel leaves its inputs unchanged (operator_inputs.py); the
+every launch of the operator's kernel leaves its inputs unchanged (launch_checks.py); the
 performance model of the reference SoC; the CPU extensions built once per run (cpu_build).
 
 Every run draws a fresh seed (shown in pytest's header); TWIN_TEST_SEED=<seed> repeats a run.
@@ -15,7 +16,7 @@ import pytest
 from ascendc_twin.testing import pytest_report_header, read_only_dir, rng, run_source  # noqa: F401
 
 from cpu_build import build_once
-from operator_inputs import inputs_unchanged
+from launch_checks import inputs_unchanged
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -31,7 +32,7 @@ def operator_inputs_unchanged():
 @pytest.fixture(scope="session")
 def model():
     """The performance model of the reference SoC, Ascend910B2 (ascendc_twin.model)."""
-    from ascendc_twin.model import load_model
+    from ascendc_twin import load_model
 
     return load_model("Ascend910B2")
 

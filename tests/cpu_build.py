@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The CPU extensions built once per test run: a build directory of the cpu preset (`cmake --preset cpu`,
 with Ninja as pip's builds use) that pytest-xdist's workers share under a file lock. The cpu-preset
 test reads it and the wheel test builds its wheel in it, so the extensions' objects compile once."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Inputs whose every intermediate is exact in fp32, and the checks the precision standard's tolerance
 cannot blur: shared by the kernel tests and the planted bugs (tests/ is on the import path through
 the one conftest).

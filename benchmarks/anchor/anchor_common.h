@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The anchor: a model of ops-nn's A2 RmsNormGrad schedule (norm/rms_norm_grad, the *_high_precision.h
 // kernels), written here as our own code so that it runs on the same twin and timeline as our
 // kernel. ANCHOR.md beside it lists every schedule feature with the ops-nn line it follows and every

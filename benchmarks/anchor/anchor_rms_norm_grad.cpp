@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Entry of the anchor kernel (see anchor_common.h): the tiling key names the path and the dtype.
 #include "anchor_split_d.h"
 #include "anchor_split_n.h"

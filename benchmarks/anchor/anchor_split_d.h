@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Split-D (cols > 6080): a core's rows in groups of 32, each row in chunks of ubFactor (4096)
 // columns, two passes per group. Pass 1, chunk by chunk: gamma loaded and widened, then per row dy
 // and x loaded, rstd read by the scalar unit (V -> S, S -> V), dgamma and the row's partial sum of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Split-N (cols <= 6080): a core's rows in UB loops of ubFactor rows. Every buffer is fp32 wide
 // (16-bit data lands in its upper half and is widened in place). dy, x, rstd and dx are double
 // buffered; gamma and dgamma have one buffer. Above colAlign 640 each row of a loop is loaded,

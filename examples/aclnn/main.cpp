@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RmsNormBackward through its aclnn API: the original operator text's demo (dy, x [32, 64, 128],
 // rstd [32, 64, 1], gamma [128], fp32, every element 2.0), redone for aclnnRmsNormBackward.
 // Built by the NPU presets only (cmake --preset ascend910b); run it after installing the .run package

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ATB's RmsNormBackwardOperation demo (dy, x [32, 64, 128], rstd [32, 64, 1], gamma [128], fp32,
 // every element 2.0: Setup, workspace, Execute, synchronize, free) on this project's ATB operation,
 // plus a check of dx and dgamma against the closed-form answer. Built by the NPU presets; run it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The original operator text's demo on the CPU twin: dy, x [32, 64, 128], rstd [32, 64, 1], gamma [128],
 fp32, every element 2.0 (the same case as examples/aclnn/main.cpp on the NPU), then a random case.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // See acl_names.h: the aclDataType and aclFormat enumerators a caller of the operation is likely to
 // pass, with the spellings the tiling's sentences use.
 #include "acl_names.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Spellings of AscendCL dtypes and formats for the plain rules (operation_rules.h) and their messages.
 #pragma once
 #include <string>

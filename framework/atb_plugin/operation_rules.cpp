@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // See operation_rules.h. The tensor rules are asked of ComputeTiling, never restated here.
 #include "operation_rules.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rules of the ATB operation RmsNormBackwardOperation in plain C++ (no ACL or ATB header), so
 // they are tested on any CPU. The tensor rules themselves are the project's tiling validation
 // (op_host/tiling); this layer adds what only ATB asks: tensor counts, formats, the outputs a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The ATB operation over aclnnRmsNormBackward (see rms_norm_backward_operation.h). Setup checks the
 // variant pack by the plain rules (operation_rules.h, which ask the project's tiling), builds the
 // aclTensors and runs the first aclnn stage; Execute runs the second on the execute stream and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RmsNormBackward as an ATB operation (ATB's RmsNormBackwardOperation): inputs dy, x, rstd,
 // gamma and outputs dx, dgamma in atb::VariantPack order; Setup returns the device workspace that
 // aclnnRmsNormBackward of the installed operator package asks for, Execute launches it on the

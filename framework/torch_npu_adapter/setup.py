@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Builds rmsnorm_backward_npu_adapter, the NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward.
 
 Needs CANN (ASCEND_HOME_PATH set by its set_env.sh), torch, torch_npu and the rmsnorm_backward

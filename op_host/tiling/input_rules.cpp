@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The operator's rules on its inputs and outputs (rms_norm_backward_tiling.h): for the first one
 // broken, its fault, the tensor it names and one sentence naming that tensor and the rule.
 #include "input_rules.h"
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "../rms_norm_backward_dtypes.h"
+#include "rms_norm_backward_tiling.h"  // CheckOutputs, the API's part defined here
 
 namespace rmsnorm_backward::tiling {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Long rows held whole in UB, one row at a time (op_kernel/rms_norm_backward_long_rows.h): the first
 // layout of kLongRowsLayouts that fits. None fits: the row is too long to keep, the streamed path's.
 #include "path_tilers.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One tiler per kernel path, in the shape of ops-nn's tiling classes: IsCapable says whether the path
 // can take the shape at all, DoTiling fills the path's fields of the tiling data. ComputeTiling
 // (rms_norm_backward_tiling.cpp) asks them in one ordered list and takes the first capable one;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the tiling needs to know about the platform it runs on, in one small struct. CANN's TilingFunc
 // fills it from platform_ascendc::PlatformAscendC; the CPU twin from its own emulation of that class
 // (twin/include/tiling/platform/platform_ascendc.h). Both go through PlatformFactsOf, so the tiling

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The SoC facts the tiling fixes instead of asking the running platform, for its reference platform:
 // Atlas A2 (Ascend910B2; the A3's Ascend910_93 has the same). The tiling asks the platform for its
 // cores and UB (platform_facts.h); what it decides the same way on every SoC, so that a shape gets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The tiling of RmsNormBackward (rms_norm_backward_tiling.h): validates the inputs, sets the fields
 // every path shares, asks the path tilers (path_tilers.h) in order, and derives the key, block dim
 // and workspace from what they chose.

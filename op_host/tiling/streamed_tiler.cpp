@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Long rows streamed (op_kernel/rms_norm_backward_long_rows_streamed.h): rows too long to hold whole.
 // C-col chunks of dy | x go through stream slots (read in pass 1 and again in pass 2), gamma stays
 // whole or comes through chunk buffers, dgamma's leading cols accumulate in UB. This path takes every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The two paths that hold whole rows in UB: small cols (many rows packed per vector instruction) and
 // rows in UB (a tile of rows, computed row by row). Both pick the largest tile that fits.
 #include "path_tilers.h"
@@ -5,6 +6,7 @@
 #include <algorithm>
 
 #include "../../op_kernel/rms_norm_backward_ub_layout.h"
+#include "reference_platform.h"
 
 namespace rmsnorm_backward::tiling {
 namespace {
@@ -24,7 +26,7 @@ constexpr uint32_t kMaxTileRows = 248;
 // the rows are spread over up to this many groups (the supported SoCs' largest core count), at least a
 // tile step each. The partials this adds are a few cycles of HBM (32x32x48 fp16: 48 groups of 22 rows
 // model faster than 12 of 86). Depends on the shape only, as the groups must.
-constexpr uint64_t kOnePassGroups = 48;
+constexpr uint64_t kOnePassGroups = reference_platform::kVectorCores;
 
 class SmallCols final : public PathTiler {
 public:

@@ -1,16 +1,16 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RmsNormBackward: an Ascend C custom operator, run here on the CPU twin of the Ascend C API (ascendc_twin).
 
 Its parts are modules, each imported by name: rmsnorm_backward.golden (golden, the float64 reference),
 rmsnorm_backward.simulate (simulate, the kernel on the twin), rmsnorm_backward.precision,
 rmsnorm_backward.torch (needs torch), rmsnorm_backward.cli. Re-exported lazily, since no module
 has their names (importing the package needs neither torch nor a compiled extension): compare,
-run_kernel (the twin's), rms_norm and RMSNorm (these two need torch).
+rms_norm and RMSNorm (these two need torch).
 """
 import importlib
 
 _EXPORTS = {
     "compare": "rmsnorm_backward.precision",
-    "run_kernel": "ascendc_twin",
     "rms_norm": "rmsnorm_backward.torch",
     "RMSNorm": "rmsnorm_backward.torch",
 }

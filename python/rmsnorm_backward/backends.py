@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Where the operator can run here: the CPU twin (always, given g++ and the extension) or the NPU
 (only with CANN, torch_npu, a visible device and the built adapter).
 
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from . import resources
+from . import attrs, resources
 from .errors import EnvironmentSetupError, InvalidInputError
 from .npu_adapter import NPU_ADAPTER
 
@@ -104,7 +105,7 @@ def twin_backend() -> Backend:
     if shutil.which(os.environ.get("CXX", "g++")) is None:
         return Backend("twin", False, "no C++ compiler (g++) on PATH", "install g++ (apt-get install g++)")
     try:
-        from ascendc_twin import soc_table
+        from .twin import soc_table
 
         socs = ", ".join(row["name"] for row in soc_table())
         resources.extension()
@@ -141,23 +142,16 @@ def best() -> Backend:
     raise EnvironmentSetupError(f"no backend is usable here ({twin.detail}); run `rmsnorm-backward doctor`")
 
 
-def run(name: str, dy, x, rstd, gamma, dres=None, *, soc: str, gamma_offset: float = 0.0):
+def run(name: str, dy, x, rstd, gamma, dres=None, *, soc: str, gamma_offset: float = attrs.GAMMA_OFFSET):
     """(dx, dgamma, details) from backend `name` ('twin' or 'npu')."""
     if name == "twin":
         from .simulate import simulate
 
         dx, dgamma, stats = simulate(dy, x, rstd, gamma, dres, gamma_offset=gamma_offset, soc=soc)
-        return dx, dgamma, _stats_dict(stats)
+        return dx, dgamma, {k: stats[k] for k in ("block_dim", "tiling_key", "path", "gm_read_bytes", "gm_write_bytes")}
     if name == "npu":
         return _run_npu(dy, x, rstd, gamma, dres, gamma_offset)
     raise InvalidInputError(f"backend must be 'twin' or 'npu', got {name!r}")
-
-
-def _stats_dict(stats) -> dict:
-    keys = ("block_dim", "tiling_key", "gm_read_bytes", "gm_write_bytes")
-    if isinstance(stats, dict):
-        return {k: stats[k] for k in keys if k in stats}
-    return {k: getattr(stats, k) for k in keys if hasattr(stats, k)}
 
 
 def _run_npu(dy, x, rstd, gamma, dres, gamma_offset):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Writing files so that a reader never sees half of one: a temporary sibling, then a rename.
 
 `write_atomic` for one file; `atomic_directory` for a directory of them (a sample directory): it is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The float64 reference of RmsNormBackward (docs/design.md section 1).
 
 With cols = gamma.size, rows = x.size / cols, every tensor viewed as [rows, cols] (rstd as [rows]):
@@ -18,7 +19,7 @@ import math
 
 import numpy as np
 
-from . import preflight
+from . import attrs, host_memory
 from .errors import InvalidInputError
 
 
@@ -50,30 +51,33 @@ def _row_without_gamma(x_shape, rstd_shape) -> tuple[int, ...]:
                             f"1 <= k < x.ndim (x {x_shape}): without gamma it gives the row")
 
 
-def golden(dy, x, rstd, gamma, gamma_offset: float = 0.0, dres=None):
+def golden(dy, x, rstd, gamma, gamma_offset: float = attrs.GAMMA_OFFSET, dres=None):
     """(dx, dgamma) in float64, dx shaped like x and dgamma like gamma (without gamma, None: the scale
     is 1 and dgamma is empty, shape (0,)); with dres, dx is dres + the RMSNorm gradient (the fused
     add-RMSNorm backward); see the module docstring."""
+    checked = attrs.check({"gamma_offset": gamma_offset}, has_gamma=gamma is not None)
+    return _golden(dy, x, rstd, gamma, checked["gamma_offset"], dres)
+
+
+def _golden(dy, x, rstd, gamma, gamma_offset: float, dres):
     dy, x, rstd = (np.asarray(a) for a in (dy, x, rstd))
     if dres is not None:
         dres = np.asarray(dres)
         if dres.shape != x.shape:
             raise InvalidInputError(f"dres's shape {tuple(dres.shape)} must equal x's shape {tuple(x.shape)}")
-        dx, dgamma = golden(dy, x, rstd, gamma, gamma_offset)
+        dx, dgamma = _golden(dy, x, rstd, gamma, gamma_offset, None)
         with np.errstate(all="ignore"):
             return dx + dres.astype(np.float64), dgamma
     if gamma is None:
-        if preflight.gamma_offset_value(gamma_offset) != 0.0:
-            raise InvalidInputError(f"gamma_offset must be 0 without gamma (got {gamma_offset!r}).")
-        dx, _ = golden(dy, x, rstd, np.ones(_row_without_gamma(x.shape, rstd.shape)))
+        dx, _ = _golden(dy, x, rstd, np.ones(_row_without_gamma(x.shape, rstd.shape)), gamma_offset, None)
         return dx, np.zeros((0,))
     gamma = np.asarray(gamma)
     rows, cols = row_layout(dy, x, rstd, gamma)
-    preflight.require_host_memory(preflight.golden_bytes({"x": x.shape}), f"golden on x {list(x.shape)}")
+    host_memory.require_host_memory(host_memory.golden_bytes({"x": x.shape}), f"golden on x {list(x.shape)}")
     dy64 = dy.astype(np.float64).reshape(rows, cols)
     x64 = x.astype(np.float64).reshape(rows, cols)
     rstd64 = rstd.astype(np.float64).reshape(rows, 1)
-    offset = float(np.float32(preflight.gamma_offset_value(gamma_offset)))  # the float32 the kernel adds
+    offset = float(np.float32(gamma_offset))  # the float32 the kernel adds
     gamma64 = gamma.astype(np.float64).reshape(1, cols) + offset
 
     with np.errstate(all="ignore"):  # NaN/Inf inputs are legitimate and must propagate

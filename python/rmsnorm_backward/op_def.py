@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's interface, loaded from op_def/rms_norm_backward.toml (the one source of it).
 
 `load()` returns an `OpDef`; its dtype table (DTYPES for the package's op_def) maps op_def's dtype
@@ -87,11 +88,13 @@ ATTR_TYPES = {
 
 @dataclass(frozen=True)
 class Attr:
-    """One attribute of the operator ([[attrs]]): optional, with a default."""
+    """One attribute of the operator ([[attrs]]): optional, with a default and its rules."""
     name: str
     type: str        # a key of ATTR_TYPES
     default: object
     doc: str
+    finite: bool = False          # rule: a finite float32
+    needs: str | None = None      # rule: keeps its default when this optional input is absent
 
     def spelling(self, layer: str) -> str:
         """The attribute's type as `layer` (a key of ATTR_TYPES' rows) spells it."""
@@ -112,7 +115,7 @@ class Attr:
         return head + "".join(w.capitalize() for w in rest)
 
 
-def _attr(raw: dict, where: str) -> Attr:
+def _attr(raw: dict, raw_inputs: list, where: str) -> Attr:
     if raw.get("type") not in ATTR_TYPES:
         raise ValueError(f"{where}: attribute {raw.get('name')!r} has type {raw.get('type')!r}; it must be one of "
                          f"{', '.join(ATTR_TYPES)}")
@@ -120,7 +123,14 @@ def _attr(raw: dict, where: str) -> Attr:
     default = raw.get("default")
     if isinstance(default, bool) != (raw["type"] == "bool") or not isinstance(default, kinds):
         raise ValueError(f"{where}: attribute {raw['name']!r} needs a {raw['type']} default (got {default!r})")
-    return Attr(raw["name"], raw["type"], default, raw["doc"])
+    needs = raw.get("needs")
+    optional = {t["name"] for t in raw_inputs if t.get("optional")}
+    if needs is not None and needs not in optional:
+        raise ValueError(f"{where}: attribute {raw['name']!r} needs {needs!r}, which is not an optional input "
+                         f"({', '.join(sorted(optional)) or 'none'})")
+    if raw.get("finite") and raw["type"] != "float":
+        raise ValueError(f"{where}: attribute {raw['name']!r} is {raw['type']}; only a float can be 'finite'")
+    return Attr(raw["name"], raw["type"], default, raw["doc"], bool(raw.get("finite", False)), needs)
 
 
 # Fixed-width C++ types a tiling field may have, with their sizes (the host and the kernel must agree
@@ -320,7 +330,7 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         outputs=tuple(_tensor(t, table, type_values, str(path), mixed) for t in raw["outputs"]),
         mixed=mixed,
         host=dict(raw.get("host", {})),
-        attrs=tuple(_attr(a, str(path)) for a in raw.get("attrs", ())),
+        attrs=tuple(_attr(a, raw["inputs"], str(path)) for a in raw.get("attrs", ())),
         dtypes=table,
         rejected_dtypes=dict(raw["dtypes"].get("rejected", {})),
         tiling=_tiling(raw["tiling_data"], type_values, str(path)) if "tiling_data" in raw else None,

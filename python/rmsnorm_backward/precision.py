@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Ascend precision standards against the float64 golden (docs/design.md section 4).
 
 An element fails when its absolute error exceeds atol AND its relative error exceeds rtol; a case

@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Where the files the package reads at run time live: the one locator.
 
 The package reads op_def (the operator's interface), the kernel sources and headers (op_kernel/,
 op_host/) and CANN's default install paths (cmake/cann_default_paths.txt); the twin's own files are
-the twin's (ascendc_twin.resources), the code generator's templates package data. A wheel ships them inside the package, under `rmsnorm_backward/data/`
+the twin's (the ascendc-twin distribution), the code generator's templates package data. A wheel ships them inside the package, under `rmsnorm_backward/data/`
 in the repository's own layout; a source checkout (an editable install, or the package on
 PYTHONPATH) uses the checkout itself, so an edited kernel or template counts without a reinstall.
 Both are found from the package's location as importlib.resources reports it, nowhere else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs the plain rules of the ATB operation (framework/atb_plugin/operation_rules.h) on the CPU, no
 // ACL or ATB header: one case per input line, one answer per output line.
 //   infer <tensors>            InferOutputs on the inputs: "ok <dx> <dgamma>" or "<fault> <message>"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tensors on a test driver's command line or input line, shared by the drivers of tests/atb_plugin
 // and tests/conformance: <name>=<dtype>:<d0>,<d1>,...[/<format>], for example x=float16:4,8 or
 // x=float32:/NCHW (rank 0, format NCHW). dx and dgamma are outputs, every other name an input, in

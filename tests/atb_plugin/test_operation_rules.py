@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The ATB operation's plain rules (framework/atb_plugin/operation_rules.*) compiled with g++ alone, no
 ACL or ATB header: the outputs InferShape gives for ATB's example shapes, both rstd forms, k = 1..3 and
 every dtype; every tensor row of the bad-input table (tests/hardening/test_bad_inputs.py) with the

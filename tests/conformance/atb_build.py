@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Building framework/atb_plugin and examples/atb against the public ATB headers of ATB_SRC (a checkout
 of github:hicann/ascend-transformer-boost), AscendCL/aclnn from tests/tooling/stub_cann and libatb from
 atb_stub.cpp. Without ATB_SRC the tests that need it are skipped with the reason."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Drives the ATB operation of framework/atb_plugin through ATB's interface (CreateOperation,
 // InferShape, Setup, Execute, DestroyOperation) against the AscendCL/aclnn and libatb stand-ins,
 // printing one line per stage, "<stage> <status> ...", between the stand-ins' own log lines.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for the few libatb definitions that framework/atb_plugin and examples/atb link against,
 // written against the declarations of the public ATB headers (ATB_SRC/include): OperationInfra's
 // stream id, a host Context, DestroyOperation and Utils::GetTensorSize. Each call a test checks is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A stand-in CANN root made from source checkouts of the public CANN repositories (paths from
 ASC_DEVKIT_SRC, METADEF_SRC, GE_SRC, OPBASE_SRC, ATB_SRC): asc-devkit's build modules where CANN
 installs them, the public headers merged into include/ as CANN installs them, and stubs, written

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compiles every Ascend C source of a project tree against CANN's headers (CPU-debug mode,
 -fsyntax-only and -c) and reports the errors per file.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The Ascend C sources of a project tree that must compile against CANN's headers: the operator's
 kernel (its entry dispatches every tiling key, so one compile instantiates every path), the twin's
 demo, and the kernels the tests run -- .cpp files under tests/ and twin/tests/ and the kernel texts

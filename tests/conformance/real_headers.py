@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """CANN's own Ascend C headers in CPU-debug mode: where they are, the pieces a source checkout lacks,
 and a g++ compile of one source against them with its errors counted per file.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Huawei's own Ascend C vector samples, unchanged, on the twin, checked by their own scripts.
 
 Given ASC_DEVKIT_SRC (a checkout of the public asc-devkit repository), each case below copies one
@@ -27,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import KernelCompileError
+from ascendc_twin.errors import KernelCompileError
 from ascendc_twin import run_kernel
-from ascendc_twin.build import twin_include_dirs
+from ascendc_twin import twin_include_dirs
 
 HOST_DIR = Path(__file__).parent / "asc_host"
 EXAMPLES = "examples/01_simd_cpp_api"

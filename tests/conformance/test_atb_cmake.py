@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """framework/atb_plugin/CMakeLists.txt on its own (framework/atb_plugin/README.md's commands) against a stand-in install:
 CANN's include/ is tests/tooling/stub_cann, ATB's is ATB_SRC/include, and libascendcl / libatb are the
 stand-ins built as shared libraries (nnopbase and cust_opapi empty, their symbols in the stand-in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """examples/atb, ATB's RmsNormBackwardOperation demo on this operation, built with the public ATB headers (ATB_SRC) and
 run on the stand-ins: its order of creation, Setup, launch, synchronisation and release; that every
 status is checked; and its check of dx and dgamma, with the closed-form values it prints derived here

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The ATB operation driven through ATB's interface (tests/conformance/atb_driver.cpp) against the
 stand-ins of AscendCL/aclnn (tests/tooling/stub_cann) and libatb (atb_stub.cpp), built with the public
 ATB headers of ATB_SRC: what the aclnn stages receive (each tensor's dtype, shape, format and memory,

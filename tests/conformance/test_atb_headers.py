@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """framework/atb_plugin and examples/atb compile against the public ATB headers (ATB_SRC) with
 -Wall -Wextra -Werror: 0 errors, 0 warnings. AscendCL/aclnn come from tests/tooling/stub_cann (the ATB
 checkout ships none). The include trace proves the headers read are ATB_SRC's own."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ops-nn's own kernel UTs (gtest, CANN's tikicpulib API), built unchanged against the twin by
 `python -m ascendc_twin.cann_ut` and run whole. rms_norm_grad's passes: every kernel launch in it
 kept the twin's rules. The others build and run every test; the tests listed in OPEN fail on a twin

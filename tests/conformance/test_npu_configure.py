@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The NPU build configured against CANN's public build modules and headers, without CANN.
 
 `cmake --preset <soc>` runs against a stand-in CANN root (cann_stand_in.py) and so through CANN's own

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """op_host against CANN: its sources compiled against the real public headers (when the checkouts are
 given), the output checks the TilingFunc makes for an aclnn caller, and the op info generator
 agreeing with what the OpDef registers (CANN's AddConfig defaults, read from metadef's source)."""

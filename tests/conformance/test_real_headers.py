@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The project's Ascend C sources compile against CANN's own headers in CPU-debug mode: the kernel
 (every tiling key), the twin's demo and the twin's test kernels, -fsyntax-only and -c, 0 errors.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What CANN's Ascend C headers reject, the twin's compile rejects too: one case per declaration where
 the twin must match the real headers (the declarations compared with asc-devkit's include/basic_api,
 the project's sources compiled against both). Each case is a broken snippet, which must fail
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from real_headers import CXX, CompileResult, Toolchain, locate
-from ascendc_twin.build import twin_include_dirs
+from ascendc_twin import twin_include_dirs
 
 HEADERS = locate()
 

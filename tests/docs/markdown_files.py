@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The repository's Markdown files and their fenced code blocks, for the doc tests.
 
 A file counts when git tracks it or would (new and not ignored); without git (an unpacked sdist) the

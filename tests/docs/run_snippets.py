@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs the Python snippets of one Markdown file, in order, each in a fresh namespace of one interpreter
 (so torch is imported once a file): `python run_snippets.py < snippets.json`, a list of
 {"where": "path:line", "code": ...}. Prints one JSON object: per snippet its `where`, what it printed

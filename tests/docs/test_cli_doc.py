@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """docs/cli.md's reference blocks against the click app and the code: every option of the synopsis
 exists for its command and every option is in it, the sample-directory layout is sample_dir's own, and the case.json example is
 what `golden --save-dir` writes."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every relative link of every Markdown file resolves: the file or directory exists, and a #anchor
 names a heading of the target (GitHub's anchors: lower case, punctuation dropped, spaces to hyphens,
 a repeated heading numbered -1, -2, ...). Links inside code are not links."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every code block of every Markdown file is checked by its language (markdown_files.py):
 
 - python: run as written, outside the checkout, on the CPU twin (one interpreter per file, a fresh

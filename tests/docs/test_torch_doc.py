@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """docs/torch.md names every Hugging Face family the integrations patch, and no other."""
 from __future__ import annotations
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Comments, docstrings, test reasons and docs state the rule and its reason: no file in the tree names
 an issue number (no reader of the repository can open one) or the work history of a branch (git keeps
 the history). Every tracked text file is read; a hit fails naming its file and line."""

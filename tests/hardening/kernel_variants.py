@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Changed copies of the kernel (op_kernel/) for the tests that plant a bug or take a sync out: written
 once into the kernel cache, in a directory named by their content, never into the tree."""
 from __future__ import annotations
@@ -7,11 +8,10 @@ import shutil
 from pathlib import Path
 
 import rmsnorm_backward.simulate as simulate_module
-from ascendc_twin.build import cache_dir
+from ascendc_twin import cache_dir
 
 KERNEL_DIR = simulate_module.KERNEL_SOURCE.parent
 ENTRY = simulate_module.KERNEL_SOURCE.name
-OP_HOST = KERNEL_DIR.parent / "op_host"
 
 
 def kernel_copy(kind: str, files: dict[str, str]) -> Path:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Reproducible dgamma, extending tests/kernel/test_edges.py (20 runs of one small-cols case, block
 dims 1..48 for three shapes on the default SoC): the same input gives the same dgamma and dx bits on
 every SoC and every block dim the tiling may be given, on each path with several dgamma row groups and
@@ -9,7 +10,7 @@ import pytest
 from ascendc_twin import soc_table
 from rmsnorm_backward.simulate import simulate
 
-from random_inputs import make_inputs
+from operator_inputs import make_inputs
 
 SOC_CORES = {row["name"]: row["vector_cores"] for row in soc_table()}
 BLOCK_DIMS = (1, 7, 20, 40, 48)
@@ -24,9 +25,7 @@ CASES = {
 
 
 def inputs(rng, shape, gamma_dims, dtype):
-    case = {"lead": shape[:-gamma_dims], "gamma_shape": shape[-gamma_dims:], "dtype": dtype,
-            "rstd_keepdims": True, "scale_exp": int(rng.integers(-4, 5)), "seed": int(rng.integers(2**32))}
-    return make_inputs(case)[:4]
+    return make_inputs(rng, shape, gamma_dims, dtype, scale=2.0 ** int(rng.integers(-4, 5)))
 
 
 @pytest.mark.parametrize("case", CASES)

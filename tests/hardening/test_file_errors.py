@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """File and environment errors of the CLI and of the Python API under it, beyond the bad-input table's
 rows (tests/hardening/test_bad_inputs.py): files the system refuses to read (tests run as root,
 where permission bits refuse nothing, so the refusal is the reader's open failing as it would), a

@@ -1,12 +1,13 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Nothing lost or corrupted: the launcher's guard canaries really catch a raw write just outside a GM
 buffer (before its start or past its end, near and far), and conftest's check after every launch of
 the operator really catches a kernel that writes into one of its inputs. Both checks run after every
 twin launch of the test suite; these tests show they can fail."""
 import numpy as np
 import pytest
-from operator_inputs import InputChanged
+from launch_checks import InputChanged
 
-from rmsnorm_backward.errors import TwinRuleError
+from ascendc_twin.errors import TwinRuleError
 
 # Flips the byte at a byte offset (int64 in `where`) from the start of `buf`, bypassing the twin's
 # GlobalTensor and DataCopy bounds checks the way a stray raw pointer would.

@@ -1,4 +1,5 @@
-"""Validation before allocation (rmsnorm_backward.preflight): a request too large for the tiling or
+# SPDX-License-Identifier: BSD-3-Clause
+"""Validation before allocation (rmsnorm_backward.host_tiling, rmsnorm_backward.host_memory): a request too large for the tiling or
 for this machine is refused on its shapes alone, in one sentence and at once, by the CLI's golden
 and by simulate (broadcast views are not densified first); a bad --soc is refused before any input
 exists. The torch entry points: tests/torch/test_validate_first.py."""
@@ -10,7 +11,7 @@ import ml_dtypes  # noqa: F401  (imported here: the timings exclude imports)
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _tiling, preflight  # noqa: F401  (imported here: the timings exclude imports)
+from rmsnorm_backward import _tiling, host_memory  # noqa: F401  (imported here: the timings exclude imports)
 from rmsnorm_backward.cli import golden as golden_cli
 from rmsnorm_backward.cli import sample_dir
 from rmsnorm_backward.cli import main
@@ -68,13 +69,13 @@ def test_the_memory_limit_follows_what_is_available(monkeypatch, rng):
     rows, cols = int(rng.integers(16, 64)), int(rng.integers(64, 512))
     shapes = {"dy": (rows, cols), "x": (rows, cols), "rstd": (rows, 1), "gamma": (cols,)}
     dtypes = {"dy": "float16", "x": "float16", "rstd": "float32", "gamma": "float16"}
-    monkeypatch.setattr(preflight, "available_host_bytes", lambda: preflight.golden_bytes(shapes))  # golden alone fits
+    monkeypatch.setattr(host_memory, "available_host_bytes", lambda: host_memory.golden_bytes(shapes))  # golden alone fits
     with pytest.raises(InvalidInputError, match=rf"golden on x \[{rows}, {cols}\] float16 " + MEMORY_LIMIT):
-        preflight.golden_run(shapes, dtypes, soc="Ascend910B2")
-    monkeypatch.setattr(preflight, "available_host_bytes", lambda: 2**50)
-    assert preflight.golden_run(shapes, dtypes, soc="Ascend910B2")["fields"]["cols"] == cols
-    monkeypatch.setattr(preflight, "available_host_bytes", lambda: None)  # unknown: no limit claimed
-    assert preflight.golden_run(shapes, dtypes, soc="Ascend910B2")["fields"]["rows"] == rows
+        host_memory.golden_run(shapes, dtypes, soc="Ascend910B2")
+    monkeypatch.setattr(host_memory, "available_host_bytes", lambda: 2**50)
+    assert host_memory.golden_run(shapes, dtypes, soc="Ascend910B2")["fields"]["cols"] == cols
+    monkeypatch.setattr(host_memory, "available_host_bytes", lambda: None)  # unknown: no limit claimed
+    assert host_memory.golden_run(shapes, dtypes, soc="Ascend910B2")["fields"]["rows"] == rows
 
 
 @pytest.mark.parametrize("shape, gamma, message", [

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Planted bugs: deliberately broken copies of the kernel (op_kernel/ patched by exact text
 replacements in a cache directory, never in the tree) must each be caught, by a twin rule, by the
 check that inputs come back unchanged (conftest), by the golden, by an exact answer (0 ulp, inputs
@@ -22,15 +23,15 @@ import numpy as np
 import pytest
 
 import rmsnorm_backward.simulate as simulate_module
-from ascendc_twin import compile_kernel, run_kernel
-from rmsnorm_backward.errors import KernelCompileError, TwinRuleError
+from rmsnorm_backward.twin import compile_kernel, run_kernel
+from rmsnorm_backward.errors import KernelCompileError, KernelRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
 
 from exact_answers import assert_exact, exact_dres, exact_inputs, tail_failures
-from kernel_variants import ENTRY, KERNEL_DIR, OP_HOST, kernel_copy
-from operator_inputs import InputChanged
-from random_inputs import make_inputs
+from kernel_variants import ENTRY, KERNEL_DIR, kernel_copy
+from launch_checks import InputChanged
+from random_inputs import case_inputs
 
 GOLDEN = "the golden"
 INPUT = "an input check"
@@ -49,7 +50,7 @@ class Bug(NamedTuple):
     new: str
     shape: tuple       # x's shape; gamma is the last dim
     dtype: str
-    caught_by: str     # a regex of the TwinRuleError, or GOLDEN, INPUT, EXACT or TAIL
+    caught_by: str     # a regex of the KernelRuleError, or GOLDEN, INPUT, EXACT or TAIL
     block_dim: int | None = None  # None: as many cores as the tiling asks for
     dres: bool = False  # the fused form: a residual gradient added to dx
 
@@ -156,7 +157,7 @@ def inputs_of(bug: Bug):
         rng = np.random.default_rng(7)
         dy, x, rstd, gamma = exact_inputs(rng, *bug.shape, bug.dtype)
         return dy, x, rstd, gamma, exact_dres(rng, x) if bug.dres else None
-    return (*make_inputs(case_of(bug))[:4], None)
+    return (*case_inputs(case_of(bug))[:4], None)
 
 
 def tiling_key(bug: Bug) -> int:
@@ -185,7 +186,7 @@ def variants() -> dict:
 
     def build(source: Path):
         try:
-            compile_kernel(source, simulate_module.KERNEL_NAME, include_dirs=[source.parent, OP_HOST], optimize=False)
+            compile_kernel(source, simulate_module.KERNEL_NAME, include_dirs=[source.parent], optimize=False)
         except KernelCompileError as e:
             return str(e)
         return None
@@ -202,7 +203,7 @@ def run_variant(source: Path, bug: Bug, monkeypatch, optimize: bool = False):
     monkeypatch.setattr(simulate_module, "run_kernel", functools.partial(run_kernel, optimize=optimize))
     try:
         dx, dgamma, _ = simulate_module.simulate(dy, x, rstd, gamma, dres, block_dim=bug.block_dim)
-    except TwinRuleError as e:
+    except KernelRuleError as e:
         return str(e)
     except InputChanged:
         return INPUT

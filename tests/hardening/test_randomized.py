@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Randomized cases (hypothesis): any shape with 1-4 leading dims and a 1-3-dim gamma of 1 to 20000
 cols, every dtype and SoC, both rstd shapes, values from 1e-4 to 1e3, and every form of the operator
 (plain, gamma_offset with a gamma near 0, no gamma, dres with and without gamma, float32 gamma beside
@@ -28,7 +29,8 @@ from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.simulate import simulate
 
-from random_inputs import DTYPES, make_inputs
+from operator_inputs import DTYPES
+from random_inputs import case_inputs
 
 CASES = int(os.environ.get("RMSNORM_HYPOTHESIS_CASES", "1000"))
 MAX_COLS = 20000
@@ -81,7 +83,7 @@ FORMS = ("plain", "plain", "plain", "plain", "offset", "no gamma", "dres", "dres
 @settings(max_examples=CASES, deadline=None, database=None)
 @given(case=cases())
 def test_random_case_meets_the_precision_standard(case):
-    dy, x, rstd, gamma, scale, offset, dres = make_inputs(case)
+    dy, x, rstd, gamma, scale, offset, dres = case_inputs(case)
     dx, dgamma, stats = simulate(dy, x, rstd, gamma, dres, gamma_offset=offset, soc=case["soc"])
     event(f"path {stats['path']}, {'several' if stats['groups'] > 1 else 'one'} dgamma group(s)")
     event(f"cols up to 10^{math.ceil(math.log10(stats['cols'] + 1))}, rows {'0' if x.size == 0 else '> 0'}")
@@ -90,6 +92,6 @@ def test_random_case_meets_the_precision_standard(case):
     assert dx.shape == x.shape and dx.dtype == x.dtype
     assert dgamma.shape == ((0,) if gamma is None else gamma.shape) and dgamma.dtype == np.float32
     dx_report = compare(dx, golden_dx, case["dtype"])
-    assert dx_report.passed, f"dx on {stats['tiling_key']}: {dx_report}"
+    assert dx_report.passed, f"dx on {stats['path']}: {dx_report}"
     dgamma_report = compare(dgamma / np.float32(scale), golden_dgamma / scale, "float32", round_golden=False)
-    assert dgamma_report.passed, f"dgamma / {scale:g} on {stats['tiling_key']}: {dgamma_report}"
+    assert dgamma_report.passed, f"dgamma / {scale:g} on {stats['path']}: {dgamma_report}"

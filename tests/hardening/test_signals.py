@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """SIGINT, SIGTERM and SIGHUP while `golden --save-dir D` writes its sample directory: the command
 exits 128 + the signal with one line saying so, no traceback (not from the interpreter's shutdown
 either), and nothing is left beside D: neither D nor its hidden work directory .D.xxxx.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every synchronisation of the kernel is needed, and the tests see it go: each one removed in turn
 (one mutant at a time) must be caught by a twin rule, the input check (conftest) or the golden.
 
@@ -31,14 +32,14 @@ import numpy as np
 import pytest
 
 import rmsnorm_backward.simulate as simulate_module
-from ascendc_twin import compile_kernel
-from rmsnorm_backward.errors import TwinRuleError
+from rmsnorm_backward.twin import compile_kernel
+from rmsnorm_backward.errors import KernelRuleError
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
 
-from kernel_variants import ENTRY, KERNEL_DIR, OP_HOST, kernel_copy
-from operator_inputs import InputChanged
-from random_inputs import DTYPES
+from kernel_variants import ENTRY, KERNEL_DIR, kernel_copy
+from launch_checks import InputChanged
+from operator_inputs import make_dres, make_inputs
 
 COMMON = "rms_norm_backward_common.h"
 
@@ -198,12 +199,9 @@ def cases_for(label: str) -> list[Case]:
 
 def inputs(case: Case):
     rng = np.random.default_rng(11)
-    t = DTYPES[case.dtype]
-    dy, x = (rng.standard_normal(case.shape).astype(t) for _ in range(2))
-    gamma = rng.uniform(0.5, 1.5, case.shape[-1]).astype(np.float32 if case.gamma_fp32 else t) if case.gamma else None
-    rstd = (1 / np.sqrt(np.square(x.astype(np.float64)).mean(axis=1, keepdims=True) + 1e-6)).astype(np.float32)
-    dres = rng.standard_normal(case.shape).astype(t) if case.dres else None
-    return dy, x, rstd, gamma, dres
+    dy, x, rstd, gamma = make_inputs(rng, case.shape, 1, case.dtype, gamma_offset=case.offset,
+                                     gamma_dtype="float32" if case.gamma_fp32 else None, no_gamma=not case.gamma)
+    return dy, x, rstd, gamma, make_dres(rng, x) if case.dres else None
 
 
 def failure(case: Case) -> str | None:
@@ -212,7 +210,7 @@ def failure(case: Case) -> str | None:
     try:
         dx, dgamma, stats = simulate_module.simulate(dy, x, rstd, gamma, dres, gamma_offset=case.offset,
                                                      block_dim=case.block_dim)
-    except TwinRuleError as e:
+    except KernelRuleError as e:
         return str(e)
     except InputChanged as e:
         return str(e)
@@ -247,7 +245,7 @@ def instrumented(monkeypatch_module, tmp_path_factory):
     site = MutantSite(tmp_path_factory.mktemp("sync_removal") / "site")
     text, labels = instrument(files, site.path)
     entry = kernel_copy("sync_removal", text)
-    compile_kernel(entry, simulate_module.KERNEL_NAME, include_dirs=[entry.parent, OP_HOST])
+    compile_kernel(entry, simulate_module.KERNEL_NAME, include_dirs=[entry.parent])
     monkeypatch_module.setattr(simulate_module, "KERNEL_SOURCE", entry)
     yield site, labels
     site.value = -1

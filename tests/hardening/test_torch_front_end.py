@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The torch front end applies the operator's rules in one place (torch/_validate.py): each call
 below is refused with InvalidInputError and the sentence the operator gives, before anything runs,
 and the same call with the rule met runs and matches the float64 golden's forward."""
@@ -14,7 +15,7 @@ from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
 from rmsnorm_backward.torch import add_rms_norm, rms_norm  # noqa: E402
 
 ROWS = {
-    "offset without gamma": (lambda x, g: rms_norm(x, None, offset=1.0, normalized_shape=(8,)),
+    "offset without gamma": (lambda x, g: rms_norm(x, None, gamma_offset=1.0, normalized_shape=(8,)),
                              "gamma_offset must be 0 without gamma (got 1)."),
     "normalized_shape is not gamma's shape": (lambda x, g: rms_norm(x, g, normalized_shape=(4, 8)),
                                               "normalized_shape [4, 8] must equal gamma's shape [8]."),

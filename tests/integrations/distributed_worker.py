@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """One rank of the 2-process gloo tests (test_distributed.py starts two): DDP, FSDP1 and FSDP2 training of a
 patched tiny Llama on half the batch each, SequenceParallel and DTensor row sharding of the operators.
 Each scenario also runs unsharded in this process; every result is saved for the test to compare.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Tiny Hugging Face causal LMs of every family rmsnorm_backward.integrations patches (random weights
 from a seeded generator, nothing downloaded), and a counter of the operators' calls."""
 from __future__ import annotations

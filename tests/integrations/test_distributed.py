@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Two gloo processes on this machine (distributed_worker.py): DDP, FSDP1 and FSDP2 training of a patched
 tiny Llama match one process on the whole batch; SequenceParallel of RMSNorm and add_rms_norm on
 sequence-sharded DTensors match the unsharded run (y and dx bit for bit, dgamma a sum in another order)."""

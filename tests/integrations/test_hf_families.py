@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every family rmsnorm_backward.integrations patches, patched against unpatched (tiny models, random
 weights): 20 AdamW steps in fp32 and under bf16 autocast give the same first forward bit for bit and
 the same losses and gradients within the precision standard; the residual adds of the decoder layers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What patching keeps and what it refuses: the same module and Parameter objects (optimizer state,
 tied weights, state dicts, save_pretrained / from_pretrained), class patching before from_pretrained,
 and one sentence for a norm class it does not know, a wrong offset or a model type it does not patch."""
@@ -84,12 +85,12 @@ def test_an_unknown_norm_class_is_refused(rng):
 def test_a_wrong_offset_is_refused(rng, family, offset):
     model = tiny(family, rng)
     with pytest.raises(InvalidInputError, match=rf"^model.layers.0.input_layernorm is a {family} norm, which "
-                                                rf"scales by weight \+ {1.0 - offset}: offset {offset} would train "
+                                                rf"scales by weight \+ {1.0 - offset}: gamma_offset {offset} would train "
                                                 "a different model.$"):
-        patch_model(model, offset=offset)
+        patch_model(model, gamma_offset=offset)
     with pytest.raises(InvalidInputError, match=rf"is a {family} norm"):
-        patch_transformers(family, offset=offset)
-    patch_model(model, offset=1.0 - offset)  # the family's own is accepted
+        patch_transformers(family, gamma_offset=offset)
+    patch_model(model, gamma_offset=1.0 - offset)  # the family's own is accepted
 
 
 def test_a_model_type_it_does_not_patch_is_refused():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """transformers is a test dependency only: the package, its torch front end and the integrations
 import without it, and patch_model says what it found."""
 import subprocess

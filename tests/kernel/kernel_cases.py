@@ -1,16 +1,14 @@
-"""Shared by the kernel tests: random inputs of a shape and the golden check of one simulate run."""
+# SPDX-License-Identifier: BSD-3-Clause
+"""Shared by the kernel tests: the cases reaching each path and layout, and the golden check of one
+simulate run (inputs come from operator_inputs.make_inputs)."""
 from __future__ import annotations
 
-import math
-
-import ml_dtypes
 import numpy as np
 
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.simulate import simulate
 
-DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
 
 # (path, dtype, shape) reaching each path and each of its layouts: the ring with a dx queue and with
 # dx over dy, row buffers, gamma whole or in slots, dgamma whole in UB or partly in GM; one and
@@ -34,21 +32,6 @@ LAYOUT_CASES = [
 ]
 
 
-def make_inputs(rng, shape, gamma_dims=1, dtype="float16", rstd_keepdims=True):
-    """dy, x, gamma of `dtype`, rstd float32 from x's rows (as a forward pass would save it)."""
-    shape = tuple(shape)
-    np_dtype = DTYPES[dtype]
-    x = rng.standard_normal(shape).astype(np_dtype)
-    dy = rng.standard_normal(shape).astype(np_dtype)
-    gamma = (1 + 0.5 * rng.standard_normal(shape[len(shape) - gamma_dims:])).astype(np_dtype)
-    lead = shape[:len(shape) - gamma_dims]
-    rows, cols = math.prod(lead), math.prod(gamma.shape)
-    mean_sq = (x.astype(np.float64).reshape(rows, cols) ** 2).mean(axis=1) if rows else np.zeros(0)
-    rstd = (1 / np.sqrt(mean_sq + 1e-6)).astype(np.float32)
-    rstd = rstd.reshape(lead + (1,) * gamma_dims if rstd_keepdims else lead)
-    return dy, x, rstd, gamma
-
-
 def run_and_check(dy, x, rstd, gamma, gamma_offset=0.0, dres=None, **options):
     """simulate vs the float64 golden by the precision standard; inputs must come back unchanged."""
     inputs = [a for a in (dy, x, rstd, gamma, dres) if a is not None]
@@ -61,8 +44,8 @@ def run_and_check(dy, x, rstd, gamma, gamma_offset=0.0, dres=None, **options):
     assert dgamma.shape == gamma.shape and dgamma.dtype == np.float32
     dx_report = compare(dx, golden_dx, x.dtype.name)
     dgamma_report = compare(dgamma, golden_dgamma, "float32", round_golden=False)
-    assert dx_report.passed, f"dx {stats['tiling_key']}: {dx_report}"
-    assert dgamma_report.passed, f"dgamma {stats['tiling_key']}: {dgamma_report}"
+    assert dx_report.passed, f"dx {stats['path']}: {dx_report}"
+    assert dgamma_report.passed, f"dgamma {stats['path']}: {dgamma_report}"
     return dx, dgamma, stats
 
 

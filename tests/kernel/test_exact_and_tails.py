@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the precision standard's tolerance lets through, on every path and dtype:
 - exact answers (tests/exact_answers.py): dx and dgamma to 0 ulp, so a 1-ulp rounding error (a cast
   that rounds ties away from zero) or a lane off by a little fails;
@@ -10,7 +11,8 @@ Each case names the path it must reach, so a tiling change that moves it fails l
 import pytest
 
 from exact_answers import assert_exact, exact_dres, exact_inputs, tail_failures
-from kernel_cases import DTYPES, make_inputs, run_and_check
+from kernel_cases import run_and_check
+from operator_inputs import DTYPES, make_inputs
 from rmsnorm_backward.golden import golden
 from rmsnorm_backward.simulate import simulate
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's forms beyond the plain backward, on every path and layout against the float64 golden.
 
 gamma_offset: the forward scaled by gamma + offset (Gemma's 1 + w with w near 0), the offset added in
@@ -12,12 +13,13 @@ partial limits the row groups).
 import numpy as np
 import pytest
 
-from kernel_cases import DTYPES as DTYPE
-from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
+from kernel_cases import LAYOUT_CASES, run_and_check
+from operator_inputs import DTYPES as DTYPE
+from operator_inputs import make_inputs
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.golden import golden
-from ascendc_twin.model import load_model
+from ascendc_twin import load_model
 from rmsnorm_backward.perf.model import measured
 from rmsnorm_backward.simulate import simulate, tiling_for
 
@@ -74,7 +76,7 @@ def test_no_gamma_on_every_layout(rng, path, dtype, shape):
     assert stats["tiling"]["gamma_bytes"] == 0  # (the path may differ: gamma's buffers are not held)
     assert dgamma.shape == (0,) and dx.shape == x.shape and dx.dtype == x.dtype
     report = compare(dx, golden(dy, x, rstd, None)[0], dtype)
-    assert report.passed, f"dx {stats['tiling_key']}: {report}"
+    assert report.passed, f"dx {stats['path']}: {report}"
     assert stats["total"]["sync_alls"] == 0 and tiling_for(dy, x, rstd, None)["user_workspace_bytes"] == 0
     assert {core["ub_peak_bytes"] for core in stats["cores"]} == {stats["ub_bytes"]}
     with_gamma = simulate(dy, x, rstd, gamma)[2]

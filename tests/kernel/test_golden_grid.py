@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The kernel on the twin against the float64 golden, over a grid of dtypes and shapes.
 
 Small shapes run as a full cross product; the long rows (4096 cols and more) are crossed with a few
@@ -5,7 +6,8 @@ row counts only, so the suite stays within minutes on two cores.
 """
 import pytest
 
-from kernel_cases import DTYPES, make_inputs, run_and_check
+from kernel_cases import run_and_check
+from operator_inputs import DTYPES, make_inputs
 
 SMALL_ROWS = [1, 7, 47, 48, 49]
 SMALL_COLS = [1, 15, 16, 63, 64, 65, 127, 128, 1000]

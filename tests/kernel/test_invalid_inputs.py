@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Bad inputs get one sentence naming the tensor and the rule, from the C++ tiling (compute_tiling,
 the code CANN's TilingFunc runs) and from the Python API (simulate) alike."""
 import ml_dtypes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The whole-row-resident long rows as a pipeline, as the twin's timeline models it (modelled, not
 measured): the rings of chunk slots keep the busiest core's HBM channel busy (and 16-bit rows too
 long for them stream, HBM still busy), and rstd, fetched per group one batch ahead, reaches every
@@ -8,7 +9,8 @@ import pytest
 from rmsnorm_backward import _tiling
 from rmsnorm_backward.simulate import simulate
 
-from kernel_cases import make_inputs, run_and_check
+from kernel_cases import run_and_check
+from operator_inputs import make_inputs
 
 
 def busy_share(shape, dtype, resource):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Mid cols (row_stride above 128 up to what fits 8 rows in UB) on the small-cols path: one
 instruction per 64-lane column chunk covers every row of a tile, the last chunk of odd widths
 shorter; row sums fold the chunks pairwise before one WholeReduceSum per row. Odd widths, groups of
@@ -7,11 +8,12 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.perf.bench import run_case
-from ascendc_twin.model import load_model
+from ascendc_twin import load_model
 from rmsnorm_backward.perf.suites import Case
 from rmsnorm_backward.simulate import tiling_for
 
-from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, make_inputs, run_and_check
+from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, run_and_check
+from operator_inputs import make_inputs
 
 # (dtype, rows, cols): row strides 136 (a 8-lane last chunk), 208, 336, 528 and 784.
 MID_COLS = [

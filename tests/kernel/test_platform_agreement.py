@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The facts the operator fixes agree with the CPU twin's platform table, checked at compile time
 (op_host/tiling/python/platform_agreement.cpp, built into the operator's extension): the file compiles
 against the twin's table, and stops the build when the table says otherwise."""
@@ -9,7 +10,7 @@ import subprocess
 
 import pytest
 
-from ascendc_twin.build import twin_include_dirs
+from ascendc_twin import twin_include_dirs
 from rmsnorm_backward import resources
 
 AGREEMENT = "op_host/tiling/python/platform_agreement.cpp"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The small-cols path (rows of at most 128 UB elements) with groups of many tiles: several rstd
 batches per group, the halving tail tiles, every per-row layout (one block per row at 24 to 64 and at
 128 fp32 lanes, spread over the row otherwise) and gamma pattern; the same bits for one core as for
@@ -7,11 +8,12 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.perf.bench import run_case
-from ascendc_twin.model import load_model
+from ascendc_twin import load_model
 from rmsnorm_backward.perf.suites import Case
 from rmsnorm_backward.simulate import tiling_for
 
-from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, make_inputs, run_and_check
+from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, run_and_check
+from operator_inputs import make_inputs
 
 # (dtype, rows, cols): row_stride 8, 16, 24, 32, 48, 64, 80 and 128, each with groups of more than
 # four tiles (the rstd batch) plus a remainder.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The plain tiling's choices: the path per shape, row groups fixed by the shape alone, the block dim."""
 import pytest
 

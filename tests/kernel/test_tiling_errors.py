@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The tiling's errors are typed: each broken rule raises TilingError (an InvalidInputError) saying
 what the rule is about (kind), the tensor or attribute it names, and one sentence naming it."""
 from __future__ import annotations

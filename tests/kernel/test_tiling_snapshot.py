@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """No behaviour change: the plain tiling decides every case of the snapshot grid
 (tests/kernel/tiling_snapshot.py) as it did when the snapshot was recorded.
 

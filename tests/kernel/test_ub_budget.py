@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The UB budget tables in the kernel headers against the code: each path's table, evaluated on the
 tiling of a shape, must give the UB the host tiling reports for that launch (layout::LaunchUbBytes, the
 sum the tilers fit) and the most UB the kernel's InitBuffer calls held on the twin, on every core.
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_cases import LAYOUT_CASES, make_inputs, run_and_check
+from kernel_cases import LAYOUT_CASES, run_and_check
+from operator_inputs import make_inputs
 from rmsnorm_backward import resources
 
 KERNEL_DIR = Path(resources.path("op_kernel"))

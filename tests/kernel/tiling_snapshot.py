@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The tiling-decision snapshot: a fixed grid of shapes and the plain tiling's decision for each
 (path, key, block dim, workspace, every tiling field by name), recorded before a refactor so that
 tests/kernel/test_tiling_snapshot.py can prove the decisions did not change.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """rmsnorm_backward.perf.anchor.compare, the PERFORMANCE.md anchor tables, on hand-made bench rows: its counts
 below 1.0x and of 1.15x misses where the anchor is more than 3 % above the bound, the ceilings, and bad input."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The anchor kernel (benchmarks/anchor/: a model of ops-nn's A2 RmsNormGrad schedule, ANCHOR.md) on the
 twin with every rule on: its golden check per path and dtype in both dgamma modes, deterministic
 dgamma bitwise the same run to run, its tiling's formulas, and the schedule's traits the twin counts."""
@@ -17,6 +18,8 @@ from rmsnorm_backward.perf.anchor import host
 from rmsnorm_backward.precision import compare
 from rmsnorm_backward.op_def import dtype_of
 
+from operator_inputs import make_inputs
+
 # One shape per path (and the features each path has: several tiles per core, a batch of more than
 # 255 rows, a split-D tail chunk, unaligned widths), each small enough to run in well under a second.
 CASES = [
@@ -30,12 +33,7 @@ CASES = [
 
 
 def inputs(rng, shape, dtype):
-    dt = dtype_of(dtype).numpy()
-    dy = rng.standard_normal(shape, dtype=np.float32).astype(dt)
-    x = rng.standard_normal(shape, dtype=np.float32).astype(dt)
-    rstd = rng.uniform(0.5, 2.0, shape[:-1]).astype(np.float32)
-    gamma = rng.standard_normal(shape[-1], dtype=np.float32).astype(dt)
-    return dy, x, rstd, gamma
+    return make_inputs(rng, shape, 1, dtype_of(dtype).name, rstd_keepdims=False)
 
 
 # Every dtype with atomic dgamma; the deterministic mode's final sum does not depend on the dtype.
@@ -138,7 +136,7 @@ def test_every_schedule_feature_cites_its_ops_nn_lines():
 def test_cited_ops_nn_lines_exist():
     root = os.environ.get("OPS_NN_SRC")
     if not root:
-        pytest.skip("OPS_NN_SRC is not set (source /work/cann/env.sh)")
+        pytest.skip("OPS_NN_SRC is not set: it names a checkout of the public ops-nn sources")
     base = Path(root) / "norm" / "rms_norm_grad"
     files = {"tiling": "op_host/rms_norm_grad_tiling.cpp", "N": "op_kernel/rms_norm_grad_split_n_high_precision.h",
              "D": "op_kernel/rms_norm_grad_split_d_high_precision.h", "common": "op_kernel/rms_norm_grad_common.h",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`rmsnorm-backward bench` end to end on the smallest suite cases: JSON and plot files (atomic), the
 table, and bad options (matplotlib missing, read-only targets) as one sentence before the bench starts."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance goals on Ascend910B2 for a sample of the benchmark suites' cases, so a kernel or
 tiling change that loses one fails here and not only in the benchmark table. Every figure is modelled:
 the real kernel on the twin, its pipeline timeline, and the anchor kernel (a model of ops-nn's A2

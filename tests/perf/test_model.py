@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance model's arithmetic: the anchor (CANN RmsNormGrad's algorithm, docs/design.md section 5)
 checked against hand computation, and the reduction of per-core counters to a report."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`rmsnorm-backward report` (rmsnorm_backward.perf.report): PERFORMANCE.md rendered from a bench and a
 sensitivity JSON report. The bench report is one real case (32x32x48 fp16 on the twin) beside rows
 made from it with chosen figures, so the headline's ranges, the goals' verdicts and the misses can be
@@ -27,7 +28,7 @@ def made_row(real: dict, case: Case, ours_us: float, anchor_us: float, det_us: f
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    from ascendc_twin.model import load_model
+    from ascendc_twin import load_model
 
     model = load_model("Ascend910B2")
     real = run_case(TINY, model, np.random.default_rng(0), anchor_kernel=True)

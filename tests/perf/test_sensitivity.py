@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`bench --sensitivity` (rmsnorm_backward.perf.sensitivity) on the smallest atb case: which constants
 it varies, that a changed constant reaches the kernel's launch and moves the modelled figures the
 way the model says, that the launch shortcut equals a real rerun, and that every goal is judged under

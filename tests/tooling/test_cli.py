@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The rmsnorm-backward command: golden on the twin (pass, fail, sample directories), bad options as
 click's one `Error:` sentence with exit 2, --help, --version and shell completion, atomic writes
 (no sample directory is left by a failure), and doctor (torch_npu only ever in a subprocess)."""
@@ -125,10 +126,10 @@ def test_malformed_case_json_is_one_sentence(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv,attrs,has_gamma", [
-    (["--offset", "1", "--dtype", "bf16"], {"gamma_offset": 1.0}, True),
+    (["--gamma-offset", "1", "--dtype", "bf16"], {"gamma_offset": 1.0}, True),
     (["--no-gamma", "--dtype", "fp16"], {"gamma_offset": 0.0}, False),
     (["--no-gamma", "--gamma-dims", "2", "--shape", "3,5,40"], {"gamma_offset": 0.0}, False),
-    (["--residual", "--dtype", "bf16", "--offset", "0.5"], {"gamma_offset": 0.5}, True),
+    (["--residual", "--dtype", "bf16", "--gamma-offset", "0.5"], {"gamma_offset": 0.5}, True),
     (["--residual", "--no-gamma", "--shape", "3,9000"], {"gamma_offset": 0.0}, False),
     (["--gamma-dtype", "fp32", "--dtype", "bf16", "--shape", "3,9000"], {"gamma_offset": 0.0}, True),
 ])
@@ -146,9 +147,10 @@ def test_golden_forms_pass_and_round_trip_through_a_sample_dir(capsys, tmp_path,
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--no-gamma", "--offset", "0.5"],
-     "Error: --offset needs a gamma (without one the scale is 1): drop it or --no-gamma"),
-    (["--offset", "inf"], "Error: Invalid value for '--offset': gamma_offset must be finite in float32 (got inf)."),
+    (["--no-gamma", "--gamma-offset", "0.5"],
+     "Error: Invalid value for '--gamma-offset': gamma_offset must be 0 without gamma (got 0.5); drop it or --no-gamma"),
+    (["--gamma-offset", "inf"],
+     "Error: Invalid value for '--gamma-offset': gamma_offset must be finite in float32 (got inf)."),
     (["--dtype", "fp32", "--gamma-dtype", "bf16"],
      "Error: --gamma-dtype bf16 with --dtype fp32: gamma must have the dtype of x, or be float32 (gamma bfloat16, "
      "x float32)."),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What the command line refuses in one sentence with exit 2: options that describe a case the
 operator's tiling refuses (the sentence starts with the options as typed, by the kind of the rule),
 a sample directory whose case.json describes one, and doctor with an ASCEND_HOME_PATH that names no
@@ -47,11 +48,11 @@ def test_a_refused_dtype_names_the_dtype_options(capsys, argv, typed, names):
 
 @pytest.mark.parametrize(("kind", "tensor", "typed"), [
     ("shape", "rstd", "--shape 4,8"), ("dtype", "x", "--dtype fp16"), ("dtype", "gamma", "--gamma-dtype bf16"),
-    ("attr", "gamma_offset", "--offset 1.0"), ("platform", "", "--soc Ascend910B3"),
+    ("attr", "gamma_offset", "--gamma-offset 1.0"), ("platform", "", "--soc Ascend910B3"),
 ])
 def test_refusal_picks_the_option_by_kind_then_tensor(kind, tensor, typed):
     options = {"shape": "--shape 4,8", "dtype": "--dtype fp16", "dtype:gamma": "--gamma-dtype bf16",
-               "attr": "--offset 1.0", "platform": "--soc Ascend910B3"}
+               "attr": "--gamma-offset 1.0", "platform": "--soc Ascend910B3"}
     error = refusal(TilingError("the rule.", kind, tensor), options)
     assert (error.exit_code, error.message) == (2, f"{typed}: the rule.")
     assert refusal(TilingError("the rule.", "output", "dx"), options).message == "the rule."

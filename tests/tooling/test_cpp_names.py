@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The C++ names rule, over every tracked C++ source: the operator's own code lives in one root
 namespace (op_def's op.namespace) with one sub-namespace per layer, other namespaces only where a
 framework or the twin mandates them; the operator's own macros and include guards carry one prefix

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """examples/: the Python demo on the twin, and the aclnn C++ demo compiled against test doubles of
 AscendCL (no NPU here) to check its order of creation, launch, synchronisation and release, and that
 every status is checked."""

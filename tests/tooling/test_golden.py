@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """golden() against an independent derivation: central differences of the RmsNorm forward pass."""
 import ml_dtypes
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The .run package end to end: a makeself archive; build it, install into temporary directories,
 upgrade, uninstall, set_env.bash, config.ini, version.info, the CANN-built files of an NPU build,
 and the bad options and --install-path cases."""

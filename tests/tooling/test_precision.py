@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """precision.compare against hand-made cases: the standard of docs/design.md section 4, edge by edge."""
 import ml_dtypes
 import numpy as np

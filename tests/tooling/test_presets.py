@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """CMakePresets.json: the cpu preset builds the twin extension; an NPU preset without CANN stops at
 configure time with one sentence naming what is missing and where it looked."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The package's structure as its code draws it: no import cycle among the modules of rmsnorm_backward
 (counting imports inside functions too), and the twin reached only through its public API."""
 from __future__ import annotations
@@ -82,22 +83,63 @@ def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import():
     assert cycles(graph) == [["a", "b", "c"]]
 
 
-# An import of a private part of the twin (its extension, a private name).
-PRIVATE_TWIN = re.compile(r"(?:from|import)\s+ascendc_twin(?:\.\w+)*\._|from\s+ascendc_twin(?:\.\w+)*\s+import\s+.*\b_|"
-                          r"import_module\(\s*[\"']ascendc_twin(?:\.\w+)*\._")
+# The twin's public API: the names of its __all__ and the modules its README documents.
+TWIN_MODULES = {"errors", "testing", "resources"}
+
+
+def twin_uses(path: Path) -> list[str]:
+    """What a file takes from ascendc_twin: 'name' for a package-level name, 'module' or
+    'module.name' for a submodule, '*' for a star import."""
+    used = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "ascendc_twin":
+            sub = node.module.partition(".")[2]
+            used += [f"{sub}.{a.name}" if sub else a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            used += [a.name.partition(".")[2] for a in node.names if a.name.startswith("ascendc_twin.")]
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+              and node.value.id == "ascendc_twin"):
+            used.append(node.attr)
+    return used
+
+
+def private_uses(used: list[str]) -> list[str]:
+    import ascendc_twin
+
+    return [u for u in used if u not in ascendc_twin.__all__ and u.split(".")[0] not in TWIN_MODULES or "._" in u
+            or u.startswith("_")]
 
 
 @pytest.mark.parametrize("root", [PACKAGE, TESTS], ids=["package", "tests"])
 def test_the_operator_reaches_the_twin_only_through_its_public_api(root):
-    used = {str(p.relative_to(root)): line.strip() for p in sorted(root.rglob("*.py")) if p != Path(__file__).resolve()
-            for line in p.read_text().splitlines() if PRIVATE_TWIN.search(line)}
+    used = {str(p.relative_to(root)): bad for p in sorted(root.rglob("*.py")) if p != Path(__file__).resolve()
+            if (bad := private_uses(twin_uses(p)))}
     assert used == {}
 
 
+def test_only_the_twin_backend_imports_the_twin():
+    """rmsnorm_backward.twin is the operator's one door to ascendc_twin (it translates the errors)."""
+    importers = sorted(module_name(p) for p in PACKAGE.rglob("*.py") if twin_uses(p))
+    assert importers == ["rmsnorm_backward.twin"]
+
+
+def test_the_twins_readme_documents_its_public_api():
+    import ascendc_twin
+
+    if resources.checkout() is None:
+        pytest.skip("the README is in the source checkout")
+    readme = (resources.checkout() / "twin" / "README.md").read_text()
+    assert [name for name in [*ascendc_twin.__all__, *TWIN_MODULES] if f"`{name}" not in readme
+            and f".{name}`" not in readme and f"{name}(" not in readme] == []
+
+
 @pytest.mark.parametrize("line", ["from ascendc_twin import _twin", "import ascendc_twin._twin as t",
-                                  "from ascendc_twin.build import _digest", 'importlib.import_module("ascendc_twin._twin")'])
-def test_the_private_import_scan_finds(line):
-    assert PRIVATE_TWIN.search(line)
+                                  "from ascendc_twin.build import _digest", "from ascendc_twin.model import Model",
+                                  "import ascendc_twin\nascendc_twin._model_values('x', {})"])
+def test_the_private_use_scan_finds(line, tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text(line + "\n")
+    assert private_uses(twin_uses(path))
 
 
 def test_no_test_module_name_is_in_both_test_trees():
@@ -108,3 +150,22 @@ def test_no_test_module_name_is_in_both_test_trees():
     names = [p.name for root in (TESTS, twin_tests) for p in root.rglob("*.py") if p.name != "conftest.py"]
     assert "test_run_kernel.py" in names and "test_golden_grid.py" in names
     assert {n for n in names if names.count(n) > 1} == set()
+
+
+def test_op_host_includes_point_one_way():
+    """No header of op_host includes a header whose source (the .cpp beside it) includes it back."""
+    if resources.checkout() is None:
+        pytest.skip("op_host is in the source checkout")
+    op_host = resources.checkout() / "op_host"
+    quoted = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+    def includes(path: Path) -> set[Path]:
+        return {(path.parent / name).resolve() for name in quoted.findall(path.read_text())}
+
+    back = []
+    for header in op_host.rglob("*.h"):
+        for included in includes(header):
+            source = included.with_suffix(".cpp")
+            if source.is_file() and header.resolve() in includes(source):
+                back.append(f"{header.relative_to(op_host)} -> {included.name}")
+    assert back == []

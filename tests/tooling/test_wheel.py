@@ -1,6 +1,7 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A wheel that works anywhere: built from this checkout, installed into a fresh virtual environment
-outside it, and run from there (--help, golden, doctor, gen, run_kernel on the demo kernel), with
-nothing read from the checkout. Afterwards the checkout's own install still works: wheel and editable
+outside it beside the twin's own wheel (its dependency, built from twin/), and run from there (--help,
+golden, doctor, gen, run_kernel on the demo kernel), with nothing read from the checkout. Afterwards the checkout's own install still works: wheel and editable
 builds use separate build folders."""
 from __future__ import annotations
 
@@ -32,14 +33,16 @@ def run(cmd, cwd, timeout=900) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory, cpu_build) -> Path:
-    """The wheel, built in the run's cpu preset build (so the extensions' objects compile once)."""
+    """The operator's wheel, built in the run's cpu preset build (so the extensions' objects compile
+    once), with the twin's wheel beside it in the same directory."""
     for backend in ("scikit_build_core", "pybind11"):
         pytest.importorskip(backend, reason="the wheel is built without isolation, from this environment")
     dist = tmp_path_factory.mktemp("dist")
     with locked(cpu_build):
-        done = run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w",
-                    dist, "-C", f"build-dir={cpu_build}", ROOT], cwd=dist)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        for source, build in ((ROOT, cpu_build), (ROOT / "twin", cpu_build / "twin-wheel")):
+            done = run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w",
+                        dist, "-C", f"build-dir={build}", source], cwd=dist)
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (built,) = dist.glob("rmsnorm_backward-*.whl")
     return built
 
@@ -50,7 +53,9 @@ def installed(wheel, tmp_path_factory) -> Path:
     env = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=False).create(env)
     python = env / "bin" / "python"
-    done = run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", wheel], cwd=env)
+    (twin,) = wheel.parent.glob("ascendc_twin-*.whl")
+    done = run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", wheel, twin],
+               cwd=env)
     assert done.returncode == 0, done.stderr
     site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=env).stdout.strip())
     homes = {str(Path(__import__(name).__file__).resolve().parent.parent) for name in DEPENDENCIES}
@@ -63,11 +68,23 @@ def test_the_wheel_carries_what_the_package_reads(wheel):
     for needed in ("op_def/rms_norm_backward.toml", "op_kernel/rms_norm_backward.cpp",
                    "op_kernel/rms_norm_backward_tiling_data.h", "cmake/cann_default_paths.txt"):
         assert f"rmsnorm_backward/{resources.DATA_DIR}/{needed}" in names, needed
-    for needed in ("rmsnorm_backward/codegen/generate.py", "rmsnorm_backward/codegen/op_proto.h.j2",
-                   "ascendc_twin/data/include/twin/platform.h", "ascendc_twin/data/include/kernel_operator.h",
-                   "ascendc_twin/data/demo/scaled_sum.cpp"):
+    for needed in ("rmsnorm_backward/codegen/generate.py", "rmsnorm_backward/codegen/op_proto.h.j2"):
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+def test_the_twin_is_a_dependency_with_one_owner(wheel):
+    """ascendc_twin is in the twin's wheel only; the operator's names it as a dependency."""
+    (twin,) = wheel.parent.glob("ascendc_twin-*.whl")
+    ours, theirs = (set(zipfile.ZipFile(w).namelist()) for w in (wheel, twin))
+    assert not [n for n in ours if n.startswith("ascendc_twin/")]
+    for needed in ("ascendc_twin/__init__.py", "ascendc_twin/data/include/twin/platform.h",
+                   "ascendc_twin/data/include/kernel_operator.h", "ascendc_twin/data/demo/scaled_sum.cpp"):
+        assert needed in theirs, needed
+    (metadata,) = [n for n in ours if n.endswith(".dist-info/METADATA")]
+    requires = [line for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+                if line.startswith("Requires-Dist: ascendc-twin")]
+    assert requires == ["Requires-Dist: ascendc-twin@ file:./twin"] or requires == ["Requires-Dist: ascendc-twin @ file:./twin"]
 
 
 def test_the_installed_package_runs_outside_the_checkout(installed, tmp_path):

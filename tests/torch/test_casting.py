@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The casting modes of the forward operators: where y is rounded ("fp32": once, after the weight;
 "input": the normalised x rounded to x's dtype before the weight, in the dtype torch promotes to)."""
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch.compile(fullgraph=True) of a small model with RMSNorm, forward and backward, against eager."""
 import copy
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RMSNorm as a torch.nn.RMSNorm drop-in: torch's own ModuleInfo samples for nn.RMSNorm, the
 constructor's positional forms, eps=None, no weight, a normalized_shape that is all of x's shape, and
 the autocast rule; every form through opcheck and torch.compile(fullgraph=True).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch.func on rms_norm and add_rms_norm: grad, vjp, vmap of grad and jacrev give torch's float64
 values within the precision standard; a second derivative is refused in one sentence."""
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """add_rms_norm (the fused residual add + RMSNorm) against torch in float64: y and the residual
 stream out, and the gradients of x, residual and gamma when both outputs are used downstream, which
 the backward computes in one kernel pass (dres)."""
@@ -41,13 +42,13 @@ def test_add_rms_norm_matches_torch_in_float64(rng, dtype, shape, offset):
 def test_the_backward_is_one_kernel_pass_with_dres(rng, monkeypatch):
     import rmsnorm_backward.simulate as simulate_module
     seen = []
-    real = simulate_module.simulate
+    real = simulate_module.launch
 
     def spy(dy, x, rstd, gamma, dres=None, **options):
         seen.append(dres is not None)
         return real(dy, x, rstd, gamma, dres, **options)
 
-    monkeypatch.setattr(simulate_module, "simulate", spy)
+    monkeypatch.setattr(simulate_module, "launch", spy)
     x, r = (randn(rng, (4, 64)).requires_grad_() for _ in range(2))
     y, s = add_rms_norm(x, r, torch.ones(64, requires_grad=True))
     (y.sum() + s.sum()).backward()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """rms_norm / RMSNorm gradients against torch autograd of a float64 reference RMSNorm."""
 import pytest
 
@@ -58,13 +59,13 @@ def test_mixed_precision_fp32_gamma_with_bf16_x(rng, monkeypatch):
     """fp32 master weights: the kernel gets dy and x in bf16 and gamma in float32 (nothing upcast)."""
     
     import rmsnorm_backward.simulate as simulate_module
-    seen, real = [], simulate_module.simulate
+    seen, real = [], simulate_module.launch
 
     def spy(dy, x, rstd, gamma, dres=None, **options):
         seen.append((dy.dtype.name, x.dtype.name, gamma.dtype.name))
         return real(dy, x, rstd, gamma, dres, **options)
 
-    monkeypatch.setattr(simulate_module, "simulate", spy)
+    monkeypatch.setattr(simulate_module, "launch", spy)
     gamma = randn(rng, (96,)).requires_grad_()
     x = randn(rng, (7, 96), torch.bfloat16).requires_grad_()
     dy = randn(rng, x.shape, torch.bfloat16)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The torch_npu adapter (framework/torch_npu_adapter): its compile against torch's headers and the
 torch_npu wheel's include tree (and the aclnn header and example against that acl.h), its library
 search, its build script's refusal without CANN, and, where CANN, torch_npu, an NPU and the built

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch.ops.rmsnorm_backward.rms_norm_backward: registration, the CPU twin path, the fake path, errors."""
 import pytest
 

@@ -1,7 +1,8 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The operator's forms through the torch layers, against torch's own rms_norm in float64.
 
 gamma_offset: the op's attribute, rms_norm(..., offset=) and RMSNorm(..., offset=), on the scale
-weight + offset. No gamma: the op with gamma=None (an empty dgamma), rms_norm(x, None,
+weight + gamma_offset. No gamma: the op with gamma=None (an empty dgamma), rms_norm(x, None,
 normalized_shape=...) and RMSNorm(elementwise_affine=False)."""
 import pytest
 
@@ -27,7 +28,7 @@ def test_rms_norm_with_offset_matches_torch_in_float64(rng, dtype, shape):
     x, dy = randn(rng, shape, dtype), randn(rng, shape, dtype)
     w = (0.1 * randn(rng, shape[-1:], torch.float32)).to(dtype)
     leaf_x, leaf_w = x.clone().requires_grad_(), w.clone().requires_grad_()
-    y = rms_norm(leaf_x, leaf_w, 1e-6, offset=1.0)
+    y = rms_norm(leaf_x, leaf_w, 1e-6, gamma_offset=1.0)
     y.backward(dy)
     ref_x, ref_w = x.double().requires_grad_(), w.double().requires_grad_()
     ref = reference(ref_x, ref_w, 1e-6, 1.0)
@@ -54,14 +55,14 @@ def test_the_offset_is_an_attribute_of_the_schema_with_op_defs_default():
 
 
 def test_module_with_offset_starts_at_scale_one_and_reprs_it(rng):
-    norm = RMSNorm(64, offset=1.0)
-    assert torch.equal(norm.weight.detach(), torch.zeros(64)) and "offset=1.0" in repr(norm)
+    norm = RMSNorm(64, gamma_offset=1.0)
+    assert torch.equal(norm.weight.detach(), torch.zeros(64)) and "gamma_offset=1.0" in repr(norm)
     x = randn(rng, (4, 64), torch.float32)
     torch.testing.assert_close(norm(x), torch.nn.RMSNorm(64)(x), rtol=0, atol=0)
 
 
 def test_compiled_module_with_offset_matches_eager(rng):
-    norm = RMSNorm(48, 1e-5, offset=1.0)
+    norm = RMSNorm(48, 1e-5, gamma_offset=1.0)
     with torch.no_grad():
         norm.weight.copy_(0.1 * randn(rng, (48,), torch.float32))
     x = randn(rng, (8, 48), torch.bfloat16)
@@ -75,10 +76,10 @@ def test_compiled_module_with_offset_matches_eager(rng):
 
 
 @pytest.mark.parametrize("make,why", [
-    (lambda x, w: rms_norm(x, w, offset=float("inf")), "offset must be finite in float32 (got inf)."),
-    (lambda x, w: rms_norm(x, w, offset="1"), "offset must be a real number (got '1')."),
-    (lambda x, w: RMSNorm(8, elementwise_affine=False, offset=1.0),
-     "offset must be 0 without a weight (elementwise_affine=False; got 1.0)."),
+    (lambda x, w: rms_norm(x, w, gamma_offset=float("inf")), "gamma_offset must be finite in float32 (got inf)."),
+    (lambda x, w: rms_norm(x, w, gamma_offset="1"), "gamma_offset must be a real number (got '1')."),
+    (lambda x, w: RMSNorm(8, elementwise_affine=False, gamma_offset=1.0), "gamma_offset must be 0 without gamma (got 1)."),
+    (lambda x, w: RMSNorm(8, 1e-6, False, gamma_offset=1.0), "gamma_offset must be 0 without gamma (got 1)."),
     (lambda x, w: OP(x, x, x[:, :1], w, gamma_offset=float("nan")), "gamma_offset must be finite in float32 (got nan)."),
 ])
 def test_bad_offsets_are_refused_in_one_sentence(rng, make, why):
@@ -124,13 +125,13 @@ def test_a_module_without_weight_runs_the_operator_without_gamma(rng, monkeypatc
     import rmsnorm_backward.simulate as simulate_module
 
     seen = []
-    real = simulate_module.simulate
+    real = simulate_module.launch
 
     def spy(dy, x, rstd, gamma, dres=None, **options):
         seen.append(gamma)
         return real(dy, x, rstd, gamma, dres, **options)
 
-    monkeypatch.setattr(simulate_module, "simulate", spy)
+    monkeypatch.setattr(simulate_module, "launch", spy)
     x = randn(rng, (4, 64), torch.float32).requires_grad_()
     RMSNorm(64, elementwise_affine=False)(x).sum().backward()
     assert seen == [None] and x.grad is not None

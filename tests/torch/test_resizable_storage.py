@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """FSDP frees and re-allocates parameter and gradient memory by resizing storage in place. After a
 forward and backward through the operator, no tensor it saw or made may have lost that right:
 inputs, weights, their grads and the outputs all resize to 0 and back."""

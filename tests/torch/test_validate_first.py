@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The torch entry points check shapes before they touch data: a 1 x 2^31 broadcast view (dy and x)
 is refused in one sentence at once instead of being densified, a request larger than this machine
 likewise, and the tiling search runs once per distinct request: rms_norm's backward reuses the
 decision its forward check made, a training loop's later steps run none, and the eager op, its fake
-and the module share it."""
+and the module share it. Each attribute is checked once per eager forward and backward (attrs.check)."""
 import time
 
 import numpy as np
@@ -13,9 +14,9 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip insta
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 import rmsnorm_backward.torch  # noqa: E402,F401  registers the operator
-from rmsnorm_backward import _tiling, preflight  # noqa: E402
+from rmsnorm_backward import _tiling, attrs, host_tiling  # noqa: E402
 from rmsnorm_backward.errors import InvalidInputError  # noqa: E402
-from rmsnorm_backward.torch import RMSNorm, rms_norm  # noqa: E402
+from rmsnorm_backward.torch import RMSNorm, add_rms_norm, rms_norm  # noqa: E402
 
 from torch_helpers import randn, rstd_of  # noqa: E402
 
@@ -68,9 +69,9 @@ def tiling_calls(monkeypatch):
         return real(**kwargs)
 
     monkeypatch.setattr(_tiling, "compute_tiling", counted)
-    preflight.clear_tiling_cache()
+    host_tiling.clear_tiling_cache()
     yield calls
-    preflight.clear_tiling_cache()  # no decision of the counted function outlives the test
+    host_tiling.clear_tiling_cache()  # no decision of the counted function outlives the test
 
 
 def test_the_eager_op_runs_the_tiling_once(rng, tiling_calls):
@@ -95,6 +96,37 @@ def test_rms_norm_runs_the_tiling_once_for_forward_and_backward(rng, tiling_call
     assert tiling_calls == [[6, 32]] and x.grad.shape == x.shape
 
 
+@pytest.fixture
+def attribute_checks(monkeypatch):
+    """The attribute values attrs.check (the Python side's one check of them) was called with."""
+    calls = []
+    real = attrs.check
+
+    def counted(values, **kwargs):
+        calls.append(dict(values))
+        return real(values, **kwargs)
+
+    monkeypatch.setattr(attrs, "check", counted)
+    return calls
+
+
+@pytest.mark.parametrize("entry", ["rms_norm", "add_rms_norm", "RMSNorm"])
+def test_an_eager_forward_and_backward_checks_each_attribute_once(rng, tiling_calls, attribute_checks, entry):
+    x, gamma = randn(rng, (6, 32)).requires_grad_(), randn(rng, (32,)).requires_grad_()
+    if entry == "rms_norm":
+        out = rms_norm(x, gamma, 1e-6, gamma_offset=0.5)
+    elif entry == "add_rms_norm":
+        out = sum(add_rms_norm(x, randn(rng, (6, 32)), gamma, 1e-6, gamma_offset=0.5))
+    else:
+        norm = RMSNorm(32, gamma_offset=0.5)
+        attribute_checks.clear()  # the constructor's check, once per module, not per step
+        out = norm(x)
+    out.sum().backward()
+    assert attribute_checks == [{"gamma_offset": 0.5}] and x.grad.shape == x.shape
+    # The C++ rules: one decision, shared (the fused backward adds dres, a request of its own).
+    assert tiling_calls == [[6, 32]] * (2 if entry == "add_rms_norm" else 1)
+
+
 def test_a_training_loop_runs_the_tiling_once_per_shape(rng, tiling_calls):
     norm = RMSNorm(24)
     for rows in (5, 5, 5, 7, 5):
@@ -106,9 +138,9 @@ def test_a_training_loop_runs_the_tiling_once_per_shape(rng, tiling_calls):
 def test_a_cached_decision_is_the_searched_one_and_callers_cannot_spoil_it(rng, tiling_calls):
     shapes = {"dy": (9, 40), "x": (9, 40), "rstd": (9, 1), "gamma": (40,)}
     dtypes = {n: "float32" for n in shapes}
-    first = preflight.tiling(shapes, dtypes)
+    first = host_tiling.tiling(shapes, dtypes)
     first["fields"]["cols"] = 0
-    again = preflight.tiling(shapes, dtypes)
+    again = host_tiling.tiling(shapes, dtypes)
     assert tiling_calls == [[9, 40]]
     assert again == _tiling.compute_tiling(**{f"{n}_shape": list(s) for n, s in shapes.items()},
                                          **{f"{n}_dtype": "float32" for n in shapes}, soc="Ascend910B2", block_dim=0)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch is never a hard dependency: the package imports without it, the torch front end says why not."""
 import subprocess
 import sys

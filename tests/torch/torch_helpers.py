@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared by the torch tests: random tensors from the suite's seeded NumPy generator, comparisons."""
 import numpy as np
 import torch

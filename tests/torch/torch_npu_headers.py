@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The include tree of the torch_npu wheel that matches the installed torch, for compile checks only.
 
 torch_npu is never installed (without CANN, importing it ends the process): its wheel is fetched with

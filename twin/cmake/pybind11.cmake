@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # pybind11 for an extension module: found through pip's build environment, or outside pip
 # (cmake --preset cpu) through the Python that has pybind11. Included by the twin's build and by a
 # project that builds its own extension beside the twin's.

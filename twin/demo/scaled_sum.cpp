@@ -1,5 +1,6 @@
-// Demo kernel (not the operator): a small, ordinary Ascend C kernel that the CPU twin runs, for
-// benchmarks/twin_speed.py (tested in twin/tests/test_run_kernel.py). Per tile of x and y (fp32):
+// SPDX-License-Identifier: BSD-3-Clause
+// Demo kernel: a small, ordinary Ascend C kernel that the CPU twin runs, for the twin's speed benchmark
+// (benchmarks/twin_speed.py) and the twin's tests (tests/test_run_kernel.py). Per tile of x and y (fp32):
 // copy in, a few vector ops, a reduction, copy out: z = (x * y + x) * 0.5 and sums[tile] = sum of z.
 // Tiles are dealt to the cores round-robin; two buffers per queue overlap copy and compute.
 #include "kernel_operator.h"

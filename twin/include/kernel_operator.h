@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CPU twin of the Ascend C API: the one header an unmodified Ascend C kernel includes.
 // Written from the public API documentation's semantics; no CANN code or header is used.
 // Each API family lives in twin/<family>.h; this file adds the kernel-entry macros and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for CANN's tikicpulib.h, the CPU-debug runtime a CANN kernel UT (ops-nn's
 // tests/ut/op_kernel/test_<op>.cpp) includes, so those UTs build unchanged against the twin and
 // run their kernels on it:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A first-fit allocator over one MAP_SHARED | MAP_NORESERVE reservation: address space is cheap,
 // pages are made when first touched and removed (MADV_REMOVE) when a range is given back.
 #include "gm_arena.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory every GM buffer of the twin comes from: one shared mapping, reserved before the first
 // launch process is forked (launch_process.h), so a buffer has the same address in the caller and
 // in the process that runs the kernel, and the kernel's writes land in the caller's memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Guarded GM buffers, their pool, and gm_empty: NumPy arrays that live in guarded GM memory.
 #include "gm_buffer.h"
 

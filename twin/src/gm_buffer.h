@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // GM buffers of the twin's launches: each one surrounded by guard canaries, so a raw pointer write
 // outside it (which bypasses the twin's own GM bounds checks) is found after the launch.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Launch processes (see launch_process.h): forking and stopping them, the loop they serve launches
 // in, and the signal handler that tells the caller which core crashed.
 #include "launch_process.h"

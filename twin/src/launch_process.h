@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel launches run in launch processes: helpers forked from the caller, so that a kernel that
 // crashes, hangs or is interrupted ends a helper and never the caller.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Loads a compiled kernel shared object and runs one launch on NumPy arrays, in a launch process
 // (launch_process.h) so that a crash, a hang or Ctrl-C stops the launch and not the caller.
 // Every GM buffer gets guard canaries before and after it: the twin checks GlobalTensor and

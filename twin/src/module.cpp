@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The extension module ascendc_twin._twin: the SoC table and the performance model's constants for
 // Python, and the kernel loader (loader.cpp).
 #include <pybind11/pybind11.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Raising the twin's own exceptions (python/ascendc_twin/errors.py) from the extension: the
 // class is named by cause (InvalidInputError, EnvironmentSetupError, TwinRuleError, ...), so the
 // C++ side picks the cause and Python keeps the one hierarchy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One Ascend C kernel that issues Cast for any (source, destination) pair and RoundMode chosen at run
 // time by the parameter slots below (read by twin/tests/test_cast.py), so every case shares one
 // compiled object. GM src is copied into UB buffer A, Cast writes into buffer D (initialised from

@@ -1,5 +1,6 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Float bit patterns for the twin's number tests: the neighbour of a 16-bit pattern, float32 values
-that stress rounding, and a bit-for-bit comparison (NaN equal to any NaN)."""
+that stress rounding, values with many ties, and the one bit-for-bit comparison (assert_same)."""
 import numpy as np
 
 
@@ -29,13 +30,21 @@ def special_floats(rng, n, target):
     return np.concatenate([normals, ties, edge, tiny, specials]).astype(np.float32)
 
 
-def assert_same(actual, want):
+def assert_same(actual, want, *, exact_nan: bool = False):
+    """Equal bit for bit (the one bit comparison of the twin's tests); a NaN matches any NaN unless
+    exact_nan, where its payload must match too. Integers compare by value."""
     a, w = np.asarray(actual), np.asarray(want)
     assert a.dtype == w.dtype
-    if a.dtype.kind == "i":
+    if a.dtype.kind in "iub":
         np.testing.assert_array_equal(a, w)
         return
-    nan = np.isnan(a.astype(np.float32)) & np.isnan(w.astype(np.float32))
+    nan = np.zeros(a.shape, bool) if exact_nan else np.isnan(a.astype(np.float32)) & np.isnan(w.astype(np.float32))
     raw = np.uint16 if a.itemsize == 2 else np.uint32
     bad = ~nan & (a.view(raw) != w.view(raw))
     assert not bad.any(), f"{bad.sum()} differ; first: in {np.flatnonzero(bad)[:4]} got {a[bad][:4]} want {w[bad][:4]}"
+
+
+def with_ties(rng, n, dtype, spread: int):
+    """Random integers in [-spread, spread] as `dtype`: few values, so that most groups hold their
+    extreme (or a score) more than once."""
+    return rng.integers(-spread, spread + 1, n).astype(dtype)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The harness of the test_rules_* modules: each row is a small kernel that breaks one Ascend C rule
 when run with BAD=1 and keeps it with BAD=0. The broken one must fail with an error naming the core,
 the call and the rule (a rule the launch harness checks afterwards, core None, names the GM buffer

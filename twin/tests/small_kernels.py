@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Small Ascend C kernels written inline by the twin's tests, run through run_kernel."""
 from __future__ import annotations
 
@@ -43,13 +44,13 @@ def run(body: str, name: str, args, **kw):
     return run_kernel(path, name, args, **kw)
 
 
-def random_array(rng: np.random.Generator, n: int, dtype) -> np.ndarray:
-    """Fresh random values of `dtype`: normals for floats, the full range for integers."""
+def random_array(rng: np.random.Generator, n: int, dtype, scale: float = 1.0) -> np.ndarray:
+    """Fresh random values of `dtype`: normals times `scale` for floats, the full range for integers."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return rng.integers(info.min, info.max, size=n, endpoint=True).astype(dtype)
-    return rng.standard_normal(n).astype(np.float32).astype(dtype)
+    return (rng.standard_normal(n) * scale).astype(np.float32).astype(dtype)
 
 
 def params(*values: int) -> np.ndarray:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every UB alignment rule of the twin at its exact boundary: each operand of each API family placed
 16 bytes past a 32-byte boundary is refused naming the call, the operand and the rule, and the same
 call 32 bytes along runs (the rule is 32, not 16 and not 64).

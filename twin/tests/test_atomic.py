@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The atomic modes of copies to GM (twin/include/twin/data_copy.h): under SetAtomicAdd, SetAtomicMax or
 SetAtomicMin each element copied to GM is combined with what GM holds. Cores may combine into the same
 bytes in one SyncAll interval when they use the same operation (every order gives the same result);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """run_kernel's auto_sync: bisheng's --cce-auto-sync, where the compiler inserts the SetFlag/WaitFlag
 pair between the scalar pipe and V / MTE2 / MTE3 (twin/include/twin/sync.h AutoSynced). Off, a scalar
 read of data a copy just wrote is a rule error naming the event; on, it is ordered as the compiler

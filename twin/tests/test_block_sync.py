@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Cores ordered through the API's own GM flags (twin/include/twin/block_sync.h): IBSet / IBWait, and
 InitDetermineComputeWorkspace / WaitPreBlock / NotifyNextBlock. What a core did before it sets or
 notifies is visible to the core that waited for it; without the wait the GM order check reports the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The compiler's built-ins on the twin (twin/include/twin/builtins.h): the __vector__ / __cube__
 kernel types, __NPU_ARCH__, the pipe and event names at global scope, the block_idx / block_num
 variables and InitSocState."""

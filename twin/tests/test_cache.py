@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The kernel cache ($ASCENDC_TWIN_CACHE): a place it cannot use is the machine's fault, said in one
 sentence as an EnvironmentSetupError naming the cache and the variable, never a bare OSError."""
 from __future__ import annotations

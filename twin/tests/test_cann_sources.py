@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What CANN's own kernel sources write, compiled unchanged by the twin: `if ASCEND_IS_AIV {` and
 g_coreType, AscendC::GetUserWorkspace as a function, the DataCopyPad(gm, ub, DataCopyParams)
 overload (the UB -> GM copy with 16-bit fields: blockLen in bytes, the UB stride in 32-byte blocks,

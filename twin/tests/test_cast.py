@@ -1,8 +1,8 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Cast of the twin (twin/include/twin/cast.h) bit for bit against a NumPy model of every RoundMode:
 the two representable neighbours of the exact value are found in float64, and each mode picks one
 (ties, overflow, subnormals, signed zeros, Inf and NaN included); then the count and repeat forms,
 the in-place layouts and the rules."""
-import re
 from pathlib import Path
 
 import ml_dtypes
@@ -12,7 +12,7 @@ import pytest
 from ascendc_twin.errors import TwinRuleError
 from ascendc_twin import run_kernel
 from float_bits import assert_same, special_floats, step
-from vector_driver import active_lanes, element_index
+from vector_driver import active_lanes, cpp_enum, element_index
 
 SOURCE = Path(__file__).with_name("cast_driver.cpp")
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -21,12 +21,7 @@ MODES = ["CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAS
 DIRECTED = ["CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC"]
 
 
-def _enum(name):
-    body = re.sub(r"//[^\n]*", "", re.search(r"enum %s \{(.*?)\};" % name, SOURCE.read_text(), re.S).group(1))
-    return {key.strip(): i for i, key in enumerate(filter(None, (k.strip() for k in body.split(","))))}
-
-
-SLOTS, FORMS, PAIRS = _enum("Slot"), _enum("Form"), _enum("Pair")
+SLOTS, FORMS, PAIRS = (cpp_enum(SOURCE, name) for name in ("Slot", "Form", "Pair"))
 PAIR_TYPES = {"kHalfToFloat": (F16, F32), "kBf16ToFloat": (BF16, F32), "kFloatToHalf": (F32, F16),
               "kFloatToBf16": (F32, BF16), "kFloatToFloat": (F32, F32), "kFloatToInt32": (F32, I32),
               "kHalfToInt32": (F16, I32), "kInt32ToFloat": (I32, F32),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compare / Compares / Compare into CmpMask + GetCmpMask / Select of the twin
 (twin/include/twin/compare_select.h) against NumPy, then one test per enforced rule."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """DataCopy (count and DataCopyParams forms), DataCopyPad both ways and SetAtomicAdd against NumPy."""
 import ml_dtypes
 import numpy as np

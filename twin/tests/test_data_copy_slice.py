@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """DataCopy with SliceInfo (twin/include/twin/data_copy_slice.h) against NumPy, then its rules."""
 import itertools
 

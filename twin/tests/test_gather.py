@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Gather and Gatherb of the twin (twin/include/twin/gather.h) against NumPy fancy indexing of the
 documented semantics (byte offsets from src's start), then their rules."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The cross-core order of GM accesses (twin/include/twin/gm_order.h): the cores run unordered, so a GM
 byte one core writes may be read or written by another core only after a SyncAll, or after a flag the
 writer sets with WriteGmByPassDCache behind a DataSyncBarrier and the reader sees with

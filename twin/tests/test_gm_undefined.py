@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """GM bytes copied from UB that nothing wrote: the copy succeeds and carries the UB's poison (the NPU
 copies whatever the UB held), the bytes are recorded undefined, and run_kernel refuses an output left
 holding them unless allow_undefined=True. A later plain write defines them again; an atomic add onto

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """run_kernel's safety: a launch that never ends stops at its timeout and on Ctrl-C, a kernel that
 dies of a fatal signal raises KernelCrashError, and the caller carries on after each.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Static tensors of the twin (twin/include/twin/local_alloc.h): LocalMemAllocator hands out UB
 back to back and its tensors compute like any other; then the CPU-debug rules of static tensors."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Hazards between the pipes of one core that involve the scalar unit or GM (twin/include/twin/sync.h):
 LocalTensor::GetValue/SetValue run on pipe S like any copy or vector instruction, and GM bytes that
 one pipe of a core wrote (or read) need the same ordering before another pipe of that core touches

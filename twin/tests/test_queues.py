@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """TPipe, TQue and TBuf: buffer layout and capacity, FIFO order and depth, poison on allocation,
 TBuf contents that persist between Get calls, TPipe::Reset, the TPipe's event ids, FreeTensor's
 non-const parameter."""

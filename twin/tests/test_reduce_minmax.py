@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Max / min reductions, pair sums and the ReduceType names of the twin (twin/include/twin/reduce_minmax.h,
 reduce_typed.h) bit for bit against NumPy models of the documented semantics: the extreme of the active
 lanes of each group with the lowest index among equals, the index stored in the value type's bits, groups
@@ -6,8 +7,10 @@ import numpy as np
 import pytest
 
 from ascendc_twin.errors import TwinRuleError
-from vector_driver import (REPEAT, assert_bits_equal, broken_then_fixed, gather, launch, mask_from_bits, op_code,
-                           random, tree)
+from float_bits import assert_same, with_ties
+from small_kernels import random_array
+from vector_driver import (REPEAT, broken_then_fixed, gather, launch, mask_from_bits, op_code,
+                           tree)
 
 FLOATS = [np.float16, np.float32]
 VALUE_INDEX, INDEX_VALUE, ONLY_VALUE, ONLY_INDEX = range(4)
@@ -27,11 +30,6 @@ def index_bits(index, dtype):
     return np.asarray(index).astype(raw).view(dtype)
 
 
-def with_ties(rng, n, dtype):
-    """Random values from a small set, so that most groups hold their extreme more than once."""
-    return rng.integers(-20, 21, n).astype(dtype)
-
-
 def mask_kw(rng, lanes, bits):
     return dict(mask_bits=mask_from_bits(rng, lanes)) if bits else dict(mask_len=int(rng.integers(1, lanes + 1)))
 
@@ -44,8 +42,8 @@ def test_whole_reduce_extreme_in_each_order(rng, dtype, form, order):
     is_max, bits = "Max" in form, form.endswith("Bits") or form == "kRepeatMin"
     repeat, blk, rep, dst_rep = int(rng.integers(1, 9)), int(rng.integers(1, 3)), int(rng.integers(16, 20)), 2
     kw = mask_kw(rng, lanes, bits)
-    a = with_ties(rng, repeat * rep * 32 // size + lanes * blk, dtype)
-    d = random(rng, repeat * dst_rep * 4 + 32, dtype)
+    a = with_ties(rng, repeat * rep * 32 // size + lanes * blk, dtype, 20)
+    d = random_array(rng, repeat * dst_rep * 4 + 32, dtype, scale=8)
     out = launch(op_code(form), dtype, a, None, d, repeat=repeat, strides=(1, blk, 1, dst_rep, rep, 8), order=order,
                  **kw)
     value, index, any_lane = extremes(*gather(a, lanes, repeat, blk=blk, rep=rep, **kw), is_max)
@@ -57,7 +55,7 @@ def test_whole_reduce_extreme_in_each_order(rng, dtype, form, order):
                  ONLY_VALUE: [value[r:r + 1]], ONLY_INDEX: [index[r:r + 1].astype(np.uint32)]}[order]
         raw = np.concatenate([p.view(np.uint8) for p in parts])
         want[r * dst_rep * unit: r * dst_rep * unit + len(raw)] = raw
-    assert_bits_equal(out[:len(d)], want.view(dtype))
+    assert_same(out[:len(d)], want.view(dtype))
 
 
 @pytest.mark.parametrize("form", ["kBlockMaxMaskLen", "kBlockMinMaskBits", "kDataBlockMax", "kDataBlockMin"])
@@ -67,15 +65,15 @@ def test_block_reduce_extreme(rng, dtype, form):
     per_block, is_max = 32 // size, "Max" in form
     repeat, blk, rep, dst_rep = 5, 2, 17, 2
     kw = mask_kw(rng, lanes, form.endswith("Bits") or form == "kDataBlockMin")
-    a = random(rng, repeat * rep * 32 // size + lanes * blk, dtype)
-    d = random(rng, repeat * dst_rep * 8 + 16, dtype)
+    a = random_array(rng, repeat * rep * 32 // size + lanes * blk, dtype, scale=8)
+    d = random_array(rng, repeat * dst_rep * 8 + 16, dtype, scale=8)
     out = launch(op_code(form), dtype, a, None, d, repeat=repeat, strides=(1, blk, 1, dst_rep, rep, 8), **kw)
     values, present = gather(a, lanes, repeat, blk=blk, rep=rep, **kw)
     value, _, any_lane = extremes(values.reshape(repeat, 8, per_block), present.reshape(repeat, 8, per_block), is_max)
     want = d.copy()
     at = np.arange(repeat)[:, None] * dst_rep * 8 + np.arange(8)[None, :]
     want[at[any_lane]] = value[any_lane]
-    assert_bits_equal(out[:len(d)], want)
+    assert_same(out[:len(d)], want)
 
 
 @pytest.mark.parametrize("form", ["kPairMaskLen", "kPairMaskBits", "kPairElemSum"])
@@ -85,15 +83,15 @@ def test_pair_sums(rng, dtype, form):
     lanes, size = REPEAT // np.dtype(dtype).itemsize, np.dtype(dtype).itemsize
     repeat, rep, dst_rep = 4, 9, 2
     kw = mask_kw(rng, lanes, form != "kPairMaskLen")
-    a = random(rng, repeat * rep * 32 // size + lanes, dtype)
-    d = random(rng, repeat * dst_rep * lanes // 2 + 16, dtype)
+    a = random_array(rng, repeat * rep * 32 // size + lanes, dtype, scale=8)
+    d = random_array(rng, repeat * dst_rep * lanes // 2 + 16, dtype, scale=8)
     out = launch(op_code(form), dtype, a, None, d, repeat=repeat, strides=(1, 1, 1, dst_rep, rep, 8), **kw)
     values, present = gather(a, lanes, repeat, rep=rep, **kw)
     sums, any_lane = tree(values.reshape(repeat, lanes // 2, 2), present.reshape(repeat, lanes // 2, 2))
     want = d.copy()
     at = np.arange(repeat)[:, None] * dst_rep * lanes // 2 + np.arange(lanes // 2)[None, :]
     want[at[any_lane]] = sums[any_lane]
-    assert_bits_equal(out[:len(d)], want)
+    assert_same(out[:len(d)], want)
 
 
 @pytest.mark.parametrize("form", ["kRepeatSum", "kDataBlockSum"])
@@ -101,9 +99,9 @@ def test_typed_sums_are_the_named_instruction(rng, form):
     """ReduceRepeat<SUM> is WholeReduceSum and ReduceDataBlock<SUM> is BlockReduceSum, bit for bit."""
     dtype = np.float16
     kw = dict(mask_len=int(rng.integers(1, 129)), repeat=3, strides=(1, 1, 1, 1, 8, 8))
-    a, d = random(rng, 3 * 128, dtype), random(rng, 64, dtype)
+    a, d = random_array(rng, 3 * 128, dtype, scale=8), random_array(rng, 64, dtype, scale=8)
     named = {"kRepeatSum": "kWholeMaskLen", "kDataBlockSum": "kBlockMaskLen"}[form]
-    assert_bits_equal(launch(op_code(form), dtype, a, None, d, **kw), launch(op_code(named), dtype, a, None, d, **kw))
+    assert_same(launch(op_code(form), dtype, a, None, d, **kw), launch(op_code(named), dtype, a, None, d, **kw))
 
 
 @pytest.mark.parametrize("cal_index", [False, True])
@@ -117,8 +115,8 @@ def test_reduce_max_min_over_a_tensor(rng, dtype, form, n, cal_index):
     is_max, rep = "Max" in form, 8 if "Count" in form else 9
     kw = dict(count=n) if "Count" in form else mask_kw(rng, lanes, form.endswith("Bits"))
     repeat = -(-n // lanes) if "Count" in form else n
-    a = with_ties(rng, repeat * rep * 32 // size + lanes, dtype)
-    d = random(rng, 16, dtype)
+    a = with_ties(rng, repeat * rep * 32 // size + lanes, dtype, 20)
+    d = random_array(rng, 16, dtype, scale=8)
     out = launch(op_code(form), dtype, a, np.zeros(4 * repeat + 64, dtype), d, count=n if "Count" in form else 0,
                  repeat=0 if "Count" in form else repeat, strides=(1, 1, 1, 8, rep, 8), order=int(cal_index),
                  **{k: v for k, v in kw.items() if k != "count"})
@@ -129,13 +127,13 @@ def test_reduce_max_min_over_a_tensor(rng, dtype, form, n, cal_index):
     want[0] = value[best]
     if cal_index:
         want[1:2] = index_bits([best * rep * 32 // size + lane[best]], dtype)
-    assert_bits_equal(out[:16], want)
+    assert_same(out[:16], want)
 
 
 def test_reduce_max_charges_every_round(rng):
     """Modelled cost: 40 repeats of float, then 2 repeats over their 80 (value, index) pairs, then one over
     the 4 left, as three instructions."""
-    a = random(rng, 40 * 64, np.float32)
+    a = random_array(rng, 40 * 64, np.float32, scale=8)
     _, stats = launch(op_code("kReduceMaxCount"), np.float32, a, np.zeros(256, np.float32), np.zeros(16, np.float32),
                       count=40 * 64, order=1, with_stats=True)
     assert (stats.total["vector_instrs"], stats.total["vector_repeats"]) == (3, 40 + 2 + 1)
@@ -144,10 +142,10 @@ def test_reduce_max_charges_every_round(rng):
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_reduce_sum_register_holds_the_count_form_result(rng, dtype):
     n = int(rng.integers(100, 3000))
-    a, d = random(rng, n, dtype), random(rng, 16, dtype)
+    a, d = random_array(rng, n, dtype, scale=8), random_array(rng, 16, dtype, scale=8)
     out = launch(op_code("kSumSpr"), dtype, a, np.zeros(16, dtype), d, count=n)
     reference = launch(op_code("kReduceSumCount"), dtype, a, np.zeros(16, dtype), d, count=n)
-    assert_bits_equal(out[:2], np.array([reference[0], reference[0]], dtype))
+    assert_same(out[:2], np.array([reference[0], reference[0]], dtype))
 
 
 F16, F32 = np.float16, np.float32
@@ -181,4 +179,4 @@ def test_rules(rng, call, rule, broken, fixed):
 def test_reading_the_sum_register_before_any_reduce_sum_is_an_error(rng):
     with pytest.raises(TwinRuleError, match="core 0: GetReduceRepeatSumSpr: reads the result of the count form of "
                                             "ReduceSum, and none with a defined result ran on this core"):
-        launch(op_code("kSprAlone"), np.float32, random(rng, 64, np.float32), None, random(rng, 16, np.float32))
+        launch(op_code("kSprAlone"), np.float32, random_array(rng, 64, np.float32, scale=8), None, random_array(rng, 16, np.float32, scale=8))

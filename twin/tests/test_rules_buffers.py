@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The rules of the buffers (TPipe, TQue, TBuf) and of LocalTensor indexing: UB capacity, the buffer
 count, queue discipline, buffers freed by kernel exit, TBuf's bounds and offsets; each broken
 by one row of a kernel and kept by the same row fixed (rule_kernels.py)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The rules of the instructions' arguments: DataCopy's length, UB alignment and GM bounds, DataCopyPad's
 block and padding limits, the atomic type, ReduceSum's count, and GM outputs left undefined after
 the launch; each broken by one row of a kernel and kept by the same row fixed (rule_kernels.py).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The rules of synchronisation: cross-pipe hazards without a flag, SetFlag / WaitFlag pairing, SyncAll
 across cores, and the TPipe's event ids (8 per hardware event, held by EnQue, FreeTensor and
 AllocEventID); each broken by one row of a kernel and kept by the same row fixed (rule_kernels.py)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The launcher: run_kernel on kernel sources outside the tree, cores as threads, per-core counters,
 tiling and workspace macros, compile errors, GM bounds, guard canaries and stuck SyncAll.
 

@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sort32 and MrgSort of the twin (twin/include/twin/sort.h) against NumPy: (score, index) pairs in
 descending order of score, equal scores in their original order; then one test per enforced rule."""
 import numpy as np
 import pytest
 
 from ascendc_twin.errors import TwinRuleError
+from float_bits import with_ties
 from small_kernels import CTYPES, params, run
 
 # Sorts `R` groups of 32 scores (T) with their uint32 indices into w, then, when the merge parameters
@@ -74,14 +76,10 @@ def descending(scores, indices):
     return scores[order], indices[order]
 
 
-def with_ties(rng, n, dtype):
-    return rng.integers(-6, 7, n).astype(dtype)  # few values: many equal scores
-
-
 @pytest.mark.parametrize("groups", [1, 8])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_sort32_sorts_each_group_of_32(rng, dtype, groups):
-    scores = with_ties(rng, 32 * groups, dtype)
+    scores = with_ties(rng, 32 * groups, dtype, 6)
     indices = rng.permutation(32 * groups).astype(np.uint32)
     got_s, got_i, pairs = sort_merge(scores, indices)
     for g in range(groups):
@@ -96,7 +94,7 @@ def test_sort32_sorts_each_group_of_32(rng, dtype, groups):
 @pytest.mark.parametrize("valid,queues", [(15, 4), (7, 3), (3, 2)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_mrgsort_merges_the_valid_queues(rng, dtype, valid, queues):
-    scores = with_ties(rng, 256, dtype)
+    scores = with_ties(rng, 256, dtype, 6)
     indices = np.arange(256, dtype=np.uint32)
     got_s, got_i, _ = sort_merge(scores, indices, (valid, 1, 0, 32, 32, 32, 32, 0, 32, 64, 96))
     n = 32 * queues

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """SyncAll (hardware and software forms) exchanging data between cores through GM, atomic adds from
 many cores, and what SetFlag/WaitFlag and PipeBarrier order between the pipes of one core."""
 import itertools

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The twin's pipeline timeline (twin/include/twin/timeline.h) on tiny hand-written kernels: the
 dependencies the kernel's own synchronisation creates, double buffering, barriers, SyncAll, the HBM
 share and L2 re-reads. Expected times are computed from the SoC table and the model constants."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Transpose (16 x 16 and TransposeParamsExt) and TransDataTo5HD (twin/include/twin/transpose.h) against
 NumPy, then their rules."""
 import numpy as np

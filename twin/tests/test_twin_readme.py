@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The README's Python snippets run as written: each ```python block is executed in a fresh
 interpreter, outside the source directory."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The scalar number types of the twin (twin/include/twin/types.h), `half` and `bfloat16_t`, as kernel
 code uses them: conversions from float (round to nearest even, overflow to inf, subnormals, NaN),
 exact conversions to float, and arithmetic that rounds once per operation, against NumPy and

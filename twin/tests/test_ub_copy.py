@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Copy (UB -> UB, twin/include/twin/ub_copy.h) and CreateVecIndex (twin/include/twin/vector_fill.h)
 against NumPy: masked repeats with block and repeat strides, the index ramp."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Kernel utilities of the twin (twin/include/twin/utils.h): SetPadValue's effect on DataCopyPad,
 the data-cache-bypassing scalar GM accesses, DivCeil and printf."""
 import numpy as np

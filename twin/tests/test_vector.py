@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Vector instructions of the twin (twin/include/twin/vector.h) against NumPy: every binary, scalar
 and unary instruction in its count form, its repeat forms (continuous mask, bit mask, the mask
 registers in Normal and Counter mode) with random strides, Duplicate and Brcb; then one test per
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 
 from ascendc_twin.errors import TwinRuleError
-from small_kernels import CTYPES, params, run
+from float_bits import assert_same
+from small_kernels import CTYPES, params, random_array, run
 from vector_driver import (BINARY, REPEAT, SCALAR, UNARY, active_lanes, broken_then_fixed, element_index, launch,
                            mask_from_bits, op_code)
 
@@ -15,14 +17,6 @@ ARITH = [np.float16, np.float32, np.int16, np.int32]
 FLOATS = [np.float16, np.float32]
 FILL = [np.float16, ml_dtypes.bfloat16, np.float32, np.int16, np.int32]
 SIZES = [1, 77, 1000, 4099]
-
-
-def random(rng, n, dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "i":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, n, endpoint=True).astype(dtype)
-    return (rng.standard_normal(n) * 4).astype(np.float32).astype(dtype)
 
 
 def reference(name, a, b):
@@ -33,33 +27,20 @@ def reference(name, a, b):
                 "Mins": np.minimum}[name](a, b).astype(a.dtype)
 
 
-def assert_bits_equal(actual, expected):
-    """Equal bit for bit, except that any NaN matches any NaN."""
-    assert actual.dtype == expected.dtype
-    if actual.dtype.kind == "f" or actual.dtype == ml_dtypes.bfloat16:
-        a32, e32 = actual.astype(np.float32), expected.astype(np.float32)
-        both_nan = np.isnan(a32) & np.isnan(e32)
-        mismatch = ~both_nan & (actual.view(np.uint16 if actual.itemsize == 2 else np.uint32)
-                                != expected.view(np.uint16 if expected.itemsize == 2 else np.uint32))
-    else:
-        mismatch = actual != expected
-    assert not mismatch.any(), f"{mismatch.sum()} lanes differ, first at {np.flatnonzero(mismatch)[:5]}"
-
-
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("name,dtype", [(name, dtype) for name in BINARY for dtype in ARITH
                                         if name != "Div" or dtype in FLOATS])  # A2 has no integer Div
 def test_binary_count_form(rng, name, dtype, n):
-    a, b = random(rng, n, dtype), random(rng, n, dtype)
+    a, b = random_array(rng, n, dtype, scale=4), random_array(rng, n, dtype, scale=4)
     if name == "Div":
         b[b == 0] = 1
     if dtype in FLOATS and n > 10:  # IEEE specials propagate: NaN, infinities, overflow to inf
         big = np.finfo(dtype).max
         a[:6], b[:6] = [np.nan, 1, np.inf, -np.inf, big, -big], [2, np.nan, -np.inf, -np.inf, big, big]
-    d = random(rng, n + 40, dtype)  # lanes past n keep their values
+    d = random_array(rng, n + 40, dtype, scale=4)  # lanes past n keep their values
     out = launch(op_code("kBinaryCount", name), dtype, a, b, d, count=n)
-    assert_bits_equal(out[:n], reference(name, a, b))
-    assert_bits_equal(out[n:n + 40], d[n:])
+    assert_same(out[:n], reference(name, a, b))
+    assert_same(out[n:n + 40], d[n:])
 
 
 def repeat_case(rng, dtype, form):
@@ -92,52 +73,52 @@ def test_binary_repeat_forms(rng, name, dtype, form):
     size = np.dtype(dtype).itemsize
     blk, rep = kw["strides"][:3], kw["strides"][3:]
     n = 8 * 14 * REPEAT // size + 64
-    a, b, d = random(rng, n, dtype), random(rng, n, dtype), random(rng, n, dtype)
+    a, b, d = random_array(rng, n, dtype, scale=4), random_array(rng, n, dtype, scale=4), random_array(rng, n, dtype, scale=4)
     out = launch(op_code(FORMS[form], name), dtype, a, b, d, **kw)
     di, ai, bi = (element_index(r, l, blk[k], rep[k], size) for k in range(3))
     expected = d.copy()
     expected[di] = reference(name, a[ai], b[bi])
-    assert_bits_equal(out[:n], expected)
+    assert_same(out[:n], expected)
 
 
 def test_accumulation_onto_src1_with_zero_repeat_stride(rng):
     """The documented exception to the overlap rule: dst on src1, both repeat strides 0, so every
     repeat adds into the same lanes, in repeat order."""
-    a, d = random(rng, 64 * 6, np.float32), random(rng, 64, np.float32)
+    a, d = random_array(rng, 64 * 6, np.float32, scale=4), random_array(rng, 64, np.float32, scale=4)
     out = launch(op_code("kBinaryMaskLen", "Add"), np.float32, a, None, d, mask_len=64, repeat=6,
                  strides=(1, 1, 1, 0, 8, 0), alias=2)
     expected = d.copy()
     for r in range(6):
         expected = a[64 * r:64 * (r + 1)] + expected
-    assert_bits_equal(out, expected)
+    assert_same(out, expected)
 
 
 @pytest.mark.parametrize("n", [5, 300])
 @pytest.mark.parametrize("dtype", ARITH)
 @pytest.mark.parametrize("name", SCALAR)
 def test_scalar_ops(rng, name, dtype, n):
-    a, d = random(rng, n, dtype), random(rng, n, dtype)
-    s = random(rng, 1, dtype)[0]
+    a, d = random_array(rng, n, dtype, scale=4), random_array(rng, n, dtype, scale=4)
+    s = random_array(rng, 1, dtype, scale=4)[0]
     out = launch(op_code("kScalarCount", name), dtype, a, None, d, count=n, scalar=s)
-    assert_bits_equal(out[:n], reference(name, a, np.full(n, s, dtype)))
+    assert_same(out[:n], reference(name, a, np.full(n, s, dtype)))
     kw, r, l = repeat_case(rng, dtype, "mask_bits")
     size = np.dtype(dtype).itemsize
     m = 8 * 14 * REPEAT // size + 64
-    a, d = random(rng, m, dtype), random(rng, m, dtype)
+    a, d = random_array(rng, m, dtype, scale=4), random_array(rng, m, dtype, scale=4)
     kw["strides"] = kw["strides"][:2] + (1,) + kw["strides"][3:5] + (8,)
     out = launch(op_code("kScalarMaskBits", name), dtype, a, None, d, scalar=s, **kw)
     di, ai = element_index(r, l, kw["strides"][0], kw["strides"][3], size), \
         element_index(r, l, kw["strides"][1], kw["strides"][4], size)
     expected = d.copy()
     expected[di] = reference(name, a[ai], np.full(len(ai), s, dtype))
-    assert_bits_equal(out[:m], expected)
+    assert_same(out[:m], expected)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_ops(rng, name, dtype):
     n = 333
-    a = random(rng, n, dtype)
+    a = random_array(rng, n, dtype, scale=4)
     if name in ("Ln", "Sqrt"):
         a = np.abs(a)
     out = launch(op_code("kUnaryCount", name), dtype, a, None, np.zeros(n, dtype), count=n)
@@ -147,26 +128,26 @@ def test_unary_ops(rng, name, dtype):
     if name in ("Exp", "Ln"):  # libm and NumPy may differ in the last bit; the hardware's are approximations too
         np.testing.assert_allclose(out[:n].astype(np.float32), ref.astype(np.float32), rtol=2e-3 if dtype == np.float16 else 1e-6)
     else:
-        assert_bits_equal(out[:n], ref)
+        assert_same(out[:n], ref)
 
 
 @pytest.mark.parametrize("n", [1, 130, 2049])
 @pytest.mark.parametrize("dtype", FILL)
 def test_duplicate(rng, dtype, n):
-    s = random(rng, 1, dtype)[0]
-    d = random(rng, n + 20, dtype)
+    s = random_array(rng, 1, dtype, scale=4)[0]
+    d = random_array(rng, n + 20, dtype, scale=4)
     out = launch(op_code("kDupCount"), dtype, np.zeros(16, dtype), None, d, count=n, scalar=s)
-    assert_bits_equal(out[:n], np.full(n, s, dtype))
-    assert_bits_equal(out[n:n + 20], d[n:])
+    assert_same(out[:n], np.full(n, s, dtype))
+    assert_same(out[n:n + 20], d[n:])
     lanes = REPEAT // np.dtype(dtype).itemsize
     mask_len, repeat, blk, rep = int(rng.integers(1, lanes + 1)), 3, 2, 17
-    d = random(rng, 3 * 17 * 32 // np.dtype(dtype).itemsize + lanes * 2, dtype)
+    d = random_array(rng, 3 * 17 * 32 // np.dtype(dtype).itemsize + lanes * 2, dtype)
     out = launch(op_code("kDupMaskLen"), dtype, np.zeros(16, dtype), None, d, mask_len=mask_len, repeat=repeat,
                  strides=(blk, 1, 1, rep, 8, 8), scalar=s)
     r, l = active_lanes(lanes, repeat, mask_len=mask_len)
     expected = d.copy()
     expected[element_index(r, l, blk, rep, np.dtype(dtype).itemsize)] = s
-    assert_bits_equal(out[:len(d)], expected)
+    assert_same(out[:len(d)], expected)
 
 
 @pytest.mark.parametrize("blk,rep", [(1, 8), (0, 8), (2, 20)])
@@ -174,8 +155,8 @@ def test_duplicate(rng, dtype, n):
 def test_brcb(rng, dtype, blk, rep):
     """Repeat i broadcasts src[8i + j] into block j; a block stride of 0 counts as 1."""
     repeat, size = 5, np.dtype(dtype).itemsize
-    a = random(rng, 8 * repeat, dtype)
-    d = random(rng, (repeat * rep + 8 * max(blk, 1)) * 32 // size, dtype)
+    a = random_array(rng, 8 * repeat, dtype, scale=4)
+    d = random_array(rng, (repeat * rep + 8 * max(blk, 1)) * 32 // size, dtype)
     out = launch(op_code("kBrcb"), dtype, a, None, d, repeat=repeat, strides=(blk, 1, 1, rep, 8, 8))
     expected = d.copy()
     per_block = 32 // size
@@ -183,7 +164,7 @@ def test_brcb(rng, dtype, blk, rep):
         for j in range(8):
             start = (i * rep + j * max(blk, 1)) * per_block
             expected[start:start + per_block] = a[8 * i + j]
-    assert_bits_equal(out[:len(d)], expected)
+    assert_same(out[:len(d)], expected)
 
 
 # ---- rules: each case runs the broken call, then the fixed one --------------------------------------
@@ -242,11 +223,11 @@ def test_rule(rng, rule):
 def test_undefined_lanes_reach_gm_only_when_computed_on(rng):
     """Lanes computed from poisoned UB are undefined and may not be copied to GM; poisoned lanes the
     mask switches off leave the destination as it was, so the same copy passes."""
-    a, b, d = random(rng, 64, F32), random(rng, 64, F32), random(rng, 64, F32)
+    a, b, d = random_array(rng, 64, F32, scale=4), random_array(rng, 64, F32, scale=4), random_array(rng, 64, F32, scale=4)
     with pytest.raises(TwinRuleError, match="holds undefined data after the launch"):
         launch(op_code("kBinaryCount", "Add"), F32, a, b, d, count=64, defined_a=32)
     out = launch(op_code("kBinaryMaskLen", "Add"), F32, a, b, d, mask_len=32, repeat=1, defined_a=32)
-    assert_bits_equal(out, np.concatenate([a[:32] + b[:32], d[32:]]))
+    assert_same(out, np.concatenate([a[:32] + b[:32], d[32:]]))
 
 
 USE_AFTER_FREE = """#include "kernel_operator.h"
@@ -285,7 +266,7 @@ def test_use_after_free_is_rejected(run_source):
 @pytest.mark.parametrize("form", ["count", "mask_bits"])
 def test_counters_count_repeats_and_active_lanes(rng, form):
     """One vector instruction: its repeats and its mask-enabled lanes (the performance model's input)."""
-    a, b = random(rng, 1000, np.float16), random(rng, 1000, np.float16)
+    a, b = random_array(rng, 1000, np.float16, scale=4), random_array(rng, 1000, np.float16, scale=4)
     if form == "count":
         _, stats = launch(op_code("kBinaryCount", "Add"), np.float16, a, b, np.zeros(1000, np.float16), count=1000,
                           with_stats=True)
@@ -378,18 +359,18 @@ def test_fused_multiply_add_rounds_product_then_sum(rng, dtype, axpy):
     n = 1000
     block = 32 // np.dtype(dtype).itemsize
     size = -(-n // block) * block
-    a, b, d = random(rng, size, dtype), random(rng, size, dtype), random(rng, size, dtype)
-    s = random(rng, 1, dtype)
+    a, b, d = random_array(rng, size, dtype, scale=4), random_array(rng, size, dtype, scale=4), random_array(rng, size, dtype, scale=4)
+    s = random_array(rng, 1, dtype, scale=4)
     with np.errstate(all="ignore"):
         expected = (a * (np.full(size, s[0], dtype) if axpy else b)).astype(dtype) + d
     out = d.copy()
     stats = run(FUSED, "fused", [a, b, out, s, params(n)], defines={"DTYPE": CTYPES[np.dtype(dtype)], "AXPY": int(axpy)})
-    assert_bits_equal(out[:n], expected[:n].astype(dtype))
-    assert_bits_equal(out[n:], d[n:])
+    assert_same(out[:n], expected[:n].astype(dtype))
+    assert_same(out[n:], d[n:])
     assert (stats.total["vector_instrs"], stats.total["vector_repeats"]) == (1, -(-n // (256 // a.itemsize)))
 
 
 def test_fused_multiply_add_is_float_only(rng):
-    a = random(rng, 64, np.int32)
+    a = random_array(rng, 64, np.int32, scale=4)
     with pytest.raises(TwinRuleError, match="MulAddDst: A2 supports half and float"):
         run(FUSED, "fused", [a, a.copy(), a.copy(), a[:1].copy(), params(64)], defines={"DTYPE": "int32_t", "AXPY": 0})

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compound vector instructions of the twin (twin/include/twin/vector_compound.h) against NumPy:
 Axpy with its real two-type signature (half -> half, float -> float, half -> float), AddRelu and
 LeakyRelu; then their dtype rules."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Bitwise vector instructions of the twin (twin/include/twin/vector_logic.h) against NumPy: And,
 Or, ShiftLeft and ShiftRight in their count forms, then the rules (dtypes, the shift range)."""
 import numpy as np

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One Ascend C kernel that issues any vector or reduction instruction of the twin, chosen at run
 // time by the parameter slots below (read by twin/tests/vector_driver.py), so the tests of every
 // dtype, form and rule share one compiled object.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Launches twin/tests/vector_driver.cpp (one vector or reduction instruction per launch, chosen by
 parameter slots) and models how the hardware addresses the lanes of a repeat, for the NumPy
 references of test_vector.py and test_reduce.py. The driver compiles at -O0 (run_kernel's optimize):
@@ -21,9 +22,10 @@ REPEAT = 256
 BUF_BYTES = 61440  # each of the three UB buffers: together inside the usable 188 KiB
 
 
-def _enum(name: str) -> dict:
-    """The enumerators of `enum <name>` in the driver source, with their values."""
-    body = re.search(r"enum %s \{(.*?)\};" % name, SOURCE.read_text(), re.S).group(1)
+def cpp_enum(source: Path, name: str) -> dict:
+    """The enumerators of `enum <name>` in a C++ driver source, with their values (explicit or counted
+    on from the previous one): how the tests name the cases a driver's switch dispatches on."""
+    body = re.search(r"enum %s \{(.*?)\};" % name, source.read_text(), re.S).group(1)
     body = re.sub(r"//[^\n]*", "", body)
     values, nxt = {}, 0
     for item in filter(None, (part.strip() for part in body.split(","))):
@@ -34,8 +36,8 @@ def _enum(name: str) -> dict:
     return values
 
 
-SLOTS = _enum("Slot")
-OPS = _enum("Op")
+SLOTS = cpp_enum(SOURCE, "Slot")
+OPS = cpp_enum(SOURCE, "Op")
 DTYPES = {np.dtype(np.float16): 0, np.dtype(np.float32): 1, np.dtype(np.int16): 2, np.dtype(np.int32): 3,
           np.dtype(ml_dtypes.bfloat16): 4}
 BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
@@ -157,12 +159,3 @@ def gather(src, lanes, repeats, mask_bits=None, mask_len=None, count=None, blk=1
     return values, present
 
 
-def random(rng, n, dtype):
-    return (rng.standard_normal(n) * 8).astype(np.float32).astype(dtype)
-
-
-def assert_bits_equal(actual, want):
-    assert actual.dtype == want.dtype
-    raw = np.uint16 if actual.itemsize == 2 else np.uint32
-    diff = actual.view(raw) != want.view(raw)
-    assert not diff.any(), f"differ at {np.flatnonzero(diff)[:5]}: {actual[diff][:5]} vs {want[diff][:5]}"

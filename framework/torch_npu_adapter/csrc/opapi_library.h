@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Finds the aclnn library of an installed custom operator package (libcust_opapi.so) and one
 // operator's two entry points in it. Plain POSIX, no torch or CANN header, so the search can be
 // built and tested on any machine.

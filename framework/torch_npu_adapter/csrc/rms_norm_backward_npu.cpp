@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NPU kernel of torch.ops.rmsnorm_backward.rms_norm_backward: aclnnRmsNormBackward of the
 // installed custom operator package, launched on the current NPU stream through torch_npu's
 // OpCommand (the custom-handler form the torch_npu custom-op samples use for aclnn operators).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The extension module rmsnorm_backward._tiling: the Python binding of the plain tiling (op_host/tiling),
 // compute_tiling(...) -> dict. The same C++ runs in CANN's TilingFunc, so Python sees the operator's
 // validation rules and tiling choices unchanged. The platform comes from the twin's PlatformAscendC,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Compile-time agreement between the CPU twin's platform table (twin/include/twin/platform.h), which
 // every kernel runs against here, and the facts the operator fixes: the tiling's reference platform
 // (reference_platform.h) and the kernel's granules (rms_norm_backward_ub_layout.h). Built into the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RmsNormBackward's command line: golden (the precision check on the best backend), gen (code
 generation from op_def), doctor (what is installed, which backends work), bench (modelled
 performance per shape), report (PERFORMANCE.md from bench's JSON reports).
@@ -15,7 +16,7 @@ import threading
 
 import click
 
-from ..errors import TwinError
+from ..errors import RmsNormBackwardError
 from ._common import CONTEXT, PROG, CliError, show_notices
 from . import bench, doctor, gen, golden, report
 
@@ -71,13 +72,13 @@ def _run(argv) -> int:
     except click.ClickException as e:
         e.show()
         return e.exit_code
-    except TwinError as e:  # a rule of the operator or the twin, or the environment, found while running
+    except RmsNormBackwardError as e:  # a rule of the operator or the twin, or the environment, found while running
         CliError(str(e)).show()
         return CliError.exit_code
     except OSError as e:  # a file or directory the system refused, that no check above named
         CliError(f"{e.filename or 'a file'} cannot be used ({e.strerror or e})").show()
         return CliError.exit_code
-    except MemoryError:  # the preflight's estimate fell short: still one sentence, not a traceback
+    except MemoryError:  # the host memory estimate fell short: still one sentence, not a traceback
         CliError("ran out of host memory; use smaller shapes").show()
         return CliError.exit_code
     except (click.Abort, KeyboardInterrupt) as e:  # click turns an interrupt into Abort, the signal its cause

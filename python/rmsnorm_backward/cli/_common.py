@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What every subcommand shares: click's error style with exit 2, options checked before any work,
 JSON output, progress on stderr."""
 from __future__ import annotations
@@ -39,7 +40,7 @@ def refusal(error: InvalidInputError, typed: Mapping[str, str]) -> CliError:
 
 def check_soc(ctx, param, value: str) -> str:
     """--soc against the SoC table of the twin's extension, before anything runs."""
-    from ascendc_twin import soc_info
+    from ..twin import soc_info
 
     try:
         soc_info(value)

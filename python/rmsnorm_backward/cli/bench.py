@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The kernel's modelled performance per shape x dtype on one SoC.
 
 Each case runs the real kernel on the CPU twin; the twin's pipeline timeline turns what it counted

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Report CANN, the NPU, torch, torch_npu, the compilers and the twin, and which backends are usable.
 
 Exit status 1 when no backend is usable; 2 when ASCEND_HOME_PATH is set but names no CANN toolkit

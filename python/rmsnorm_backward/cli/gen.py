@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Render every file that op_def restates (rmsnorm_backward/codegen): the OpDef registration, op proto, op
 info per SoC, aclnn header, the tiling data in both forms and CMakePresets.json."""
 from __future__ import annotations
@@ -45,7 +46,7 @@ def command(check, op_def_path, root, as_json) -> int:
             click.echo(f"{len(stale)} generated file(s) differ from {op_def_path.name}: {', '.join(stale)}; "
                        f"run `rmsnorm-backward gen` (edit op_def or the templates, not the outputs)")
         else:
-            click.echo(f"all {len(generator.render_all(op))} generated files are up to date")
+            click.echo(f"all {len(generator.render_all(op, root))} generated files are up to date")
         return 1 if stale else 0
     try:
         changed = generator.write(root, op)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Run the operator on the best backend here and compare it with the float64 golden.
 
 Inputs are random (seeded), or read from a directory in the msopgen sample layout that --save-dir
@@ -23,17 +24,17 @@ from typing import NamedTuple, Optional
 import click
 import numpy as np
 
-from .. import backends, op_def, preflight
+from .. import attrs, backends, host_memory, op_def
 from ..errors import EnvironmentSetupError, InvalidInputError
 from ..fileio import check_writable_dir
 from ..golden import golden
 from ..precision import compare
 from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progress, refusal
-from .sample_dir import CASE_FILE, attrs_with_defaults, read_case, read_golden, read_inputs, write_sample_dir
+from .sample_dir import CASE_FILE, read_case, read_golden, read_inputs, write_sample_dir
 
 EPS = 1e-6  # of the forward pass that produced rstd
 # Options that describe the inputs: a sample directory's case.json does that instead.
-CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "gamma_dtype", "seed", "offset", "no_gamma", "residual")
+CASE_OPTIONS = ("shape", "gamma_dims", "rstd_flat", "dtype", "gamma_dtype", "seed", "gamma_offset", "no_gamma", "residual")
 
 
 def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
@@ -49,10 +50,11 @@ def parse_shape(ctx, param, text: str) -> tuple[int, ...]:
     return dims
 
 
-def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str, offset: float = 0.0,
-                      no_gamma: bool = False, residual: bool = False, gamma_dtype: str | None = None) -> dict:
+def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: str,
+                      gamma_offset: float = attrs.GAMMA_OFFSET, no_gamma: bool = False, residual: bool = False,
+                      gamma_dtype: str | None = None) -> dict:
     """The case the options describe; without gamma it has no gamma tensor and dgamma is empty; with
-    residual it has dres (x's shape and dtype)."""
+    residual it has dres (x's shape and dtype). InvalidInputError when gamma_offset breaks its rules."""
     if not k < len(shape):
         raise click.BadParameter(f"must be from 1 to {len(shape) - 1} for a {len(shape)}-D --shape (got {k})",
                                  param_hint="'--gamma-dims'")
@@ -67,7 +69,8 @@ def case_from_options(shape: tuple[int, ...], k: int, rstd_flat: bool, dtype: st
         shapes["dgamma"] = (0,)
     if not residual:
         del shapes["dres"], dtypes["dres"]
-    return {"shapes": shapes, "dtypes": dtypes, "attrs": attrs_with_defaults({"gamma_offset": offset})}
+    return {"shapes": shapes, "dtypes": dtypes,
+            "attrs": attrs.check({"gamma_offset": gamma_offset}, has_gamma=not no_gamma)}
 
 
 def _dtypes_for(t: str) -> dict:
@@ -92,23 +95,23 @@ def random_inputs(case: dict, seed: int) -> dict:
     }
     if "dres" in shapes:
         inputs["dres"] = rng.standard_normal(shapes["dres"], dtype=np.float32).astype(np_dtype["dres"])
-    if "gamma" in shapes:  # the scale gamma + offset in [0.5, 1.5) whatever the offset (Gemma's gamma is near 0)
+    if "gamma" in shapes:  # the scale gamma + gamma_offset in [0.5, 1.5) whatever the offset (Gemma's gamma is near 0)
         inputs["gamma"] = (rng.uniform(0.5, 1.5, shapes["gamma"]) - case["attrs"]["gamma_offset"]).astype(
             np_dtype["gamma"])
     return inputs
 
 
-def typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, offset, soc) -> dict:
+def typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, gamma_offset, soc) -> dict:
     """The options that describe the case as the user typed them, by the kind of tiling rule they
     answer for (cli._common.refusal): --shape, with --gamma-dims and --rstd-flat when given; --dtype;
-    --gamma-dtype (with --dtype when given) for a rule on gamma's dtype; --offset; --soc."""
+    --gamma-dtype (with --dtype when given) for a rule on gamma's dtype; --gamma-offset; --soc."""
     def given(name: str) -> bool:
         return ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
 
     shape_options = [f"--shape {','.join(map(str, shape))}"]
     shape_options += [f"--gamma-dims {gamma_dims}"] if given("gamma_dims") else []
     shape_options += ["--rstd-flat"] if given("rstd_flat") else []
-    typed = {"shape": " ".join(shape_options), "dtype": f"--dtype {dtype}", "attr": f"--offset {offset}",
+    typed = {"shape": " ".join(shape_options), "dtype": f"--dtype {dtype}", "attr": f"--gamma-offset {gamma_offset}",
              "platform": f"--soc {soc}"}
     if gamma_dtype is not None:  # gamma's dtype has an option of its own
         typed["dtype:gamma"] = f"--gamma-dtype {gamma_dtype}" + (f" with --dtype {dtype}" if given("dtype") else "")
@@ -145,7 +148,7 @@ class Outcome(NamedTuple):
     reports: dict
 
 
-def resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc, backend,
+def resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, gamma_offset, soc, backend,
             from_dir, save_dir) -> Plan:
     """The options' plan, or a one-sentence refusal before any array is made."""
     case = None
@@ -157,17 +160,16 @@ def resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residua
     else:
         if no_gamma and gamma_dtype is not None:
             raise click.UsageError("--gamma-dtype needs a gamma: drop it or --no-gamma")
-        if no_gamma and offset != 0.0:
-            raise click.UsageError("--offset needs a gamma (without one the scale is 1): drop it or --no-gamma")
         try:
-            case = case_from_options(shape, gamma_dims, rstd_flat, dtype, preflight.gamma_offset_value(offset),
-                                     no_gamma, residual, gamma_dtype)
+            case = case_from_options(shape, gamma_dims, rstd_flat, dtype, gamma_offset, no_gamma, residual, gamma_dtype)
         except InvalidInputError as e:
-            raise click.BadParameter(str(e), param_hint="'--offset'") from None
+            hint = "; drop it or --no-gamma" if no_gamma and "without gamma" in str(e) else "."
+            raise click.BadParameter(str(e).rstrip(".") + hint, param_hint="'--gamma-offset'") from None
         try:  # before any array is made
-            preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])
+            host_memory.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])
         except InvalidInputError as e:
-            raise refusal(e, typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, offset, soc)) from None
+            raise refusal(e, typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, gamma_offset,
+                                           soc)) from None
     if save_dir is not None:
         _check_save_dir(save_dir, from_dir)
     chosen = backends.best() if backend == "auto" else _chosen(backend)
@@ -223,9 +225,8 @@ def report(plan: Plan, outcome: Outcome, as_json: bool) -> int:
                     "passed": passed})
         return 0 if passed else 1
     shapes = ", ".join(f"{n} {list(s)}" for n, s in case["shapes"].items() if n in outcome.inputs)
-    defaults = attrs_with_defaults({})
-    attrs = "".join(f"; {n} {v}" for n, v in case["attrs"].items() if v != defaults[n])
-    click.echo(f"{op_def.load().type} on {plan.backend.name} ({plan.soc}): {shapes}; {case['dtypes']['x']}{attrs}"
+    changed = "".join(f"; {n} {v}" for n, v in case["attrs"].items() if v != attrs.DEFAULTS[n])
+    click.echo(f"{op_def.load().type} on {plan.backend.name} ({plan.soc}): {shapes}; {case['dtypes']['x']}{changed}"
                + ("" if seed is None else f"; seed {seed}"))
     for name, result in reports.items():
         click.echo(f"  {name:7s} {result}")
@@ -252,7 +253,7 @@ def report(plan: Plan, outcome: Outcome, as_json: bool) -> int:
               help="the fused add-RMSNorm backward: a random dres (the residual stream's gradient) is added to dx")
 @click.option("--no-gamma", is_flag=True,
               help="the operator without gamma: the scale is 1 and dgamma is empty (none is computed)")
-@click.option("--offset", type=float, default=0.0, show_default=True, metavar="F",
+@click.option("--gamma-offset", type=float, default=attrs.GAMMA_OFFSET, show_default=True, metavar="F",
               help="the gamma_offset attribute: the scale is gamma + F (1.0: Gemma's 1 + w); random gamma is "
                    "drawn so that the scale lies in [0.5, 1.5)")
 @click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC the twin simulates")
@@ -264,9 +265,9 @@ def report(plan: Plan, outcome: Outcome, as_json: bool) -> int:
               help="write inputs, golden and outputs to the new directory D")
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.pass_context
-def command(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc, backend,
+def command(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, gamma_offset, soc, backend,
             from_dir, save_dir, as_json) -> int:
-    plan = resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, offset, soc,
+    plan = resolve(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, seed, residual, no_gamma, gamma_offset, soc,
                    backend, from_dir, save_dir)
     return report(plan, run(plan, show_progress=not as_json), as_json)
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """PERFORMANCE.md from one bench report and one sensitivity report, both written by bench --json:
 
 \b

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The msopgen sample-directory format that `golden --save-dir` writes and `--from-dir` reads:
 
 \b
@@ -21,17 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import op_def, preflight
+from .. import attrs, host_memory, host_tiling, op_def
 from ..errors import EnvironmentSetupError, InvalidInputError
 from ..fileio import atomic_directory
 
 CASE_FILE = "case.json"
 _log = logging.getLogger(__name__)
-
-
-def attrs_with_defaults(given: dict) -> dict:
-    """op_def's attributes: the given values, the defaults for the rest."""
-    return {a.name: given.get(a.name, a.default) for a in op_def.load().attrs}
 
 
 def sample_files(case: dict) -> dict:
@@ -93,11 +89,7 @@ def _read_case(meta: Path) -> dict:
     try:
         raw = json.loads(text)
         case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"],
-                "attrs": attrs_with_defaults(raw.get("attrs", {}))}  # (directories written before attributes: defaults)
-        unknown = sorted(set(raw.get("attrs", {})) - set(case["attrs"]))
-        if unknown:
-            raise ValueError(f"no attribute {', '.join(unknown)} in op_def")
-        case["attrs"]["gamma_offset"] = preflight.gamma_offset_value(case["attrs"]["gamma_offset"])
+                "attrs": attrs.check(raw.get("attrs", {}), has_gamma="gamma" in raw["shapes"])}  # absent: defaults
         missing = [t.name for t in op_def.load().tensors  # an optional tensor: both or neither
                    if (not t.optional or t.name in case["shapes"] or t.name in case["dtypes"])
                    and (t.name not in case["shapes"] or t.name not in case["dtypes"])]
@@ -105,7 +97,7 @@ def _read_case(meta: Path) -> dict:
             raise ValueError(f"no shape or dtype for {', '.join(missing)}")
         if any(name not in op_def.DTYPES for name in case["dtypes"].values()):
             raise ValueError(f"dtypes must be among {', '.join(op_def.DTYPES)}")
-        preflight.check_outputs(case["shapes"], case["dtypes"])  # else the comparison would fail unclearly
+        host_tiling.check_outputs(case["shapes"], case["dtypes"])  # else the comparison would fail unclearly
         if raw.get("files") != sample_files(case):
             raise ValueError("its 'files' table does not match the shapes and dtypes")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -120,7 +112,7 @@ def read_case(d: Path, soc: str) -> dict:
         raise InvalidInputError(f"--from-dir {d} has no {CASE_FILE} ({meta} is missing): make samples with --save-dir")
     case = _read_case(meta)
     try:
-        preflight.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])
+        host_memory.golden_run(case["shapes"], case["dtypes"], soc=soc, **case["attrs"])
     except InvalidInputError as e:  # the tiling's rules or the host's memory refuse the case: name its file
         raise InvalidInputError(f"{meta}: {e}") from None
     op = op_def.load()

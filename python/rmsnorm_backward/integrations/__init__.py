@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Training integrations: one call puts this package's operators into a Hugging Face model.
 
     patch_model(model)            a built model, in place: its RMSNorms run rms_norm (forward bitwise the

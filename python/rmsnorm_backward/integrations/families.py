@@ -1,6 +1,7 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The Hugging Face transformers families whose norm is RMSNorm, and how each computes it.
 
-One row per family: where its classes live, the offset its norm adds to the weight, the attribute its
+One row per family: where its classes live, the gamma_offset its norm adds to the weight, the attribute its
 norm keeps eps in, its casting mode (functional.CASTINGS) and the shape of its decoder layer:
   "pre"       h = h + attn(norm1(h)); h = h + mlp(norm2(h))              (Llama; Phi3's residual dropout)
   "sandwich"  h = h + norm2(attn(norm1(h))); h = h + norm4(mlp(norm3(h)))  (Gemma2, Gemma3)
@@ -16,7 +17,7 @@ class Family:
     module: str       # transformers.models.<module>.modeling_<module>
     norm: str         # the RMSNorm class
     layer: str        # the decoder layer class
-    offset: float     # the norm scales by weight + offset
+    gamma_offset: float     # the norm scales by weight + gamma_offset
     eps: str          # the norm's attribute holding eps
     casting: str      # "input": the normalised x rounded before the weight (Llama); "fp32": all in fp32 (Gemma)
     form: str         # the decoder layer's shape (module docstring)

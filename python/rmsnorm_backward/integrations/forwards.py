@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The forwards a patched Hugging Face norm and decoder layer run, on this package's operators.
 
 A norm runs torch.ops.rmsnorm_backward.rms_norm in its family's casting mode, so on CPU y is bitwise
@@ -30,7 +31,7 @@ def norm_forward(norm, x: torch.Tensor) -> torch.Tensor:
     """The patched norm module's forward (norm.family says how it computes)."""
     family = norm.family
     with _own_dtype(x):
-        return rms_norm_forward(x, norm.weight, getattr(norm, family.eps), family.offset, 0, family.casting)[0]
+        return rms_norm_forward(x, norm.weight, getattr(norm, family.eps), family.gamma_offset, 0, family.casting)[0]
 
 
 def add_norm(norm, x: torch.Tensor, residual: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -42,7 +43,7 @@ def add_norm(norm, x: torch.Tensor, residual: torch.Tensor) -> tuple[torch.Tenso
     dtype = torch.promote_types(residual.dtype, x.dtype)
     with _own_dtype(x):
         y, s, _rstd = add_rms_norm_forward(x.to(dtype), residual.to(dtype), norm.weight, getattr(norm, family.eps),
-                                           family.offset, family.casting)
+                                           family.gamma_offset, family.casting)
     return y, s
 
 

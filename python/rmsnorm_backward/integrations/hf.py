@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Patching Hugging Face transformers models: their RMSNorm modules run this package's operators and
 their decoder layers route the residual add into the next norm (add_rms_norm, backward with dres).
 
@@ -59,20 +60,20 @@ def _families(model_type) -> list[Family]:
     return [family]
 
 
-def _check_offset(family: Family, offset, where: str) -> None:
-    if offset is not None and float(offset) != family.offset:
-        raise InvalidInputError(f"{where} is a {family.module} norm, which scales by weight + {family.offset}: "
-                                f"offset {offset!r} would train a different model.")
+def _check_gamma_offset(family: Family, gamma_offset, where: str) -> None:
+    if gamma_offset is not None and float(gamma_offset) != family.gamma_offset:
+        raise InvalidInputError(f"{where} is a {family.module} norm, which scales by weight + {family.gamma_offset}: "
+                                f"gamma_offset {gamma_offset!r} would train a different model.")
 
 
-def patch_transformers(model_type=None, *, offset=None) -> None:
+def patch_transformers(model_type=None, *, gamma_offset=None) -> None:
     """Models built from now on (from_pretrained, from_config, the constructors) get patched norms and
     decoder layers: those of `model_type` (a name, a config or a model; every family when None).
-    offset, when given, is checked against the family's (a wrong one is refused)."""
+    gamma_offset, when given, is checked against the family's (a wrong one is refused)."""
     families = [(f, _modeling(f)) for f in _families(model_type)]
     families = [(f, module) for f, module in families if module is not None]
     for family, _module in families:  # all checked before any is patched
-        _check_offset(family, offset, family.norm)
+        _check_gamma_offset(family, gamma_offset, family.norm)
     for family, module in families:
         for name, role in ((family.norm, "norm"), (family.layer, "layer")):
             current = getattr(module, name)
@@ -97,10 +98,10 @@ def _known() -> dict[type, tuple[Family, str]]:
     return known
 
 
-def patch_model(model, *, offset=None, fuse_residual: bool = True):
+def patch_model(model, *, gamma_offset=None, fuse_residual: bool = True):
     """Patches a built model in place and returns it: every RMSNorm of a known family runs this
     package's operators, and (fuse_residual) every decoder layer routes its residual add into the
-    next norm. Refuses, before changing anything, an RMSNorm class it does not know and an `offset`
+    next norm. Refuses, before changing anything, an RMSNorm class it does not know and a `gamma_offset`
     that is not the family's."""
     known = _known()
     plan = []
@@ -109,12 +110,12 @@ def patch_model(model, *, offset=None, fuse_residual: bool = True):
         if cls in known:
             family, role = known[cls]
             if role == "norm":
-                _check_offset(family, offset, name or type(model).__name__)
+                _check_gamma_offset(family, gamma_offset, name or type(model).__name__)
             if role == "norm" or fuse_residual:
                 plan.append((module, _subclass(cls, family, role)))
         elif "rmsnorm" in cls.__name__.lower() and not cls.__module__.startswith("rmsnorm_backward."):
             raise InvalidInputError(f"{name} is a {cls.__module__}.{cls.__qualname__}, a norm class "
-                                    "rmsnorm_backward.integrations does not know, so its offset and eps cannot be "
+                                    "rmsnorm_backward.integrations does not know, so its gamma_offset and eps cannot be "
                                     f"read (it patches the families {', '.join(FAMILIES)}).")
     if not plan:
         raise InvalidInputError(f"{type(model).__name__} has no RMSNorm of a family rmsnorm_backward.integrations "

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance model: what the twin's pipeline timeline says the kernel costs on an Atlas A2/A3
 SoC, beside the roofline and a model of CANN's own RmsNormGrad (the anchor). Every figure is
 modelled; see PERFORMANCE.md.
@@ -6,7 +7,7 @@ modelled; see PERFORMANCE.md.
     rows = [run_case(case, load_model("Ascend910B2"), rng) for case in suite("llm")]
 """
 from .bench import format_table, run_case, twin_speed
-from ascendc_twin.model import Model, load_model
+from ..twin import Model, load_model
 from .model import anchor, measured, roofline_us
 from .suites import SUITES, Case, suite
 

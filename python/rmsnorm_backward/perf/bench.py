@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs benchmark cases: the real kernel on the twin (random inputs), its modelled figures beside
 the roofline, the anchor kernel (a model of ops-nn RmsNormGrad's A2 schedule, benchmarks/anchor/, on the same twin
 and timeline, dgamma atomic and deterministic) and the anchor formula, a lower bound on the anchor's time
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..op_def import dtype_of
-from ascendc_twin.model import Model
+from ..twin import Model
 from .anchor import host
 from .model import anchor, measured, roofline_us
 from .suites import Case

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance goals against the anchor kernel and the roofline, in one place: the bench report,
 the sensitivity run, PERFORMANCE.md and tests/perf/test_goals.py all judge by these (every figure
 they judge is modelled).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """From what the twin counted to modelled figures: roofline, our modelled time and where it goes,
 and the anchor (CANN ops-nn RmsNormGrad's algorithm, docs/design.md section 5) under the same constants.
 
@@ -12,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from ..op_def import dtype_of
-from ascendc_twin.model import Model
+from ..twin import Model
 
 # The anchor's algorithm (docs/design.md section 5): rows up to this many cols stay in UB (dy and x
 # read once); longer rows are processed in chunks and dy and x are read twice.

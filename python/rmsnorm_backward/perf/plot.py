@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The benchmark plot: modelled time of ours, the anchor kernel (dgamma atomic and deterministic), the
 anchor formula's lower bound and the roofline per case (matplotlib, an optional dependency)."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """PERFORMANCE.md, rendered whole from one `bench --json` report and one `bench --sensitivity --json`
 report: every figure comes from those two files, each table says the commit it was measured at, and
 the prose (the method, the headline's wording, what only an NPU profile can settle) is the template

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The fused add-RMSNorm backward (the kernel with dres) against the unfused pair it replaces: the
 plain RmsNormBackward, then a separate elementwise add of the residual stream's gradient. Every
 figure is modelled.
@@ -13,7 +14,7 @@ import numpy as np
 from ..op_def import dtype_of
 from . import bench
 from .bench import make_inputs
-from ascendc_twin.model import Model
+from ..twin import Model
 from .model import measured, roofline_us
 from .suites import Case
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """How the benchmark's conclusions move with the model constants nobody measured (`bench --sensitivity`).
 
 Every constant whose source is of kind "assumption" or "range" (twin/include/twin/model_constants.h,
@@ -18,11 +19,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ascendc_twin import model_constants
+from ..twin import model_constants
 
 from . import goals
 from .bench import report_header, run_case
-from ascendc_twin.model import Model
+from ..twin import Model
 from .suites import SUITES, Case
 
 VARIED_KINDS = ("assumption", "range")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The benchmark suites: shapes (x's shape, gamma = its last dim) and dtypes."""
 from __future__ import annotations
 

@@ -1,13 +1,14 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """PyTorch front end of RmsNormBackward (imports torch; the rest of the package does not).
 
     torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma | None, gamma_offset=0.0) -> (dx, dgamma)
-    rms_norm(x, gamma, eps=1e-6, offset=0.0, *, normalized_shape=None)
+    rms_norm(x, gamma, eps=1e-6, gamma_offset=0.0, *, normalized_shape=None)
                                                   torch.ops.rmsnorm_backward.rms_norm (the forward)
                                                   with autograd: its backward runs the operator
-    add_rms_norm(x, residual, gamma, eps=1e-6, offset=0.0) -> (y, x + residual)
+    add_rms_norm(x, residual, gamma, eps=1e-6, gamma_offset=0.0) -> (y, x + residual)
                                                   torch.ops.rmsnorm_backward.add_rms_norm, the fused
                                                   residual add: its backward is one kernel pass (dres)
-    RMSNorm(normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None, *, offset=0.0)
+    RMSNorm(normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None, *, gamma_offset=0.0)
                                                   a torch.nn.RMSNorm subclass, a drop-in for it
 
 CPU tensors run the kernel on the CPU twin; NPU tensors go through the C++ adapter in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Torch tensors <-> NumPy arrays, without touching how the caller's storage may be used later.
 
 In: a NumPy view of a tensor's memory through DLPack (np.from_dlpack), never Tensor.numpy(), which

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch.func (grad, vjp, vmap, jacrev and their compositions) for the forward operators.
 
 torch.library.custom_op's autograd (torch 2.13) is an autograd.Function without setup_context, which

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The NPU (PrivateUse1) kernel of the operator: the C++ adapter in framework/torch_npu_adapter.
 
 The adapter is a separate extension module (rmsnorm_backward_npu_adapter) built only where torch_npu
@@ -17,6 +18,7 @@ import importlib
 
 import torch
 
+from .. import attrs
 from ..npu_adapter import NPU_ADAPTER
 from ..errors import EnvironmentSetupError
 from . import _validate
@@ -40,7 +42,7 @@ def adapter():
 
 
 @rms_norm_backward.register_kernel(torch._C._get_privateuse1_backend_name())
-def _npu_kernel(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0):
+def _npu_kernel(dy, x, rstd, gamma=None, dres=None, gamma_offset=attrs.GAMMA_OFFSET):
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma, dres=dres)
     _validate.check(dy, x, rstd, gamma, gamma_offset, dres)
     return adapter().rms_norm_backward(dy, x, rstd, gamma, dres, gamma_offset)

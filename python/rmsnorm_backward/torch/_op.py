@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch.ops.rmsnorm_backward.rms_norm_backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0)
 -> (dx, dgamma).
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import op_def
+from .. import attrs, op_def
 from . import _bridge, _validate
 
 _OP = op_def.load()
@@ -30,19 +31,21 @@ SCHEMA = "({}) -> ({})".format(
 
 
 @torch.library.custom_op(NAME, mutates_args=(), device_types="cpu", schema=SCHEMA)
-def rms_norm_backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0):
-    """(dx, dgamma) of RMSNorm, scaled by gamma + gamma_offset, by the RmsNormBackward kernel on the CPU twin."""
-    from ..simulate import simulate
+def rms_norm_backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=attrs.GAMMA_OFFSET):
+    """(dx, dgamma) of RMSNorm, scaled by gamma + gamma_offset, by the RmsNormBackward kernel on the CPU
+    twin. The schema types gamma_offset (a float), and the tiling holds its value rules: the kernel is
+    launched without checking it again in Python (simulate.launch)."""
+    from ..simulate import launch
 
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma, dres=dres)
-    # Views, not copies: simulate checks the shapes (once) before it densifies anything.
+    # Views, not copies: the launch checks the shapes (once) before it densifies anything.
     arrays = (None if t is None else _bridge.as_numpy(t) for t in (dy, x, rstd, gamma, dres))
-    dx, dgamma, _stats = simulate(*arrays, gamma_offset=gamma_offset)
+    dx, dgamma, _stats = launch(*arrays, gamma_offset=float(gamma_offset))
     return _bridge.from_numpy(dx), _bridge.from_numpy(dgamma)
 
 
 @rms_norm_backward.register_fake
-def _fake(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0):
+def _fake(dy, x, rstd, gamma=None, dres=None, gamma_offset=attrs.GAMMA_OFFSET):
     _validate.check_devices(dy=dy, x=x, rstd=rstd, gamma=gamma, dres=dres)
     _validate.check(dy, x, rstd, gamma, gamma_offset, dres)
     return x.new_empty(x.shape), x.new_empty((0,) if gamma is None else gamma.shape, dtype=torch.float32)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """DTensor sharding rules of the three operators, so tensor and sequence parallelism (SequenceParallel)
 run them on each rank's rows.
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import attrs
 from ._op import rms_norm_backward
 from .functional import rms_norm_forward
 from .fused import add_rms_norm_forward
@@ -27,7 +29,7 @@ def register() -> None:
         return None if t is None else placement
 
     @register_sharding(rms_norm_forward._opoverload)
-    def _forward(x, gamma, eps, offset=0.0, ndim=0, casting="fp32"):
+    def _forward(x, gamma, eps, gamma_offset=attrs.GAMMA_OFFSET, ndim=0, casting="fp32"):
         normalised = ndim if gamma is None else gamma.ndim
         rules = [([Replicate(), Replicate()], [Replicate(), maybe(gamma, Replicate()), None, None, None, None])]
         for d in _row_dims(x, normalised):
@@ -35,14 +37,14 @@ def register() -> None:
         return rules
 
     @register_sharding(add_rms_norm_forward._opoverload)
-    def _fused(x, residual, gamma, eps, offset=0.0, casting="fp32"):
+    def _fused(x, residual, gamma, eps, gamma_offset=attrs.GAMMA_OFFSET, casting="fp32"):
         rules = [([Replicate()] * 3, [Replicate()] * 3 + [None] * 3)]
         for d in _row_dims(x, gamma.ndim):
             rules.append(([Shard(d)] * 3, [Shard(d), Shard(d), Replicate(), None, None, None]))
         return rules
 
     @register_sharding(rms_norm_backward._opoverload)
-    def _backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=0.0):
+    def _backward(dy, x, rstd, gamma=None, dres=None, gamma_offset=attrs.GAMMA_OFFSET):
         # without gamma, the normalised dims are rstd's trailing 1s (a row dim of size 1 among them
         # only leaves that dim unsharded)
         normalised = gamma.ndim if gamma is not None else next(

@@ -1,7 +1,9 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Input checks of the torch front end, by the rules of the C++ tiling (one source of the rules).
 
-Shapes and dtypes go to rmsnorm_backward.preflight.tiling, the binding of the plain tiling the CANN
-TilingFunc also runs, once per call and on shapes only (no tensor is read or densified). Under torch.compile sizes may be symbolic: a size with a hint (the value of
+Shapes, dtypes and the attributes' values go to rmsnorm_backward.host_tiling.tiling, the binding of
+the plain tiling the CANN TilingFunc also runs, on shapes only (no tensor is read or densified); the
+front end checks the attributes' types and rules once per call (attrs.check, gamma_offset_checked). Under torch.compile sizes may be symbolic: a size with a hint (the value of
 the example input) is checked at that value; when some size has none, the shape check waits for the
 kernel, which runs the same rules on real shapes.
 """
@@ -11,10 +13,10 @@ import math
 
 import torch
 
-from .. import op_def, preflight
+from .. import attrs, host_tiling, op_def
 from ..errors import InvalidInputError
 
-NAMES = preflight.NAMES  # dy, x, rstd, gamma, dres
+NAMES = host_tiling.NAMES  # dy, x, rstd, gamma, dres
 
 
 def check_devices(**tensors: torch.Tensor) -> None:
@@ -46,22 +48,15 @@ def _dtype_name(dtype: torch.dtype) -> str:
 
 def _tiling_rules(shapes: dict, dtypes: dict, gamma_offset: float) -> None:
     # InvalidInputError with its sentence; an absent gamma is a None shape
-    preflight.tiling(shapes, {n: _dtype_name(dtypes[n]) if dtypes.get(n) is not None else "" for n in NAMES},
+    host_tiling.tiling(shapes, {n: _dtype_name(dtypes[n]) if dtypes.get(n) is not None else "" for n in NAMES},
                      gamma_offset=gamma_offset)
 
 
-def check_offset(value, name: str = "gamma_offset") -> None:
-    """The offset's rule (preflight.gamma_offset_value); a symbolic float, while torch.compile traces
-    with a dynamic one, is checked when the kernel gets its value."""
-    if not isinstance(value, torch.SymFloat):
-        preflight.gamma_offset_value(value, name)
-
-
-def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor | None, gamma_offset=0.0,
-          dres: torch.Tensor | None = None) -> None:
-    """The operator's rules for (dy, x, rstd, gamma, dres, gamma_offset): InvalidInputError naming the
-    tensor or attribute and the rule."""
-    check_offset(gamma_offset)
+def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Tensor | None,
+          gamma_offset: float = attrs.GAMMA_OFFSET, dres: torch.Tensor | None = None) -> None:
+    """The tiling's rules for (dy, x, rstd, gamma, dres, gamma_offset): InvalidInputError naming the
+    tensor or attribute and the rule. A symbolic gamma_offset (torch.compile tracing with a dynamic
+    one) or size waits for the kernel, which runs the same rules on the values."""
     tensors = {n: t for n, t in zip(NAMES, (dy, x, rstd, gamma, dres)) if t is not None}
     shapes = {n: _shape(t) for n, t in tensors.items()}
     if None in shapes.values() or isinstance(gamma_offset, torch.SymFloat):
@@ -80,10 +75,12 @@ def eps_value(eps) -> float | None:
     return float(eps)
 
 
-def front_end_offset(offset) -> float:
-    """The offset's value rule (preflight.gamma_offset_value) in eager mode; traced, the op's fake
-    checks it. An offset without gamma reaches the op, whose tiling refuses it with its sentence."""
-    return offset if torch.compiler.is_compiling() else preflight.gamma_offset_value(offset, "offset")
+def gamma_offset_checked(gamma_offset, has_gamma: bool) -> float:
+    """The front end's one check of the attribute (attrs.check) in eager mode; traced, the operator's
+    fake runs the tiling's rules on it."""
+    if torch.compiler.is_compiling():
+        return gamma_offset
+    return attrs.check({"gamma_offset": gamma_offset}, has_gamma=has_gamma)["gamma_offset"]
 
 
 def normalized_row(x: torch.Tensor, gamma: torch.Tensor | None, normalized_shape) -> tuple[int, ...]:
@@ -118,7 +115,8 @@ def backward_dtypes(x_dtype: torch.dtype, gamma_dtype: torch.dtype) -> tuple[tor
     return wide, wide
 
 
-def check_forward(x: torch.Tensor, gamma: torch.Tensor | None, offset=0.0, ndim: int = 0) -> None:
+def check_forward(x: torch.Tensor, gamma: torch.Tensor | None, gamma_offset: float = attrs.GAMMA_OFFSET,
+                  ndim: int = 0) -> None:
     """Will the backward of rms_norm(x, gamma) be accepted? Checked before the forward runs.
 
     The backward runs the operator on dy shaped like x, rstd shaped x.shape[:-k] + (1,) * k
@@ -126,7 +124,6 @@ def check_forward(x: torch.Tensor, gamma: torch.Tensor | None, offset=0.0, ndim:
     may differ in dtype here, each being one of the operator's; the shapes then go to the tiling once.
     """
     check_devices(x=x, gamma=gamma)
-    check_offset(offset, "offset")
     allowed = [d.name for d in op_def.load().type_values]
     for name, t in (("x", x), ("gamma", gamma)):
         if t is not None and _dtype_name(t.dtype) not in allowed:
@@ -140,4 +137,4 @@ def check_forward(x: torch.Tensor, gamma: torch.Tensor | None, offset=0.0, ndim:
     shapes = {"dy": x_shape, "x": x_shape, "rstd": x_shape[:len(x_shape) - k] + (1,) * k, "gamma": gamma_shape}
     data, scale = (x.dtype, None) if gamma is None else backward_dtypes(x.dtype, gamma.dtype)
     _tiling_rules(shapes, {"dy": data, "x": data, "rstd": torch.float32, "gamma": scale},
-                  0.0 if isinstance(offset, torch.SymFloat) else offset)
+                  attrs.GAMMA_OFFSET if isinstance(gamma_offset, torch.SymFloat) else gamma_offset)

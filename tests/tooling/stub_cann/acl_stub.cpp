@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Host-memory implementation of the stub AscendCL/aclnn calls: logs "<call> <args>" per line, checks
 // that each resource is released once and after its last use, and that nothing is left at aclFinalize.
 // The first aclnn stage checks the tensors and sizes the workspace with the project's tiling, as the

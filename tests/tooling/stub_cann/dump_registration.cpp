@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Prints, as JSON, every OpDef and graph prototype the linked generated files registered.
 #include <cstdio>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The atomic modes of copies to GM: between SetAtomicAdd / SetAtomicMax / SetAtomicMin and
 // SetAtomicNone (or DisableDmaAtomic, utils.h), every UB -> GM copy combines each element with what GM
 // holds (data_copy.h does it under the launch's lock). Types, per CANN's documentation and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Synchronisation of cores through GM flags that the API itself manages: IBSet / IBWait (one core
 // tells another that its earlier work is done) and InitDetermineComputeWorkspace / WaitPreBlock /
 // NotifyNextBlock (the cores take turns in block order, e.g. for atomic adds in a fixed order). Each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the Ascend C compiler provides without a header: the kernel-type keywords, the target
 // architecture macro, the block_idx / block_num variables, and InitSocState (the pipe and event
 // names at global scope are in kernel_operator.h, after sync.h declares them). The twin emulates an A2/A3 AI vector core (dav-2201).

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Cast of the twin: precision conversion between tensors of different element types, count form
 // and repeat form (UnaryRepeatParams; lanes per repeat follow the wider type, as documented).
 // The (source, destination, RoundMode) combinations are those of the A2 table in the public Cast
-// documentation, restricted to the pairs an RmsNorm kernel can need:
+// documentation, restricted to the pairs a normalisation kernel needs:
 //   half -> float, bfloat16_t -> float          CAST_NONE (exact)
 //   float -> half      RINT FLOOR CEIL ROUND TRUNC ODD NONE (NONE rounds like RINT)
 //   float -> bfloat16_t RINT FLOOR CEIL ROUND TRUNC (CAST_NONE is not allowed on A2)

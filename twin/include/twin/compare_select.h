@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Compare and select: Compare / Compares (element-wise comparison into a bit mask, one bit per
 // element, element i in bit i % 8 of byte i / 8), Compare into the CmpMask register with GetCmpMask /
 // SetCmpMask, and Select (per element, src0 where the mask bit is 1, else src1 or a scalar).

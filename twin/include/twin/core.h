@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-core state of the CPU twin, the rule-violation error, and the counters.
 // Every Ascend C call of the twin runs on one simulated AI vector core: a thread whose g_core points
 // at its CoreState. A broken rule throws RuleError("core <i>: <Call>: <rule> (<detail>)").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Data movement between GM and the Unified Buffer: DataCopy (count and DataCopyParams forms),
 // DataCopyPad (both directions), with the atomic modes of atomic.h applied to copies to GM.
 // Rules guarded here: UB operands start 32-byte aligned and stay inside their tensor; DataCopy moves

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // DataCopy with SliceInfo: a strided sub-block of a multi-dimensional tensor moved between GM and UB.
 // Dimension 0 is the contiguous one. In it a slice is runs of burstLen 32-byte blocks from startIndex
 // on, `stride` elements apart (gap between a run's end and the next run's start), up to endIndex; in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Gathers within UB: Gather (element by element, count form) and Gatherb (32-byte block by block),
 // with GatherRepeatParams. Semantics from the public Ascend C documentation ("离散与聚合"):
 // Gather: dst[i] = the element at byte srcBaseAddr + srcOffset[i] from src's start (offsets in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The order of GM accesses across cores. The cores of a launch run unordered, so a GM byte that one
 // core writes may be read or written by another core only once the write happens before that access:
 // through a SyncAll both have passed, or through a flag (the writer's DataSyncBarrier and then a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One kernel launch on the twin: block_dim AI cores as threads sharing a LaunchState (the GM
 // buffers, the tiling key, the SyncAll barrier, the atomic-add lock). A kernel shared object ends
 // with TWIN_DEFINE_LAUNCH(entry), which exports the C functions of launch_abi.h; the loader (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C interface between a compiled kernel shared object and its loader (the _twin extension).
 // Plain C structs only: the kernel .so and the extension are built separately, so nothing with a
 // C++ layout crosses this boundary. Bump TWIN_ABI_VERSION whenever a struct here changes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Static tensors: LocalTensor(TPosition, addr, tileSize) names UB bytes by address, without a TPipe,
 // and LocalMemAllocator<Hardware::UB> hands out such tensors one after another from address 0.
 // Rules guarded here (those of the CPU-debug checks): a position other than GM / MAX, the address

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory: LocalTensor (a view of Unified Buffer bytes) and GlobalTensor (a view of GM).
 // Rules guarded here: a LocalTensor is used only while its buffer is allocated (no use after
 // FreeTensor), views stay inside their buffer, UB views start 32-byte aligned where the hardware

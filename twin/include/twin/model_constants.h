@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The performance model's own constants, per SoC, each with its source: the table the timeline
-// (timeline.h) prices instructions with, `bench --sensitivity` varies and the Python performance
-// package reads through the extension. SoC facts are not here: they come from platform.h.
+// (timeline.h) prices instructions with, and Python reads through the extension (load_model;
+// model_constants varies them for a sensitivity study). SoC facts are not here: they come from platform.h.
 #pragma once
 #include <cstddef>
 #include <cstring>

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hardware table of the platform the twin emulates: UB size and core count for the twin's
 // cores, clock and bandwidths for the performance model (Python reads them through the extension).
 // The operator's tiling does not read this table: it asks the platform, through the twin's
 // PlatformAscendC (tiling/platform/platform_ascendc.h) here and CANN's on a real install.
-// Sources: CANN platform configuration files and the Ascend C API documentation, as summarised in
-// docs/design.md section 3; the performance figures' sources are named field by field below.
+// Sources: CANN platform configuration files and the Ascend C API documentation; the performance
+// figures' sources are named field by field below.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -73,7 +74,7 @@ inline constexpr SocInfo kSocTable[] = {
     {"Ascend910_93", "ascend910_93", 48, 196608, 0, 192ull << 20, 16ull << 20, 1.85, 1550.0, 32, 110, 64},
 };
 
-// nullptr when the SoC is not one this operator supports.
+// nullptr when the SoC is not in the table.
 inline const SocInfo *FindSoc(const char *name)
 {
     for (const SocInfo &soc : kSocTable) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TQue and TQueBind: buffers handed between pipes in FIFO order. Rules guarded here: AllocTensor only
 // while a buffer is free, at most `depth` tensors queued before a DeQue, no DeQue of an empty queue,
 // EnQue once per AllocTensor or DeQue, FreeTensor once, only to the owning queue and not while queued,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sum reductions of the twin: ReduceSum (count and repeat forms), WholeReduceSum (one sum per
 // repeat; ReduceRepeat<SUM> in newer CANN) and BlockReduceSum (one sum per 32-byte block;
 // ReduceDataBlock<SUM>). A2 supports half and float.

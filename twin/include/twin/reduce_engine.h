@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the reductions share (reduce.h, reduce_minmax.h, reduce_typed.h): the binary-tree sums in the
 // order reduce.h describes, bit for bit, with each result's definedness, and the rules every
 // reduction applies to its operands (type, overlap across repeats, whole-tensor operands).

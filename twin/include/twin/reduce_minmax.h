@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Max and min reductions of the twin: WholeReduceMax / WholeReduceMin (one extreme per repeat,
 // with its index, in the layout ReduceOrder names), BlockReduceMax / BlockReduceMin (one per
 // 32-byte block) and ReduceMax / ReduceMin over a whole tensor (count and repeat forms, calIndex).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The reductions named by ReduceType: ReduceDataBlock (one result per 32-byte block),
 // ReduceRepeat (one per repeat) and ReducePairElem (one per pair of neighbouring lanes), the newer
 // names of BlockReduceSum/Max/Min, WholeReduceSum/Max/Min and PairReduceSum. Each call's rules and

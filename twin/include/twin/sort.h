@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sorting within UB (排序组合, ISASI): Sort32 and MrgSort (the MrgSort4Info form). Semantics from the
 // public Ascend C documentation (Sort32, MrgSort): a sorted element is an 8-byte (score, index) pair,
 // the score in the low bytes (float: 4 bytes; half: 2, then 2 reserved bytes) and the uint32_t index

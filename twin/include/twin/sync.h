@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Ordering of the pipes of one core (PipeBarrier, SetFlag/WaitFlag) and of the cores of a launch
 // (SyncAll). On the NPU the scalar, vector (V) and copy pipes (MTE2: GM -> UB, MTE3: UB -> GM) run
 // concurrently; the twin runs each instruction to completion in program order, so instead it checks
@@ -51,9 +52,10 @@ inline void Signal(CoreState &core, Pipe from, Handoff &out)
     }
     out[int(from)] = ++core.instr_seq;
 }
-// Set only by the sync-removal test (tests/hardening/test_sync_removal.py) around one queue call of an
-// instrumented kernel: the DeQue or AllocTensor keeps its bookkeeping but waits for nothing, as if the
-// flag the queue inserts there were taken out of the kernel.
+// A fault-injection hook for test harnesses: set around one queue call of an instrumented kernel, the
+// DeQue or AllocTensor keeps its bookkeeping but waits for nothing, as if the flag the queue inserts
+// there were taken out of the kernel; a harness shows that way that a kernel's tests notice a
+// missing wait. Never set by the twin itself.
 inline thread_local bool g_queue_wait_dropped = false;
 
 // A pipe waits for a signal (WaitFlag, DeQue, AllocTensor): what was passed on becomes visible to it.

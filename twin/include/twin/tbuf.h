@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TBuf: one scratch buffer of the Unified Buffer, always allocated, no queue; Get and GetWithOffset
 // hand out tensors inside it (32-byte aligned offsets).
 #pragma once

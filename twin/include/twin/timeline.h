@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The performance timeline of the twin. Every instruction of a core is placed on its pipe (S issues,
 // V computes, MTE2 copies GM -> UB, MTE3 copies UB -> GM) at the earliest time the kernel's own
 // synchronisation allows (EnQue -> DeQue, FreeTensor -> the next AllocTensor of that buffer,

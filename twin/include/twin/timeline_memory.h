@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory side of the timeline (timeline.h): which GM bytes a copy brings from HBM and which
 // from L2, and each core's draw on the SoC-wide HBM pool over time.
 //

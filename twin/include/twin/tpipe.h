@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TPipe, the allocator of the Unified Buffer: InitBuffer carves a TQue's or a TBuf's buffers (all of
 // them fit the UB, at most 64 per kernel), Reset takes them back, Destroy ends
 // the kernel's use of UB (every queue buffer freed by then). Its event ids: 8 per hardware event,

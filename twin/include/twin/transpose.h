@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transpose (the 16 x 16 form and the [N,C,H,W] <-> [N,H,W,C] form with TransposeParamsExt) and
 // TransDataTo5HD (the address-list forms), on the vector pipe. One TransDataTo5HD repeat reads 16
 // DataBlocks (srcList, each moved on by srcRepStride blocks per repeat) and writes 16 (dstList

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The 16-bit floating-point types of Ascend C kernels, `half` (IEEE binary16) and `bfloat16_t`
 // (the upper half of a binary32), in the global namespace as kernels use them.
 // Storage is the 16 raw bits. Conversion to float is exact; conversion from float rounds to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Copy: UB -> UB on the vector pipe in the repeat form, with a lane mask and block strides
 // (CopyRepeatParams: block strides 16 bits, repeat strides 0..4095 blocks). A2 types: int16_t,
 // uint16_t, half, bfloat16_t, int32_t, uint32_t, float. Bytes and their definedness move unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel utilities of the twin: printf and DumpTensor (to the launching process's stdout, one core
 // at a time), GetSystemCycle (the core's modelled cycle count, see timeline.h), DivCeil, the
 // data-cache-bypassing scalar GM accesses and DataSyncBarrier (together they order cores through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Vector compute of the twin: the mask registers, element-wise binary (Add/Sub/Mul/Div/Max/Min),
 // tensor-scalar (Adds/Muls/Maxs/Mins) and unary (Exp/Ln/Sqrt/Abs/Reciprocal) instructions;
 // Duplicate and Brcb (vector_fill.h), the compound ones (vector_compound.h), the bitwise ones

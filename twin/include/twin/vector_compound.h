@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Compound vector instructions: MulAddDst (dst = src0 * src1 + dst), Axpy (dst = src * scalar + dst,
 // also a half source into a float destination), AddRelu (max(src0 + src1, 0)) and LeakyRelu
 // (src where src >= 0, else src * scalar). Each has the count form and the repeat forms of vector.h,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The machinery shared by every vector instruction of the twin (vector.h, reduce.h, cast.h): which
 // lanes run (mask and repeat, or counter mode), where each operand's lanes live in UB (block and
 // repeat strides), the rule checks every instruction makes, and the walk over contiguous runs of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Data fill instructions of the twin: Duplicate (a scalar into every selected lane), Brcb (each of
 // 8 source elements per repeat broadcast into one 32-byte block) and CreateVecIndex (firstValue,
 // firstValue + 1, ... in the element type; A2: int16_t, half, int32_t, float). Both take bfloat16_t on A2, as

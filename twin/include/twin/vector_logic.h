@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bitwise vector instructions: And / Or (element-wise, A2: int16_t and uint16_t) and ShiftLeft /
 // ShiftRight by a scalar (A2: int16_t, uint16_t, int32_t, uint32_t; the shift in [0, 16] for 16-bit
 // and [0, 32] for 32-bit elements; ShiftRight of a signed type is arithmetic). Count form and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Run any Ascend C kernel source on the CPU twin.
 
     stats = run_kernel("my_kernel.cpp", "my_kernel", [x, y, z], block_dim=8)
@@ -29,14 +30,18 @@ from typing import Callable, Iterable, Optional, Union
 import numpy as np
 
 from . import resources
-from .build import Defines, compile_kernel
-from .errors import InvalidInputError, TwinRuleError
+from .build import Defines, cache_dir, compile_kernel, twin_include_dirs
+from .errors import (EnvironmentSetupError, InvalidInputError, KernelCompileError, KernelCrashError, TwinError,
+                     TwinRuleError, TwinTimeoutError)
 
 # Generous: the slowest launch of the test suites takes seconds; a kernel that loops forever does not.
 DEFAULT_TIMEOUT = 600.0
 
+# The public API (README.md): what a caller may use; every other name is the twin's own.
 __all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "soc_table", "gm_empty", "gm_array", "model_constants",
-           "add_launch_check"]
+           "add_launch_check", "Model", "load_model", "twin_include_dirs", "cache_dir",
+           "TwinError", "InvalidInputError", "EnvironmentSetupError", "KernelCompileError", "TwinRuleError",
+           "TwinTimeoutError", "KernelCrashError"]
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,8 @@ _MODEL_OVERRIDES: contextvars.ContextVar[Optional[Mapping[str, float]]] = contex
 @contextlib.contextmanager
 def model_constants(overrides: Mapping[str, float]):
     """Within the block, every run_kernel that names no model of its own launches with these
-    performance model constants (by name, model_sources()) in place of the SoC's: how bench
-    --sensitivity reruns ours and any other kernel under the same changed constants."""
+    performance model constants (by name, model_sources()) in place of the SoC's: how a sensitivity
+    study reruns several kernels under the same changed constants."""
     _model_values("Ascend910B2", overrides)  # a bad name or value fails here, before any launch
     token = _MODEL_OVERRIDES.set(dict(overrides))
     try:
@@ -210,3 +215,6 @@ def run_kernel(source: Union[str, os.PathLike], name: str, args, *, block_dim: i
     per_core = [dict(zip(counter_names, row)) for row in out["cores"]]
     total = {k: (max if k == "ub_peak_bytes" else sum)(core[k] for core in per_core) for k in counter_names}
     return LaunchStats(block_dim=int(block_dim), cores=per_core, total=total)
+
+
+from .model import Model, load_model  # noqa: E402  (model.py reads soc_info, defined above)

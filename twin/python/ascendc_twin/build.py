@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Compiling an Ascend C kernel source against the CPU twin, cached by content.
 
 One shared object per (kernel source, entry): a generated wrapper includes `kernel_operator.h`, the
@@ -27,7 +28,7 @@ from .errors import EnvironmentSetupError, InvalidInputError, KernelCompileError
 
 CXX = "g++"
 CACHE_VARIABLE = "ASCENDC_TWIN_CACHE"  # where compiled kernels are kept
-# The project's kernel flags (docs/design.md section 6); never -ffast-math: NaN/Inf must propagate as IEEE does.
+# The kernel flags; never -ffast-math: NaN/Inf must propagate as IEEE does.
 # The dynamic vectoriser cost model lets -O2 vectorise the twin's lane loops (GCC 12's default
 # at -O2 leaves any loop needing an alias check scalar: 2x slower); IEEE results are unchanged.
 # Hidden visibility keeps each object's twin state its own. A precompiled kernel_operator.h is
@@ -40,7 +41,7 @@ PCH_KEEP = 4  # precompiled headers kept in the cache (each ~70 MB), the newest:
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc", ".inl")
 SKIPPED_DIRS = {"build", "node_modules", "__pycache__"}
 _ENTRY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# A compile takes seconds (about 15 s for the operator's kernel): announced at INFO, which the CLI shows.
+# A compile takes seconds (about 15 s for a kernel of a few thousand lines): announced at INFO, which the CLI shows.
 _log = logging.getLogger(__name__)
 
 Defines = Optional[Union[Mapping[str, object], Iterable[str]]]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Builds one of CANN's kernel UTs from a fetched ops-nn checkout and runs it on the twin, unchanged.
 
 ops-nn ships a gtest UT per operator (<category>/<op>/tests/ut/op_kernel/test_<op>*.cpp) that CANN

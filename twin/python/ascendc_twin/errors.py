@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The exceptions of ascendc_twin, by cause; each message is one sentence naming what is wrong.
 
     InvalidInputError      an argument of run_kernel, gm_empty, soc_info, ... breaks a documented rule

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The performance model's constants for one SoC: the SoC facts of include/twin/platform.h and the
 model-only constants of include/twin/model_constants.h (kModelTable, with their sources in
 kModelFields), both read through the extension so that every figure has one source."""

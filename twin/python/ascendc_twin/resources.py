@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Where the files the twin reads at run time live: its headers (include/) and the demo kernel (demo/).
 
 A wheel ships them inside the package under `ascendc_twin/data/`, in the layout of the twin's source

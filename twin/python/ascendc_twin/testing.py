@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Pytest fixtures for testing kernels on the twin; a conftest imports the ones it wants:
 
     from ascendc_twin.testing import pytest_report_header, read_only_dir, rng, run_source  # noqa: F401

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The anchor comparison of bench JSONs as Markdown tables (all figures modelled):
 
     rmsnorm-backward bench --suite all --json anchor.json && python -m rmsnorm_backward.perf.anchor.compare anchor.json

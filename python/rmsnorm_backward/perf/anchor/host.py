@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Host side of the anchor kernel (a model of ops-nn's A2 RmsNormGrad schedule; benchmarks/anchor/ holds
 the kernel and ANCHOR.md, the table of what it follows): its tiling, and a launch on the CPU twin.
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from rmsnorm_backward import resources
 from rmsnorm_backward.errors import InvalidInputError
-from ascendc_twin import run_kernel, soc_info
+from rmsnorm_backward.twin import run_kernel, soc_info
 
 ENTRY = "anchor_rms_norm_grad"
 

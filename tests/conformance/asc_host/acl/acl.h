@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A host-side stand-in for the AscendCL runtime calls the asc-devkit samples' main() makes, so the
 // samples' own host code runs unchanged on the CPU: device memory is host memory, streams are
 // nothing, and a kernel launch (`kernel<<<blocks, l2ctrl, stream>>>(args...)`, rewritten by

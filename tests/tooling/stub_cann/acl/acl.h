@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test double of the AscendCL runtime calls the aclnn demo makes (declared from the public API
 // documentation's signatures, no CANN code). acl_stub.cpp implements them on host memory and logs
 // every call, so a test can check the demo's order of creation and release.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test double of the aclnn tensor API the generated aclnn header, the demos and the public ATB headers
 // (atb/types.h) use; enumerator values as AscendCL documents them.
 #pragma once

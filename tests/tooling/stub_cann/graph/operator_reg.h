@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test double of the graph prototype macros (REG_OP ... OP_END_FACTORY_REG) and the ge enums the
 // generated files name; records each prototype's inputs, outputs and attributes.
 #pragma once

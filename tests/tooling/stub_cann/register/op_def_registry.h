@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test double of the OpDef registration API (written from its documented call shapes, no CANN code):
 // records what a generated registration declares so a test can print it and compare with op_def.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The twin's PlatformAscendC: the part of CANN's host-side platform query (the header of the same
 // path in a CANN install) a TilingFunc uses, answered from the twin's hardware table
 // (twin/platform.h). A tiling function asks this class and CANN's the same questions,

@@ -1,13 +1,14 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """How fast the CPU twin runs a kernel, as a ratio to NumPy float32 doing the same math (goal <= 2x).
 
-The kernel is the demo kernel twin/demo/scaled_sum.cpp: per tile, copy x and y in, z = (x * y + x)
+The kernel is the twin's demo kernel, demo/scaled_sum.cpp: per tile, copy x and y in, z = (x * y + x)
 * 0.5, sum z, copy z and the sum out. NumPy does the same math on the whole arrays. The twin's time
 is one run_kernel call (compiled beforehand) on arrays in the twin's GM memory (gm_array: like
 device memory, no copies); the time with plain NumPy arrays (copied into guarded buffers and back)
 is reported too. Best of --repeats runs, in wall time (the goal) and in CPU time of all threads (robust to load).
 Not a test: it prints the numbers (or --json) and exits 0 whatever the ratio.
 
-    .venv/bin/python benchmarks/twin_speed.py [--elements N] [--tile-len N] [--block-dim N] [--json]
+    python benchmarks/twin_speed.py [--elements N] [--tile-len N] [--block-dim N] [--json]
 """
 from __future__ import annotations
 
@@ -19,10 +20,9 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from rmsnorm_backward import resources
-from ascendc_twin import compile_kernel, gm_array, run_kernel
+from ascendc_twin import compile_kernel, gm_array, resources, run_kernel
 
-KERNEL = resources.path("twin/demo/scaled_sum.cpp")
+KERNEL = resources.path("demo/scaled_sum.cpp")
 GOAL = 2.0
 
 
