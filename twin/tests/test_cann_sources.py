@@ -161,7 +161,7 @@ def test_acc_val_before_any_reduce_sum_is_refused(rng):
         run(REGISTERS, "registers", [np.zeros(64, np.float32), np.array([8, 1], np.int32), np.zeros(80, np.int32)])
 
 
-# TPipe buffers of `used` bytes (CANN's small-D RmsNormGrad plans 195,584), then InitOutput of n
+# TPipe buffers of `used` bytes (CANN's small-D rms_norm_grad plans 195,584), then InitOutput of n
 # floats with a value through the stack buffer left past them (up to the UB less 64 bytes).
 INIT_OUTPUT = r"""
 extern "C" __global__ __aicore__ void init_output(GM_ADDR y, GM_ADDR prm)
