@@ -56,7 +56,8 @@ setup() {
     [[ -x "$PY" ]] || python3 -m venv --system-site-packages "$VENV"
     "$PY" -m pip install --quiet --upgrade pip
     "$PY" -m pip install --quiet scikit-build-core pybind11 \
-        numpy ml_dtypes jinja2 tqdm click matplotlib pytest pytest-xdist hypothesis expecttest torch==2.13.0 "transformers>=5,<6"
+        numpy ml_dtypes jinja2 tqdm click matplotlib pytest pytest-xdist hypothesis expecttest torch==2.13.0 "transformers>=5,<6" \
+        megatron-core==0.16.1 kernels==0.19.1  # test-only: integrations.megatron and .hf_kernels
     # The twin first, editable, with its test extras; then the operator editable without resolving its
     # dependencies again (pip would replace the editable twin by a copy built from file:./twin).
     "$PY" -m pip install --quiet --no-build-isolation -e "$ROOT/twin[test]"

@@ -49,7 +49,7 @@ public:
 
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        InitBase(args, tiling, pipe, gm_);
+        InitBase(args, tiling, pipe, gm_, true);
         const uint32_t C = t_.chunk_cols;
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);

@@ -52,7 +52,7 @@ public:
 
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        InitBase(args, tiling, pipe, gm_);
+        InitBase(args, tiling, pipe, gm_, false);
         C_ = t_.chunk_cols;
         chunks_ = CeilDiv(t_.cols, C_);
         const auto layout = rmsnorm_backward::layout::Streamed(t_, sizeof(T));

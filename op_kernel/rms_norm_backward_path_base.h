@@ -9,15 +9,19 @@ namespace rmsnorm_backward::kernel {
 
 class RmsNormBackwardPathBase {
 protected:
+    // readsInputsOnce: the path reads each byte of dy, x and dres once, so they go past L2.
     template <typename T>
     __aicore__ inline void InitBase(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe,
-                                    OperatorGm<T> &gm)
+                                    OperatorGm<T> &gm, bool readsInputsOnce)
     {
         t_ = tiling;
         pipe_ = pipe;
         hasGamma_ = t_.gamma_bytes != 0;
         hasDres_ = t_.has_dres != 0;
         gm.Init(args, t_);
+        if (readsInputsOnce) {
+            gm.ReadInputsPastL2();
+        }
     }
 
     // gamma is held in fp32 as it is loaded (fp32 data, or a float32 gamma beside 16-bit data): it

@@ -28,7 +28,7 @@ public:
 
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        InitBase(args, tiling, pipe, gm_);
+        InitBase(args, tiling, pipe, gm_, true);
         const auto layout = rmsnorm_backward::layout::RowsInUb(t_, sizeof(T));
         pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.tileBytes);
         pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.tileBytes);

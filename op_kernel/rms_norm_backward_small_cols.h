@@ -35,7 +35,7 @@ public:
 
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
-        InitBase(args, tiling, pipe, gm_);
+        InitBase(args, tiling, pipe, gm_, true);
         const auto layout = rmsnorm_backward::layout::SmallCols(t_);
         scalarAsBlock_ = layout.rowBlocks;
         gammaLanes_ = uint32_t(layout.gammaLanes);

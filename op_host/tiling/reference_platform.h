@@ -11,6 +11,9 @@
 
 namespace rmsnorm_backward::tiling::reference_platform {
 
+// The reference SoC (its SoC version string); op_def's [op] reference_soc names it for Python.
+inline constexpr char kSocName[] = "Ascend910B2";
+
 // The most vector cores of a supported SoC: dgamma's row groups never outnumber them.
 inline constexpr uint32_t kVectorCores = 48;
 // Unified Buffer per vector core, and the part of it this tiling keeps free (8 KiB + 256 B): more

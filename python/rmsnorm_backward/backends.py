@@ -102,11 +102,12 @@ def probe_npu(timeout: float = 120.0) -> dict:
 
 
 def twin_backend() -> Backend:
-    if shutil.which(os.environ.get("CXX", "g++")) is None:
-        return Backend("twin", False, "no C++ compiler (g++) on PATH", "install g++ (apt-get install g++)")
     try:
-        from .twin import soc_table
+        from .twin import CXX, soc_table  # CXX: the compiler the twin runs (always this one: it never reads $CXX)
 
+        if shutil.which(CXX) is None:
+            return Backend("twin", False, f"no {CXX} on PATH (the twin compiles kernels with {CXX})",
+                           f"install {CXX} (apt-get install g++)")
         socs = ", ".join(row["name"] for row in soc_table())
         resources.extension()
         importlib.import_module("rmsnorm_backward.simulate")

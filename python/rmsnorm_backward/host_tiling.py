@@ -14,12 +14,13 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
-from . import attrs, resources
+from . import attrs, op_def, resources
 from .errors import InvalidInputError
 
 NAMES = ("dy", "x", "rstd", "gamma", "dres")
 OPTIONAL = ("gamma", "dres")  # absent: a None shape (gamma: the scale is 1; dres: nothing added to dx)
 _INT64_MAX = 2**63 - 1
+DEFAULT_SOC = op_def.load().reference_soc  # the SoC a call names none of runs on (the tiling's reference)
 
 # Tiling decisions kept per (shapes, dtypes, gamma_offset, soc, block_dim): the torch layer asks for the
 # same one in rms_norm's forward check, its backward's kernel and again at every step of a training loop.
@@ -27,7 +28,7 @@ TILING_CACHE_SIZE = 256
 
 
 def tiling(shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str], *,
-           gamma_offset: float = attrs.GAMMA_OFFSET, soc: str = "Ascend910B2", block_dim: Optional[int] = None) -> dict:
+           gamma_offset: float = attrs.GAMMA_OFFSET, soc: str = DEFAULT_SOC, block_dim: Optional[int] = None) -> dict:
     """The C++ tiling's verdict on these shapes and dtype names (dy, x, rstd, gamma, dres) and the
     gamma_offset attribute (a float, as attrs.check returns it; the tiling holds its value rules):
     its dict (a copy of the cached one: the search runs once per distinct request), or

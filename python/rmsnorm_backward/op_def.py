@@ -7,6 +7,7 @@ names, torch's ScalarType).
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -235,6 +236,7 @@ class OpDef:
     socs: tuple[str, ...]
     formats: tuple[str, ...]
     vendor: str
+    reference_soc: str       # the SoC the twin runs by default (op_host/tiling/reference_platform.h's kSocName)
     soc_chips: dict          # SoC family -> the chip name CANN's ascendc.cmake accepts (SOC_VERSION)
     type_values: tuple[DType, ...]   # the values of T: one dtype combination each, then the mixed ones
     inputs: tuple[Tensor, ...]
@@ -306,8 +308,25 @@ def _mixed(raw: dict, table: dict[str, DType], type_values: tuple[DType, ...], p
     return tuple(out)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _check_names(raw: dict, path: Path) -> None:
+    """Tensor and attribute names become C++, Python and JSON names in every generated file: each a C
+    identifier, no two alike."""
+    names = [t.get("name") for t in raw.get("inputs", []) + raw.get("outputs", []) + raw.get("attrs", [])]
+    bad = [n for n in names if not isinstance(n, str) or not _IDENTIFIER.match(n)]
+    if bad:
+        raise ValueError(f"{path}: tensor and attribute names must be C identifiers (got {', '.join(map(repr, bad))})")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{path}: tensor and attribute names must be unique ({', '.join(map(repr, twice))} "
+                         "named more than once)")
+
+
 def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
     raw = tomllib.loads(text)
+    _check_names(raw, path)
     table = _dtype_table(raw, path)
     try:
         type_values = tuple(table[n] for n in raw["dtypes"]["T"])
@@ -324,6 +343,7 @@ def parse(text: str, path: Path = DEFAULT_PATH) -> OpDef:
         socs=tuple(op["socs"]),
         formats=tuple(op["formats"]),
         vendor=op["vendor"],
+        reference_soc=op.get("reference_soc", ""),
         soc_chips=_soc_chips(raw, op["socs"], path),
         type_values=type_values,
         inputs=tuple(_tensor(t, table, type_values, str(path), mixed) for t in raw["inputs"]),

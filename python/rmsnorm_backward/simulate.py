@@ -51,7 +51,7 @@ def _poisoned(shape, dtype) -> np.ndarray:
     return array
 
 
-def tiling_for(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = attrs.GAMMA_OFFSET, soc: str = "Ascend910B2",
+def tiling_for(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = attrs.GAMMA_OFFSET, soc: str = host_tiling.DEFAULT_SOC,
                block_dim: Optional[int] = None) -> dict:
     """The C++ tiling's verdict on these arrays' shapes and dtypes: its dict, or InvalidInputError."""
     arrays = {n: a for n, a in zip(host_tiling.NAMES, (dy, x, rstd, gamma, dres)) if a is not None}
@@ -59,14 +59,14 @@ def tiling_for(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = attrs.GAM
                             gamma_offset=gamma_offset, soc=soc, block_dim=block_dim)
 
 
-def simulate(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = attrs.GAMMA_OFFSET, soc: str = "Ascend910B2",
+def simulate(dy, x, rstd, gamma, dres=None, *, gamma_offset: float = attrs.GAMMA_OFFSET, soc: str = host_tiling.DEFAULT_SOC,
              block_dim: Optional[int] = None):
     """Runs the kernel on the twin; returns (dx, dgamma, stats). See the module docstring."""
     checked = attrs.check({"gamma_offset": gamma_offset}, has_gamma=gamma is not None)
     return launch(dy, x, rstd, gamma, dres, soc=soc, block_dim=block_dim, **checked)
 
 
-def launch(dy, x, rstd, gamma, dres=None, *, gamma_offset: float, soc: str = "Ascend910B2",
+def launch(dy, x, rstd, gamma, dres=None, *, gamma_offset: float, soc: str = host_tiling.DEFAULT_SOC,
            block_dim: Optional[int] = None):
     """simulate() for a caller whose attributes are checked already (attrs.check, or a torch schema
     typing them; the tiling's rules still apply): the same results, without checking them again."""

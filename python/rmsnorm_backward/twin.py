@@ -6,7 +6,7 @@ from here, never from ascendc_twin: what the twin raises on purpose crosses this
 operator's own error (rmsnorm_backward.errors), so a caller catches one hierarchy whichever layer
 found the fault, and the NPU path, which never comes here, needs no twin at all.
 
-    run_kernel, compile_kernel, soc_table, soc_info, load_model, model_constants, Model
+    run_kernel, compile_kernel, soc_table, soc_info, load_model, model_constants, Model, CXX
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from ascendc_twin import errors as twin_errors
 from . import errors
 
 Model = ascendc_twin.Model
+CXX = ascendc_twin.CXX  # the compiler the twin runs kernels' compiles with (it never reads $CXX)
 
 # Each twin error and the operator's error it becomes (the first that matches).
 _TRANSLATED = (

@@ -97,3 +97,30 @@ def test_gen_names_an_unreadable_op_def(capsys, monkeypatch, tmp_path):
     assert main(["gen", "--check", "--op-def", str(path)]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"Error: Invalid value for '--op-def': {path} cannot be read (Permission denied)")
+
+
+def test_cxx_naming_no_compiler_does_not_make_the_twin_unusable(capsys, monkeypatch):
+    # The twin always runs plain g++ (it never reads CXX): the check names and looks for that one.
+    monkeypatch.setenv("CXX", "/nonexistent/g++")
+    twin = backends.twin_backend()
+    assert twin.usable, twin.detail
+    assert main(["golden", "--shape", "4,8", "--backend", "twin", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"]
+
+
+def test_without_g_plus_plus_on_path_the_twin_names_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CXX", "/usr/bin/g++")  # set or not, the twin runs the g++ on PATH
+    twin = backends.twin_backend()
+    assert not twin.usable and twin.detail == "no g++ on PATH (the twin compiles kernels with g++)"
+
+
+def test_running_out_of_memory_is_exit_2_in_one_sentence(capsys, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(backends, "run", exhausted)
+    assert main(["golden", "--shape", "4,8"]) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert captured.err.strip().splitlines()[-1] == "Error: ran out of host memory; use smaller shapes"

@@ -57,13 +57,13 @@ def test_classes_patched_before_from_pretrained(rng, tmp_path, patched_classes):
     assert mode.calls["add_rms_norm"] == loaded.config.num_hidden_layers
     unpatch_transformers()
     fresh = transformers.AutoModelForCausalLM.from_pretrained(tmp_path)
-    assert not hasattr(fresh.model.norm, "family")
+    assert not hasattr(fresh.model.norm, "patched_as")
 
 
 def test_patching_every_family_reaches_every_norm(patched_classes):
     patched_classes()
     model = transformers.AutoModelForCausalLM.from_config(config("qwen3"))
-    assert model.model.layers[0].self_attn.q_norm.family.module == "qwen3"
+    assert model.model.layers[0].self_attn.q_norm.patched_as.source == "llama"  # Qwen3's norm computes as Llama's
 
 
 def test_an_unknown_norm_class_is_refused(rng):
@@ -82,7 +82,7 @@ def test_an_unknown_norm_class_is_refused(rng):
 
 
 @pytest.mark.parametrize("family, offset", [("gemma", 0.0), ("llama", 1.0)])
-def test_a_wrong_offset_is_refused(rng, family, offset):
+def test_a_wrong_gamma_offset_is_refused(rng, family, offset):
     model = tiny(family, rng)
     with pytest.raises(InvalidInputError, match=rf"^model.layers.0.input_layernorm is a {family} norm, which "
                                                 rf"scales by weight \+ {1.0 - offset}: gamma_offset {offset} would train "
@@ -95,9 +95,10 @@ def test_a_wrong_offset_is_refused(rng, family, offset):
 
 def test_a_model_type_it_does_not_patch_is_refused():
     with pytest.raises(InvalidInputError, match=r"^model type 'bert' is not one rmsnorm_backward.integrations "
-                                                r"patches \(it patches llama, mistral, "):
+                                                r"patches: transformers.models.bert.modeling_bert has no RMSNorm "
+                                                r"of a known form"):
         patch_transformers("bert")
-    with pytest.raises(InvalidInputError, match=r"^Linear has no RMSNorm of a family"):
+    with pytest.raises(InvalidInputError, match=r"^Linear has no RMSNorm rmsnorm_backward.integrations patches"):
         patch_model(torch.nn.Linear(2, 2))
 
 

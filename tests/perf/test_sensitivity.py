@@ -17,7 +17,7 @@ from rmsnorm_backward.perf import goals, sensitivity
 from rmsnorm_backward.perf.bench import make_inputs, run_case
 from rmsnorm_backward.perf.suites import SUITES, Case
 from rmsnorm_backward.simulate import simulate
-from ascendc_twin import model_constants
+from rmsnorm_backward.twin import model_constants
 
 TINY = Case((32, 32, 48), "fp16")
 
@@ -85,7 +85,7 @@ def test_sensitivity_report(tmp_path, capsys, model):
     got = {(v["constant"], v["factor"]) for v in report["variants"]}
     assert got == {(n, f) for n in sensitivity.varied(model) for _, f in sensitivity.values(model, n)}
     tried = {(v["constant"], v["value"]) for v in report["variants"]}
-    assert {("hbm_phase_overlap", 1.0), ("write_hbm_fraction", 0.0), ("pipe_barrier_cycles", 0.0),
+    assert {("hbm_phase_overlap", 1.0), ("l2_capacity_fraction", 0.25), ("pipe_barrier_cycles", 0.0),
             ("flag_sync_cycles", 0.0)} <= tried
     speedup = {(v["constant"], v["factor"]): v["suites"]["atb"]["speedup_formula"][0] for v in report["variants"]}
     base = report["baseline"]["atb"]["speedup_formula"][0]
@@ -97,10 +97,13 @@ def test_sensitivity_report(tmp_path, capsys, model):
     for v in [report["baseline"]["atb"], *(v["suites"]["atb"] for v in report["variants"])]:
         low, high = v["speedup_anchor"]
         assert 0 < low <= high and 0 < v["speedup_anchor_det"][0]
-    # Each goal judged under every variant: the tiny case is the one case, below 1.15x with its ceiling
-    # above (so in reach), and no llm case is in the sample for the roofline goal.
+    # Each goal judged under every variant: the tiny case is the one case, and no llm case is in the
+    # sample for the roofline goal. At the baseline it is below 1.15x with its ceiling above (so in
+    # reach); a variant that brings the anchor within 3 % of the (restated) bound takes it out of the
+    # strong goal.
     for found in [report["conclusions"], *(v["conclusions"] for v in report["variants"])]:
-        assert found["goal"]["cases"] == found["strong"]["cases"] == 1 and found["roofline"]["cases"] == 0
+        assert found["goal"]["cases"] == 1 and found["strong"]["cases"] <= 1 and found["roofline"]["cases"] == 0
+    assert report["conclusions"]["strong"]["cases"] == 1
     assert report["conclusions"]["strong"]["fails"] == [[TINY.label, pytest.approx(speedup_of(report)), True]]
     for statement in goals.STATEMENTS.values():
         assert f"- {statement}: " in table

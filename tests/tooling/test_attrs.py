@@ -103,3 +103,11 @@ def test_check_refuses_in_one_sentence(values, has_gamma, why):
 def test_op_def_states_the_rules_it_is_read_for():
     (gamma_offset,) = OP.attrs
     assert gamma_offset.finite and gamma_offset.needs == "gamma" and OP.tensor("gamma").optional
+
+
+def test_the_default_soc_is_op_defs_reference_and_the_tilings():
+    from rmsnorm_backward import _tiling, host_tiling
+    from rmsnorm_backward.simulate import simulate
+
+    assert host_tiling.DEFAULT_SOC == OP.reference_soc == _tiling.REFERENCE_SOC
+    assert inspect.signature(simulate).parameters["soc"].default == OP.reference_soc

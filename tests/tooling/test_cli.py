@@ -119,7 +119,7 @@ def test_case_json_records_the_dtype_and_shape_of_every_file(capsys, tmp_path, d
 
 
 def test_malformed_case_json_is_one_sentence(capsys, tmp_path):
-    (tmp_path / "case.json").write_text('{"shapes": {"x": [4, 8]}, "dtypes": {"x": "float32"}}')
+    (tmp_path / "case.json").write_text('{"op": "RmsNormBackward", "shapes": {"x": [4, 8]}, "dtypes": {"x": "float32"}}')
     assert main(["golden", "--from-dir", str(tmp_path)]) == 2
     assert error_line(capsys) == (f"Error: {tmp_path}/case.json is not a valid case description "
                                   "(no shape or dtype for dy, rstd, dx, dgamma)")  # gamma is optional

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""RMSNorm as a torch.nn.RMSNorm drop-in: torch's own ModuleInfo samples for nn.RMSNorm, the
+"""RMSNorm as a torch.nn.RMSNorm drop-in: torch's own ModuleInfo samples for nn.RMSNorm and OpInfo samples
+for nn.functional.rms_norm (a negative eps among them), the
 constructor's positional forms, eps=None, no weight, a normalized_shape that is all of x's shape, and
 the autocast rule; every form through opcheck and torch.compile(fullgraph=True).
 
@@ -73,6 +74,26 @@ def test_torch_module_info_samples(rng, args, kwargs, x_shape, dtype):
     dtype = DTYPES[dtype]
     ours, theirs = twins(args, kwargs, rng, dtype)
     assert repr(ours) == repr(theirs) and dict(ours.named_parameters()).keys() == dict(theirs.named_parameters()).keys()
+    assert_like_torch_float64(ours, theirs, randn(rng, x_shape, dtype), randn(rng, x_shape, dtype))
+
+
+def op_samples():
+    """(normalized_shape, has weight, eps kwargs, x shape) of each OpInfo sample of
+    torch.nn.functional.rms_norm (one with eps=-0.5, which torch accepts: the formula decides)."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    (info,) = [o for o in op_db if o.name == "nn.functional.rms_norm"]
+    made = info.sample_inputs("cpu", torch.float32, requires_grad=True)
+    return [pytest.param(tuple(s.args[0]), len(s.args) > 1, dict(s.kwargs), tuple(s.input.shape),
+                         id=f"{list(s.input.shape)}-{list(s.args[0])}-{len(s.args) > 1}-{s.kwargs}") for s in made]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("normalized_shape", "weight", "kwargs", "x_shape"), op_samples())
+def test_torch_op_info_samples_through_the_module(rng, normalized_shape, weight, kwargs, x_shape, dtype):
+    dtype = DTYPES[dtype]
+    ours, theirs = twins((normalized_shape,), {**kwargs, "elementwise_affine": weight}, rng, dtype)
+    assert ours.eps == theirs.eps == kwargs.get("eps")
     assert_like_torch_float64(ours, theirs, randn(rng, x_shape, dtype), randn(rng, x_shape, dtype))
 
 

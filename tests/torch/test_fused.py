@@ -33,7 +33,9 @@ def test_add_rms_norm_matches_torch_in_float64(rng, dtype, shape, offset):
     ref_y = torch.nn.functional.rms_norm(ref_s, w.shape, ref_w + offset, 1e-6)
     ref_y.backward(dy.double())
     d_stream = ref_s.grad + ds.double()  # what reaches x and the residual alike
-    assert_precise(y.detach(), ref_y.detach(), what="y")
+    # y is the float32 result rounded once: within half an ulp of the float64 value (which is inside
+    # the standard's rtol for every dtype), while the neighbour of the rounded golden may be a whole ulp off
+    assert_precise(y.detach(), ref_y.detach(), what="y", round_golden=False)
     assert_precise(leaves[0].grad, d_stream, what="dx")
     assert_precise(leaves[1].grad, d_stream, what="dresidual")
     assert_precise(leaves[2].grad, ref_w.grad, what="dweight", round_golden=dtype == torch.float32)

@@ -127,3 +127,16 @@ def test_wait_pre_block_and_notify_next_block_take_turns_in_block_order(rng):
 def test_turns_broken(case, message, rng):
     with pytest.raises(TwinRuleError, match=message):
         launch_turns(case, rng)
+
+
+def test_ib_wait_is_priced_from_the_cycle_the_flag_was_written(rng):
+    # Both cores do the same work around the flag, but core 1's starts only once it saw core 0's IBSet:
+    # a scalar GM round trip after the flag write, itself after core 0's copies.
+    from ascendc_twin.model import load_model
+
+    x = rng.standard_normal(BLOCK).astype(np.float32)
+    y = np.zeros(2 * BLOCK, np.float32)
+    setter, waiter = launch_ib(x, y).cores
+    np.testing.assert_array_equal(y[BLOCK:], x)
+    model = load_model()
+    assert waiter["model_cycles"] > setter["model_cycles"] + model["scalar_gm_cycles"]

@@ -7,9 +7,10 @@ import errno
 import secrets
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from ascendc_twin import build
+from ascendc_twin import build, run_kernel
 from ascendc_twin.build import CACHE_VARIABLE, cache_dir, compile_kernel
 from ascendc_twin.errors import EnvironmentSetupError
 
@@ -62,3 +63,62 @@ def test_a_full_disk_while_compiling_is_an_environment_error(tmp_path, monkeypat
                                           (errno.EACCES, "not writable")])
 def test_each_cause_is_named(code, reason):
     assert reason in one_sentence(build._cache_failure(Path("/c"), OSError(code, "x")))
+
+
+# A kernel that computes (y = 2x + 1 on 8 floats by scalar GM accesses), so a recompiled object is
+# seen to give the right answer, not only to load.
+DOUBLING = ('#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void ktag(GM_ADDR x, GM_ADDR y) {\n'
+            '    AscendC::GlobalTensor<float> xg, yg;\n    xg.SetGlobalBuffer((__gm__ float *)x, 8);\n'
+            '    yg.SetGlobalBuffer((__gm__ float *)y, 8);\n'
+            '    for (int i = 0; i < 8; ++i) { yg.SetValue(i, 2.0f * xg.GetValue(i) + 1.0f); }\n}\n')
+DAMAGES = {"truncated": lambda data: data[: len(data) // 2], "empty": lambda data: b"",
+           "garbage": lambda data: bytes(range(256)) * (len(data) // 256)}
+
+
+@pytest.fixture(scope="module")
+def private_cache(tmp_path_factory):
+    """A kernel cache of this module's own: the shared one is never damaged."""
+    return tmp_path_factory.mktemp("cache")
+
+
+def cached_doubling(folder: Path, source_dir: Path) -> tuple[Path, str, Path]:
+    """The doubling kernel under a new name (so no launch process of this one has loaded its object
+    yet: a new process, as far as the object is concerned), compiled into the cache `folder`."""
+    tag = f"k{secrets.token_hex(4)}"
+    source = source_dir / f"{tag}.cpp"
+    source.write_text(DOUBLING.replace("ktag", tag))
+    return source, tag, compile_kernel(source, tag, optimize=False)
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_damaged_cached_object_is_compiled_again_with_one_notice(private_cache, damage, tmp_path, monkeypatch,
+                                                                   caplog, rng):
+    monkeypatch.setenv(CACHE_VARIABLE, str(private_cache))
+    source, tag, target = cached_doubling(private_cache, tmp_path)
+    target.write_bytes(DAMAGES[damage](target.read_bytes()))
+    monkeypatch.setattr(build, "_checked", {})  # as in a later process: nothing checked yet
+    x = rng.standard_normal(8).astype(np.float32)
+    y = np.zeros(8, np.float32)
+    with caplog.at_level("WARNING", logger="ascendc_twin"):
+        run_kernel(source, tag, [x, y], optimize=False)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    (notice,) = [r.getMessage() for r in caplog.records]
+    assert f"damaged {target.name}" in notice and str(private_cache) in notice and CACHE_VARIABLE in notice
+    assert build._elf_problem(target) is None
+    assert (target.parent / f"{target.name}.sha256").read_text().strip() == build._sha256(target)
+
+
+def test_changed_bytes_are_caught_by_the_digest_and_an_object_without_one_by_its_elf_headers(private_cache,
+                                                                                          tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_VARIABLE, str(private_cache))
+    _, _, target = cached_doubling(private_cache, tmp_path)
+    data = target.read_bytes()
+    copy = tmp_path / target.name
+    digest = tmp_path / f"{target.name}.sha256"
+    digest.write_bytes((target.parent / digest.name).read_bytes())
+    copy.write_bytes(data[:4096] + bytes(b ^ 0xFF for b in data[4096:4160]) + data[4160:])
+    assert build._damage(copy) == f"its bytes do not match {digest.name}"
+    digest.unlink()  # cached before objects carried a digest: whole ELF headers and segments suffice
+    assert build._damage(copy) is None
+    copy.write_bytes(data[:-100])
+    assert build._damage(copy).startswith("truncated")

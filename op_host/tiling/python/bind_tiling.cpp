@@ -11,6 +11,7 @@
 
 #include "rms_norm_backward_tiling_fields.h"
 #include "tiling/platform/platform_ascendc.h"
+#include "tiling/reference_platform.h"
 #include "tiling/rms_norm_backward_tiling.h"
 
 namespace py = pybind11;
@@ -104,13 +105,14 @@ void CheckOutputs(std::vector<int64_t> x_shape, std::string x_dtype, std::option
 PYBIND11_MODULE(_tiling, m)
 {
     m.doc() = "The tiling of RmsNormBackward (op_host/tiling): its input and output rules and its choices";
+    m.attr("REFERENCE_SOC") = rmsnorm_backward::tiling::reference_platform::kSocName;
     m.def("check_outputs", &CheckOutputs, py::arg("x_shape"), py::arg("x_dtype"), py::arg("gamma_shape"),
           py::arg("dx_shape"), py::arg("dx_dtype"), py::arg("dgamma_shape"), py::arg("dgamma_dtype"),
           "The tiling's rules on dx and dgamma as a caller allocates them (gamma_shape None: no gamma): "
           "returns None, or raises TilingError (an InvalidInputError) naming the output and the rule.");
     m.def("compute_tiling", &ComputeTiling, py::arg("dy_shape"), py::arg("x_shape"), py::arg("rstd_shape"),
           py::arg("gamma_shape"), py::arg("dy_dtype"), py::arg("x_dtype"), py::arg("rstd_dtype"),
-          py::arg("gamma_dtype"), py::arg("gamma_offset") = 0.0f, py::arg("soc") = "Ascend910B2", py::arg("block_dim") = 0,
+          py::arg("gamma_dtype"), py::arg("gamma_offset") = 0.0f, py::arg("soc") = rmsnorm_backward::tiling::reference_platform::kSocName, py::arg("block_dim") = 0,
           py::arg("dres_shape") = py::none(), py::arg("dres_dtype") = "",
           "Validates the inputs of RmsNormBackward and computes its tiling (op_host/tiling): a dict with the "
           "tiling bytes, block_dim, tiling_key, path, workspace_bytes, min_bytes, ub_bytes (the UB the launch holds at its peak) and the tiling fields. block_dim "

@@ -35,10 +35,10 @@ constexpr uint32_t MostVectorCores()
     return most;
 }
 
-constexpr const twin::SocInfo &kReference = Soc("Ascend910B2");
-static_assert(SameName(kReference.name, "Ascend910B2"), "the twin's table must hold the reference SoC");
+constexpr const twin::SocInfo &kReference = Soc(ref::kSocName);
+static_assert(SameName(kReference.name, ref::kSocName), "the twin's table must hold the reference SoC");
 static_assert(kReference.vector_cores == ref::kVectorCores && MostVectorCores() == ref::kVectorCores,
-              "the reference platform's cores must be the twin's Ascend910B2's and the most of any SoC");
+              "the reference platform's cores must be the twin's reference SoC's and the most of any SoC");
 static_assert(kReference.ub_bytes == ref::kUbBytes, "UB bytes: the reference platform against the twin's table");
 static_assert(kReference.ub_reserved_bytes <= ref::kUbReservedBytes,
               "the UB the tiling keeps free must cover what the twin's table forbids a kernel");

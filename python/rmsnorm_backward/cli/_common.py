@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInputError, TilingError
-from ..fileio import check_writable_dir, write_atomic
+from ..fileio import check_writable_dir, output_kind, write_output
 
 PROG = "rmsnorm-backward"
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -50,11 +50,12 @@ def check_soc(ctx, param, value: str) -> str:
 
 
 def writable_file(option: str, path: Path) -> None:
-    """CliError now, before a long run, when `path` (an output file) could not be created."""
+    """CliError now, before a long run, when `path` (an output file, written by save_file) could not
+    be: a kind of file it refuses, or a directory where no file can be created."""
     try:
-        if path.is_dir():
-            raise IsADirectoryError(21, "Is a directory", str(path))
-        check_writable_dir(path.parent)
+        how, target = output_kind(path)
+        if how == "atomic":
+            check_writable_dir(target.parent)
     except OSError as e:
         raise CliError(os_error(option, path, e)) from None
 
@@ -83,9 +84,10 @@ def print_json(value) -> None:
 
 
 def save_file(option: str, path: Path, data) -> None:
-    """write_atomic, with a failure as one sentence naming the option."""
+    """fileio.write_output (a regular file atomically, a symlink followed, `-`, a FIFO or a
+    character device in place), with a failure as one sentence naming the option."""
     try:
-        write_atomic(path, data)
+        write_output(path, data)
     except OSError as e:
         raise CliError(os_error(option, path, e)) from None
 
@@ -103,8 +105,12 @@ class _Notices(logging.Handler):
 
 
 def show_notices() -> None:
-    """The package's INFO messages (the twin announces a kernel compile) on stderr, once."""
-    logger = logging.getLogger("rmsnorm_backward")
-    if not any(isinstance(h, _Notices) for h in logger.handlers):
-        logger.addHandler(_Notices())
-        logger.setLevel(logging.INFO)
+    """The package's INFO messages and the twin's warnings (a damaged kernel cache entry compiled
+    again) on stderr, once."""
+    for name, level in (("rmsnorm_backward", logging.INFO), ("ascendc_twin", logging.WARNING)):
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, _Notices) for h in logger.handlers):
+            handler = _Notices()
+            handler.setLevel(level)
+            logger.addHandler(handler)
+            logger.setLevel(min(logger.getEffectiveLevel(), level))

@@ -16,12 +16,15 @@ nobody measured at half and double its value and reports how those figures move 
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
 import numpy as np
 
+from .. import host_tiling
 from ..perf import SUITES, format_table, load_model, run_case, suite, twin_speed
+from ..twin import model_constants
 from ..perf.bench import report_header
 from ..perf.suites import DTYPES
 from ._common import CONTEXT, check_soc, json_text, print_json, progress, save_file, writable_file
@@ -51,7 +54,7 @@ def check_plot(ctx, param, path: Path | None) -> Path | None:
 
 @click.command("bench", context_settings=CONTEXT, help=__doc__,
                short_help="modelled performance of the kernel per shape and dtype, beside the roofline and the anchor")
-@click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC to model")
+@click.option("--soc", default=host_tiling.DEFAULT_SOC, show_default=True, callback=check_soc, help="SoC to model")
 @click.option("--suite", "suite_name", type=click.Choice(list(SUITES)), default="llm", show_default=True,
               help="which cases")
 @click.option("--dtype", "dtypes", default=",".join(DTYPES), show_default=True, callback=parse_dtypes,
@@ -59,6 +62,8 @@ def check_plot(ctx, param, path: Path | None) -> Path | None:
 @click.option("--max-elements", type=click.IntRange(min=1), metavar="N",
               help="skip cases with more than N elements (for a quick run)")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the random inputs")
+@click.option("--overlap", type=click.FloatRange(0.0, 1.0), default=None, metavar="O",
+              help="run at hbm_phase_overlap O instead of the model's value (report --other-overlap shows both)")
 @click.option("--json", "json_out", is_flag=False, flag_value="-", default=None, metavar="[FILE]",
               help="write the results as JSON to FILE (no FILE: print JSON instead of the table)")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), callback=check_plot, metavar="FILE.png",
@@ -70,10 +75,12 @@ def check_plot(ctx, param, path: Path | None) -> Path | None:
               help="rerun a sample with each assumed model constant halved and doubled (slow: minutes)")
 @click.option("--residual", "with_residual", is_flag=True,
               help="the fused add-RMSNorm backward (dres) against the plain backward plus a separate add")
-def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdown, with_twin_speed,
+def command(soc, suite_name, dtypes, max_elements, seed, overlap, json_out, plot, markdown, with_twin_speed,
             with_sensitivity, with_residual) -> int:
     if with_sensitivity and with_residual:
         raise click.UsageError("--residual cannot be combined with --sensitivity")
+    if overlap is not None and (with_sensitivity or with_residual):
+        raise click.UsageError("--overlap cannot be combined with --sensitivity or --residual")
     if with_sensitivity:
         return sensitivity_command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, with_twin_speed)
     cases = [c for c in suite(suite_name, dtypes) if max_elements is None or c.rows * c.cols <= max_elements]
@@ -87,8 +94,11 @@ def command(soc, suite_name, dtypes, max_elements, seed, json_out, plot, markdow
         if path is not None:
             writable_file(option, path)
     model = load_model(soc)
-    rows = run_cases(cases, f"bench {suite_name} on {soc}", json_out != "-",
-                     lambda case, rng: run_case(case, model, rng, anchor_kernel=True), seed)
+    if overlap is not None:
+        model = replace(model, constants={**model.constants, "hbm_phase_overlap": overlap})
+    with model_constants({"hbm_phase_overlap": model["hbm_phase_overlap"]}):
+        rows = run_cases(cases, f"bench {suite_name} on {soc}", json_out != "-",
+                         lambda case, rng: run_case(case, model, rng, anchor_kernel=True), seed)
     report = {**report_header(model), "suite": suite_name, "cases": rows}
     if with_twin_speed:
         report["twin_speed"] = twin_speed(rng=np.random.default_rng(seed), soc=soc)

@@ -24,9 +24,9 @@ from typing import NamedTuple, Optional
 import click
 import numpy as np
 
-from .. import attrs, backends, host_memory, op_def
+from .. import attrs, backends, host_memory, host_tiling, op_def
 from ..errors import EnvironmentSetupError, InvalidInputError
-from ..fileio import check_writable_dir
+from ..fileio import STDOUT, check_writable_dir, followed, names_a_descriptor
 from ..golden import golden
 from ..precision import compare
 from ._common import CONTEXT, CliError, check_soc, os_error, print_json, progress, refusal
@@ -121,10 +121,15 @@ def typed_options(ctx, shape, gamma_dims, rstd_flat, dtype, gamma_dtype, gamma_o
 def _check_save_dir(d: Path, from_dir: Path | None) -> None:
     if from_dir is not None and d.absolute() == from_dir.absolute():
         raise click.BadParameter("must not be the --from-dir directory it reads", param_hint="'--save-dir'")
-    if d.exists() and not (d.is_dir() and not any(d.iterdir())):
-        raise click.BadParameter(f"{d} exists and is not an empty directory; name a new one", param_hint="'--save-dir'")
+    if str(d) == STDOUT or names_a_descriptor(d):
+        raise click.BadParameter(f"{d} names an open descriptor (standard output), which cannot hold a sample "
+                                 "directory; name a new directory", param_hint="'--save-dir'")
     try:
-        check_writable_dir(d.parent)
+        target = followed(d)  # a symlink: the directory is made where it points
+        if target.exists() and not (target.is_dir() and not any(target.iterdir())):  # a FIFO, a device: kept
+            raise click.BadParameter(f"{d} exists and is not an empty directory; name a new one",
+                                     param_hint="'--save-dir'")
+        check_writable_dir(target.parent)
     except OSError as e:
         raise CliError(os_error("--save-dir", d, e)) from None
 
@@ -256,7 +261,7 @@ def report(plan: Plan, outcome: Outcome, as_json: bool) -> int:
 @click.option("--gamma-offset", type=float, default=attrs.GAMMA_OFFSET, show_default=True, metavar="F",
               help="the gamma_offset attribute: the scale is gamma + F (1.0: Gemma's 1 + w); random gamma is "
                    "drawn so that the scale lies in [0.5, 1.5)")
-@click.option("--soc", default="Ascend910B2", show_default=True, callback=check_soc, help="SoC the twin simulates")
+@click.option("--soc", default=host_tiling.DEFAULT_SOC, show_default=True, callback=check_soc, help="SoC the twin simulates")
 @click.option("--backend", type=click.Choice(["auto", "twin", "npu"]), default="auto", show_default=True,
               help="where to run: auto is the NPU when usable, else the twin")
 @click.option("--from-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="D",

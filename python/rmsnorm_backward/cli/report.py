@@ -3,8 +3,9 @@
 
 \b
     rmsnorm-backward bench --suite all --json all.json
+    rmsnorm-backward bench --suite all --overlap 1 --json all_overlap1.json
     rmsnorm-backward bench --suite all --sensitivity --json sensitivity.json
-    rmsnorm-backward report all.json sensitivity.json -o PERFORMANCE.md
+    rmsnorm-backward report all.json sensitivity.json --other-overlap all_overlap1.json -o PERFORMANCE.md
 
 Every figure comes from the two reports (all modelled); each table names the commit it was measured
 at. The prose is the template rmsnorm_backward/perf/report.md.j2.
@@ -24,19 +25,23 @@ from ._common import CONTEXT, print_json, save_file, writable_file
 @click.argument("sensitivity_json", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="write the Markdown to FILE (atomically) instead of printing it")
+@click.option("--other-overlap", "other_json", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="a bench report of the same cases at another hbm_phase_overlap (bench --overlap): the headline "
+                   "shows each ratio at both")
 @click.option("--json", "as_json", is_flag=True,
               help="print what the report shows (headline, goals, misses, sensitivity verdicts) as JSON instead")
-def command(bench_json, sensitivity_json, output, as_json) -> int:
+def command(bench_json, sensitivity_json, output, other_json, as_json) -> int:
     from ..perf import report
 
     if output is not None:
         writable_file("--output", output)
-    bench = report.load(bench_json, "the bench report", report.BENCH_KEYS)
+    bench = report.load_bench(bench_json)
     sensitivity = report.load(sensitivity_json, "the sensitivity report", report.SENSITIVITY_KEYS)
+    other = None if other_json is None else report.load_bench(other_json, "the other-overlap bench report")
     if as_json:
-        print_json(report.context(bench, sensitivity))
+        print_json(report.context(bench, sensitivity, other))
         return 0
-    text = report.render(bench, sensitivity)
+    text = report.render(bench, sensitivity, other)
     if output is None:
         click.echo(text, nl=False)
     else:

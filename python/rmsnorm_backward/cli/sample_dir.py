@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -24,9 +25,10 @@ import numpy as np
 
 from .. import attrs, host_memory, host_tiling, op_def
 from ..errors import EnvironmentSetupError, InvalidInputError
-from ..fileio import atomic_directory
+from ..fileio import atomic_directory, file_kind
 
 CASE_FILE = "case.json"
+INT64_MAX = 2**63 - 1
 _log = logging.getLogger(__name__)
 
 
@@ -44,12 +46,6 @@ def numpy_dtype(name: str) -> np.dtype:
     return np.dtype(np.float64) if name == "float64" else op_def.DTYPES[name].numpy()
 
 
-def _kind(mode: int) -> str:
-    kinds = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO", stat.S_ISSOCK: "a socket",
-             stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device"}
-    return next((kind for test, kind in kinds.items() if test(mode)), "not a regular file")
-
-
 def _regular_size(path: Path, listed_in: Path) -> int:
     """The size of the regular file `path`, or the sentence saying why it is not one."""
     try:
@@ -59,7 +55,7 @@ def _regular_size(path: Path, listed_in: Path) -> int:
     except OSError as e:
         raise EnvironmentSetupError(f"{path} cannot be read ({e.strerror or e})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise InvalidInputError(f"{path} is {_kind(st.st_mode)}; it must be a regular file (listed in {listed_in})")
+        raise InvalidInputError(f"{path} is {file_kind(st.st_mode)}; it must be a regular file (listed in {listed_in})")
     return st.st_size
 
 
@@ -77,6 +73,34 @@ def _read_bin(d: Path, relative: str, entry: dict) -> np.ndarray:
         raise EnvironmentSetupError(f"{path} cannot be read ({e.strerror or e})") from None
 
 
+# How deep case.json may nest ({"shapes": {"x": [..]}} is 3): a bound far above that, so the parser
+# never recurses into a file made to exhaust the stack.
+MAX_NESTING = 16
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of JSON arrays and objects in `text` (strings skipped)."""
+    depth = deepest = 0
+    for c in _STRING.sub("", text):
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def _dims(name: str, dims) -> tuple[int, ...]:
+    """A tensor's shape from case.json: a list of integers from 0 to int64's maximum (a float, even
+    4.0, is refused: a shape is counted, not measured)."""
+    if not isinstance(dims, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        raise ValueError(f"{name}'s shape must be a list of integers (got {dims!r:.80})")
+    if any(not 0 <= d <= INT64_MAX for d in dims):
+        raise ValueError(f"{name}'s shape {dims!r:.80} has a dim outside 0..{INT64_MAX}")
+    return tuple(dims)
+
+
 def _read_case(meta: Path) -> dict:
     _regular_size(meta, meta.parent)
     try:
@@ -87,8 +111,22 @@ def _read_case(meta: Path) -> dict:
     except UnicodeDecodeError as e:
         raise InvalidInputError(f"{meta} is not a valid case description (not UTF-8 text: {e.reason})") from None
     try:
+        if _nesting(text) > MAX_NESTING:
+            raise ValueError(f"nested more than {MAX_NESTING} deep")
         raw = json.loads(text)
-        case = {"shapes": {n: tuple(int(v) for v in s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"],
+        for key, value in (("the file", raw), *((f"its {k}", raw.get(k, {}) if isinstance(raw, dict) else None)
+                                               for k in ("shapes", "dtypes", "attrs"))):
+            if not isinstance(value, dict):
+                raise ValueError(f"{key} must be a JSON object (got {type(value).__name__})")
+        op = op_def.load()
+        if raw.get("op") != op.type:
+            raise ValueError(f"its op must be {op.type!r} (got {raw.get('op')!r})")
+        names = {t.name for t in op.tensors}
+        unknown = sorted(set(raw["shapes"]) - names) + sorted(set(raw["dtypes"]) - set(raw["shapes"]) - names)
+        if unknown:
+            raise ValueError(f"{op.type} has no tensor {', '.join(map(repr, unknown))} (its tensors: "
+                             f"{', '.join(t.name for t in op.tensors)})")
+        case = {"shapes": {n: _dims(n, s) for n, s in raw["shapes"].items()}, "dtypes": raw["dtypes"],
                 "attrs": attrs.check(raw.get("attrs", {}), has_gamma="gamma" in raw["shapes"])}  # absent: defaults
         missing = [t.name for t in op_def.load().tensors  # an optional tensor: both or neither
                    if (not t.optional or t.name in case["shapes"] or t.name in case["dtypes"])

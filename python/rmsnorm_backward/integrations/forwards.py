@@ -17,33 +17,44 @@ import inspect
 
 import torch
 
+from ..torch.functional import rms_norm
 from ..torch.functional import rms_norm_transformable as rms_norm_forward
 from ..torch.fused import add_rms_norm_transformable as add_rms_norm_forward
 
 
 def _own_dtype(x: torch.Tensor):
-    if torch.is_autocast_enabled(x.device.type):
-        return torch.autocast(x.device.type, enabled=False)
+    """Autocast off for x's device type while the operators run (devices without autocast, such as
+    meta, have nothing to turn off)."""
+    kind = x.device.type
+    if torch.amp.is_autocast_available(kind) and torch.is_autocast_enabled(kind):
+        return torch.autocast(kind, enabled=False)
     return contextlib.nullcontext()
 
 
 def norm_forward(norm, x: torch.Tensor) -> torch.Tensor:
-    """The patched norm module's forward (norm.family says how it computes)."""
-    family = norm.family
+    """The patched norm module's forward (its class's `patched_as`, a NormSpec, says how it computes)."""
+    return normalise(norm, x, norm.patched_as)
+
+
+def normalise(norm, x: torch.Tensor, spec) -> torch.Tensor:
+    """The norm module's computation by `spec`, on this package's operators."""
+    eps = getattr(norm, spec.eps_attr)
     with _own_dtype(x):
-        return rms_norm_forward(x, norm.weight, getattr(norm, family.eps), family.gamma_offset, 0, family.casting)[0]
+        if spec.casting == "fp32":  # torch.nn.RMSNorm's forms too: no weight, a weight shaped like all of x
+            return rms_norm(x, norm.weight, eps, spec.gamma_offset, normalized_shape=getattr(norm, "normalized_shape", None))
+        return rms_norm_forward(x, norm.weight, eps, spec.gamma_offset, 0, spec.casting)[0]
 
 
 def add_norm(norm, x: torch.Tensor, residual: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(norm(residual + x), residual + x), one add_rms_norm; the sum in the dtype torch gives it."""
-    if not hasattr(norm, "family"):  # a norm left unpatched: the layer's own arithmetic
+    spec = getattr(norm, "patched_as", None)
+    if spec is None or norm.weight is None:  # a norm left unpatched: the layer's own arithmetic
         s = residual + x
         return norm(s), s
-    family = norm.family
     dtype = torch.promote_types(residual.dtype, x.dtype)
     with _own_dtype(x):
-        y, s, _rstd = add_rms_norm_forward(x.to(dtype), residual.to(dtype), norm.weight, getattr(norm, family.eps),
-                                           family.gamma_offset, family.casting)
+        y, s, _rstd = add_rms_norm_forward(x.to(dtype), residual.to(dtype), norm.weight, getattr(norm, spec.eps_attr),
+                                           spec.gamma_offset, spec.casting)
     return y, s
 
 

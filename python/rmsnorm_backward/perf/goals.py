@@ -4,14 +4,15 @@ the sensitivity run, PERFORMANCE.md and tests/perf/test_goals.py all judge by th
 they judge is modelled).
 
 - ours at least GOAL x the anchor kernel, dgamma atomic and deterministic, on every case;
-- at least STRONG x wherever the anchor is more than MARGIN x the bound (the roofline plus the
-  launch, the fastest any kernel can be under the model; the anchor's time over it is its ceiling,
-  the most any kernel could gain over it);
-- at least ROOFLINE_PCT % of the roofline with the launch excluded on every llm case.
+- at least STRONG x wherever the anchor is more than MARGIN x the bound (the restated roofline plus
+  the launch, the fastest any kernel can be under the model: every read from HBM, the writes only
+  where L2 cannot hold them; the anchor's time over it is its ceiling, the most any kernel could gain
+  over it);
+- at least ROOFLINE_PCT % of the restated roofline with the launch excluded on every llm case.
 """
 from __future__ import annotations
 
-GOAL, STRONG, MARGIN, ROOFLINE_PCT = 1.0, 1.15, 1.03, 96.0
+GOAL, STRONG, MARGIN, ROOFLINE_PCT = 1.0, 1.15, 1.03, 90.0
 # The anchor kernel's dgamma modes: (the bench row's key prefix, name).
 MODES = (("anchor_kernel", "atomic"), ("anchor_kernel_deterministic", "deterministic"))
 # The suite whose cases the roofline goal covers.
@@ -28,8 +29,9 @@ def speedup(row: dict, mode: str) -> float:
 
 
 def ceiling(row: dict, mode: str, launch_us: float) -> float:
-    """The anchor's modelled time in `mode` over the bound (roofline + launch)."""
-    return row[f"{mode}_us"] / (row["roofline_us"] + launch_us)
+    """The anchor's modelled time in `mode` over the bound (restated roofline + launch; a report
+    written before the bound was restated has only the roofline, the bound of its model)."""
+    return row[f"{mode}_us"] / (row.get("restated_roofline_us", row["roofline_us"]) + launch_us)
 
 
 def misses(row: dict, mode: str, launch_us: float) -> tuple[bool, bool]:
@@ -46,8 +48,8 @@ def conclusions(rows: dict[str, list[dict]], launch_us: float) -> dict:
         for r in suite_rows:
             if suite == ROOFLINE_SUITE:
                 out["roofline"]["cases"] += 1
-                if r["kernel_roofline_pct"] < ROOFLINE_PCT:
-                    out["roofline"]["fails"].append([label(r), r["kernel_roofline_pct"]])
+                if r["kernel_restated_pct"] < ROOFLINE_PCT:
+                    out["roofline"]["fails"].append([label(r), r["kernel_restated_pct"]])
             if r.get("anchor_kernel_us") is None:
                 continue
             out["goal"]["cases"] += 1
@@ -64,11 +66,11 @@ def conclusions(rows: dict[str, list[dict]], launch_us: float) -> dict:
 
 
 # Each goal's column header where a table names the statements below it.
-SHORT = {"goal": f">= {GOAL:g}x", "strong": f">= {STRONG:g}x", "roofline": f">= {ROOFLINE_PCT:g} % roof-L"}
+SHORT = {"goal": f">= {GOAL:g}x", "strong": f">= {STRONG:g}x", "roofline": f">= {ROOFLINE_PCT:g} % bound-L"}
 STATEMENTS = {
     "goal": f"ours >= {GOAL:g}x the anchor (atomic and deterministic)",
     "strong": f"ours >= {STRONG:g}x where the anchor > {MARGIN:g}x the bound",
-    "roofline": f">= {ROOFLINE_PCT:g} % of roofline, launch excluded ({ROOFLINE_SUITE})",
+    "roofline": f">= {ROOFLINE_PCT:g} % of the restated roofline, launch excluded ({ROOFLINE_SUITE})",
 }
 
 

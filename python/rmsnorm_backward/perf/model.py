@@ -32,6 +32,20 @@ def roofline_us(min_bytes: int, model: Model) -> float:
     return min_bytes / model.hbm_bytes_per_us
 
 
+def min_write_bytes(rows: int, cols: int, dtype: str) -> int:
+    """The bytes a launch must write: dx, and dgamma (fp32, one per col)."""
+    return rows * cols * dtype_of(dtype).itemsize + cols * 4
+
+
+def restated_roofline_us(min_bytes: int, write_bytes: int, model: Model) -> float:
+    """The fewest bytes HBM must move under the model, at the pool's full rate: every read once (from
+    HBM: the launch starts with nothing of its inputs in L2) and only the writes L2 cannot hold (it
+    holds l2_capacity_fraction of the SoC's L2; what stays dirty at the end costs the launch nothing,
+    timeline_memory.h)."""
+    capacity = model.soc["l2_bytes"] * model["l2_capacity_fraction"]
+    return (min_bytes - write_bytes + max(0.0, write_bytes - capacity)) / model.hbm_bytes_per_us
+
+
 @dataclass(frozen=True)
 class Measured:
     modelled_us: float
@@ -45,13 +59,11 @@ class Measured:
 
 
 def pool_cycles(cores: list[dict], model: Model) -> float:
-    """The fewest cycles the launch's HBM traffic takes through the SoC-wide pool: the bytes the pool is
-    charged for (reads from HBM, and the write_hbm_fraction of writes) at the full HBM rate. Each core
-    judges its own draw (timeline.h); this floor keeps the cores together within the pool when their
-    phases line up more than hbm_phase_overlap assumes."""
-    writes = sum(c["gm_write_bytes"] for c in cores)
-    charged = sum(c["hbm_bytes"] for c in cores) - writes * (1.0 - model["write_hbm_fraction"])
-    return charged / model.hbm_share(1)
+    """The fewest cycles the launch's HBM traffic takes through the SoC-wide pool: the bytes HBM moved
+    (read misses, bypassing writes, write-backs out of L2) at the full HBM rate. Each core judges its
+    own draw (timeline.h); this floor keeps the cores together within the pool when their phases line
+    up more than hbm_phase_overlap assumes."""
+    return sum(c["hbm_bytes"] for c in cores) / model.hbm_share(1)
 
 
 def measured(cores: list[dict], model: Model) -> Measured:
@@ -93,13 +105,14 @@ def anchor(rows: int, cols: int, dtype: str, v_cycles_per_element: float, model:
 
     Rows split evenly over the vector cores; dy and x read once up to ANCHOR_RESIDENT_COLS cols, twice
     above (the second read from L2 when the traffic between the two reads, every core streaming a
-    row of dy and x, fits the L2 share of the reuse rule, else from HBM); gamma read once per core;
-    dgamma added atomically into GM by every core (cols fp32 each).
+    row of dy and x, fits L2, else from HBM); gamma read once per core; dgamma added atomically into GM
+    by every core (cols fp32 each). Writes cost HBM only beyond what L2 holds (at best every write
+    lands there: the formula stays a lower bound).
     """
     e = dtype_of(dtype).itemsize
     used = max(1, min(rows, model.cores))
     two_pass = cols > ANCHOR_RESIDENT_COLS
-    from_l2 = used * 2 * cols * e <= model.soc["l2_bytes"] * model["l2_reuse_fraction"]
+    from_l2 = used * 2 * cols * e <= model.soc["l2_bytes"] * model["l2_capacity_fraction"]
 
     def traffic(nrows: int, ncores: int) -> tuple[int, int, int]:
         """(HBM reads, L2 reads, writes) of `nrows` rows handled by `ncores` cores."""
@@ -110,8 +123,9 @@ def anchor(rows: int, cols: int, dtype: str, v_cycles_per_element: float, model:
 
     hbm_read, l2_read, write = traffic(math.ceil(rows / used) if rows else 0, 1)
     share = model.hbm_share(used)
+    held = model.soc["l2_bytes"] * model["l2_capacity_fraction"] / used  # a core's part of L2
     cycles = {
-        "HBM": (hbm_read + write) / share,
+        "HBM": (hbm_read + max(0.0, write - held)) / share,
         "MTE2": hbm_read / min(share, model.soc["ddr_bytes_per_cycle"]) + l2_read / model.soc["l2_bytes_per_cycle"],
         "MTE3": write / min(share, model.soc["ub_to_ddr_bytes_per_cycle"]),
         "V": v_cycles_per_element * math.ceil(rows / used) * cols,

@@ -7,6 +7,7 @@ report.md.j2 beside this. The CLI front end is `rmsnorm-backward report`.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -28,6 +29,8 @@ COLUMNS = (
     ("ours us", 0, lambda r: f"{r['modelled_us']:.1f}"),
     ("%roof", 0, lambda r: f"{r['roofline_pct']:.1f}"),
     ("%roof-L", 0, lambda r: f"{r['kernel_roofline_pct']:.1f}"),
+    ("%bound-L", 0, lambda r: f"{r['kernel_restated_pct']:.1f}"),
+    ("past L2 %", 0, lambda r: f"{r['past_l2_pct']:.0f}"),
     ("bound by", 0, lambda r: r["bottleneck"]),
     ("anchor us", 0, lambda r: f"{r['anchor_kernel_us']:.1f}"),
     ("anchor %roof", 0, lambda r: f"{r['anchor_kernel_roofline_pct']:.1f}"),
@@ -46,20 +49,82 @@ def load(path: Path, what: str, keys: tuple[str, ...]) -> dict:
         raise InvalidInputError(f"{what} {path} cannot be read ({getattr(e, 'strerror', None) or e})") from None
     except json.JSONDecodeError as e:
         raise InvalidInputError(f"{what} {path} is not JSON ({e.msg} at line {e.lineno})") from None
+    except RecursionError:
+        raise InvalidInputError(f"{what} {path} is nested too deeply to be a report") from None
     missing = [k for k in keys if not isinstance(report, dict) or k not in report]
     if missing:
         raise InvalidInputError(f"{what} {path} has no {', '.join(missing)}: write it with this version's "
                                 f"rmsnorm-backward bench --json")
+    for key, rule, ok in (("soc", "a string", lambda v: isinstance(v, str)),
+                          ("commit", "a string or null", lambda v: v is None or isinstance(v, str)),
+                          ("constants", "an object", lambda v: isinstance(v, dict))):
+        if not ok(report[key]):
+            raise InvalidInputError(f"{what} {path} has {key} {report[key]!r}; it must be {rule}")
     return report
 
 
-def check(bench: dict, sensitivity: dict) -> None:
-    """The two reports belong together: one SoC, one set of model constants, anchor columns in every case."""
+# What the report reads of each bench row: (field, rule, test). Times must be positive (the report
+# divides by them), figures non-negative; all finite (bench --json writes NaN as the string 'nan').
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+ROW_FIELDS = (
+    ("shape", "a non-empty list of positive integers",
+     lambda v: isinstance(v, list) and bool(v) and all(isinstance(d, int) and not isinstance(d, bool) and d > 0
+                                                       for d in v)),
+    ("dtype", f"one of {', '.join(WIDTHS)}", lambda v: isinstance(v, str) and v in WIDTHS),
+    ("path", "a string", lambda v: isinstance(v, str)),
+    ("bottleneck", "a string", lambda v: isinstance(v, str)),
+    *((k, "a positive finite number", lambda v: _number(v) and v > 0)
+      for k in ("modelled_us", "roofline_us", "restated_roofline_us", "anchor_kernel_us",
+                "anchor_kernel_deterministic_us")),
+    *((k, "a non-negative finite number", lambda v: _number(v) and v >= 0)
+      for k in ("roofline_pct", "kernel_roofline_pct", "kernel_restated_pct", "anchor_kernel_roofline_pct",
+                "anchor_kernel_speedup", "anchor_kernel_deterministic_speedup")),
+)
+
+
+def load_bench(path: Path, what: str = "the bench report") -> dict:
+    """load() of a bench report, each row checked for what the report reads of it: one sentence naming
+    the row and the field otherwise."""
+    bench = load(path, what, BENCH_KEYS)
+    rows = bench["cases"]
+    if not isinstance(rows, list):
+        raise InvalidInputError(f"{what} {path}: 'cases' must be a list of rows (got {type(rows).__name__})")
+    launch = bench["constants"].get("launch_us") if isinstance(bench["constants"], dict) else None
+    if not (_number(launch) and launch >= 0):
+        raise InvalidInputError(f"{what} {path}: constants.launch_us must be a non-negative finite number "
+                                f"(got {launch!r})")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InvalidInputError(f"{what} {path}: row {i} of 'cases' must be an object "
+                                    f"(got {type(row).__name__})")
+        for field, rule, ok in ROW_FIELDS:
+            if field not in row:
+                raise InvalidInputError(f"{what} {path}: row {i} of 'cases' has no {field}")
+            if not ok(row[field]):
+                raise InvalidInputError(f"{what} {path}: row {i} of 'cases' has {field} {row[field]!r}; "
+                                        f"it must be {rule}")
+    return bench
+
+
+def check(bench: dict, sensitivity: dict, other: dict | None = None) -> None:
+    """The reports belong together: one SoC, one set of model constants, anchor columns in every case;
+    the other-overlap bench differs in hbm_phase_overlap only and has the same cases."""
     if bench["soc"] != sensitivity["soc"] or bench["constants"] != sensitivity["constants"]:
         raise InvalidInputError("the bench and sensitivity reports must come from one SoC and one set of model "
                                 "constants")
     if not bench["cases"] or any(r.get("anchor_kernel_us") is None for r in bench["cases"]):
         raise InvalidInputError("the bench report must have cases, each with the anchor kernel's columns")
+    if other is None:
+        return
+    same = {k: v for k, v in other["constants"].items() if k != "hbm_phase_overlap"}
+    if other["soc"] != bench["soc"] or same != {k: v for k, v in bench["constants"].items() if k != "hbm_phase_overlap"}:
+        raise InvalidInputError("the other-overlap bench report must come from the bench's SoC and constants but "
+                                "hbm_phase_overlap")
+    if [goals.label(r) for r in other["cases"]] != [goals.label(r) for r in bench["cases"]]:
+        raise InvalidInputError("the other-overlap bench report must have the bench report's cases, in its order")
 
 
 def by_suite(rows: list[dict]) -> dict[str, list[dict]]:
@@ -74,18 +139,28 @@ def span(values, digits: int, unit: str = "") -> str:
     return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
 
 
-def headline(suites: dict[str, list[dict]]) -> list[dict]:
-    """One line per shape class (suite x dtype width): the ranges of ours / anchor in both modes and of
-    ours % of roofline with the launch excluded."""
+def headline(suites: dict[str, list[dict]], others: dict[str, list[dict]] | None = None) -> list[dict]:
+    """One line per shape class (suite x dtype width): the ranges of ours / anchor in both modes (at the
+    bench's hbm_phase_overlap, and at the other report's after a slash), of ours % of the roofline and
+    of the restated bound with the launch excluded, and of the share of bytes read past L2."""
     out = []
     for suite, rows in suites.items():
         for width in dict.fromkeys(WIDTHS[r["dtype"]] for r in rows):
+            def ratio(mode: str) -> str:
+                text = span([goals.speedup(r, mode) for r in rows if WIDTHS[r["dtype"]] == width], 2, "x")
+                if others is not None:
+                    alt = [goals.speedup(r, mode) for r in others[suite] if WIDTHS[r["dtype"]] == width]
+                    text += " / " + span(alt, 2, "x")
+                return text
+
             mine = [r for r in rows if WIDTHS[r["dtype"]] == width]
             out.append({"suite": suite, "width": width, "cases": len(mine),
                         "paths": ", ".join(dict.fromkeys(r["path"] for r in mine)),
-                        "atomic": span([goals.speedup(r, "anchor_kernel") for r in mine], 2, "x"),
-                        "deterministic": span([goals.speedup(r, "anchor_kernel_deterministic") for r in mine], 2, "x"),
-                        "roofline": span([r["kernel_roofline_pct"] for r in mine], 1, " %")})
+                        "atomic": ratio("anchor_kernel"), "deterministic": ratio("anchor_kernel_deterministic"),
+                        "roofline": span([r["kernel_roofline_pct"] for r in mine], 1, " %"),
+                        "restated": span([r["kernel_restated_pct"] for r in mine], 1, " %"),
+                        "past_l2": ", ".join(f"{p} {span([r['past_l2_pct'] for r in mine if r['path'] == p], 0, ' %')}"
+                                             for p in dict.fromkeys(r["path"] for r in mine))})
     return out
 
 
@@ -99,7 +174,7 @@ def goal_misses(rows: list[dict], launch_us: float) -> list[dict]:
             out.append({"label": goals.label(r), "ours": r["modelled_us"], "anchor": r[f"{mode}_us"],
                         "mode": dict(goals.MODES)[mode], "speedup": goals.speedup(r, mode),
                         "ceiling": goals.ceiling(r, mode, launch_us),
-                        "bound": r["roofline_us"] + launch_us})
+                        "bound": r["restated_roofline_us"] + launch_us})
     return out
 
 
@@ -123,9 +198,10 @@ def against_baseline(name: str, found: dict, baseline: dict) -> str:
     return goals.verdict(name, found, most=2)
 
 
-def context(bench: dict, sensitivity: dict) -> dict:
-    """Everything report.md.j2 shows, computed from the two reports."""
-    check(bench, sensitivity)
+def context(bench: dict, sensitivity: dict, other: dict | None = None) -> dict:
+    """Everything report.md.j2 shows, computed from the two reports (and the bench at the other
+    hbm_phase_overlap, when given)."""
+    check(bench, sensitivity, other)
     launch_us = bench["constants"]["launch_us"]
     suites = by_suite(bench["cases"])
     found = goals.conclusions(suites, launch_us)
@@ -134,7 +210,8 @@ def context(bench: dict, sensitivity: dict) -> dict:
         "soc": bench["soc"], "facts": bench["soc_facts"], "constants": bench["constants"], "launch_us": launch_us,
         "kinds": {name: kind(source) for name, source in bench["sources"].items()},
         "bench_at": measured_at(bench), "sensitivity_at": measured_at(sensitivity),
-        "headline": headline(suites),
+        "headline": headline(suites, by_suite(other["cases"]) if other else None),
+        "overlaps": [bench["constants"]["hbm_phase_overlap"]] + ([other["constants"]["hbm_phase_overlap"]] if other else []),
         "goals": [{"statement": goals.STATEMENTS[n], "verdict": goals.verdict(n, found[n], most=0 if n == "strong" else 6)}
                   for n in found],
         "misses": goal_misses(bench["cases"], launch_us), "strong": goals.STRONG,
@@ -150,7 +227,7 @@ def context(bench: dict, sensitivity: dict) -> dict:
     }
 
 
-def render(bench: dict, sensitivity: dict) -> str:
+def render(bench: dict, sensitivity: dict, other: dict | None = None) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template(TEMPLATE).render(**context(bench, sensitivity))
+    return env.get_template(TEMPLATE).render(**context(bench, sensitivity, other))

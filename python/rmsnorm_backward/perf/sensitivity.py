@@ -32,7 +32,7 @@ FACTORS = (0.5, 2.0)
 # question): the values tried instead, each recorded with factor = value / baseline (None from 0).
 ALTERNATIVES = {
     "hbm_phase_overlap": (0.5, 1.0),     # from cores in step to independent phases
-    "write_hbm_fraction": (0.5, 0.0),    # from every write charged to HBM to every write landing in L2
+    "l2_capacity_fraction": (0.5, 0.25),  # half and a quarter of L2 for the launch
     "pipe_barrier_cycles": (0.0, None),  # None: double the baseline
     "flag_sync_cycles": (0.0, None),
 }

@@ -9,7 +9,7 @@ kernel, which runs the same rules on real shapes.
 """
 from __future__ import annotations
 
-import math
+import numbers
 
 import torch
 
@@ -65,13 +65,13 @@ def check(dy: torch.Tensor, x: torch.Tensor, rstd: torch.Tensor, gamma: torch.Te
 
 
 def eps_value(eps) -> float | None:
-    """eps as the forward takes it: None (the machine epsilon of x's dtype) or a finite non-negative
-    real number, never a string or a bool that float() would take. Traced, eps may be symbolic: the
-    eager call checked it."""
+    """eps as torch.nn.functional.rms_norm takes it: None (the machine epsilon of x's dtype) or any real
+    number (a negative, infinite or NaN eps gives what the formula gives, as in torch), never a
+    string. Traced, eps may be symbolic: the eager call checked it."""
     if eps is None or isinstance(eps, torch.SymFloat) or torch.compiler.is_compiling():
         return eps
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps < 0:
-        raise InvalidInputError(f"eps must be a finite non-negative float or None (got {eps!r}).")
+    if not isinstance(eps, numbers.Real):
+        raise InvalidInputError(f"eps must be a real number or None (got {eps!r}).")
     return float(eps)
 
 
@@ -92,6 +92,8 @@ def normalized_row(x: torch.Tensor, gamma: torch.Tensor | None, normalized_shape
                                     "are the row.")
         return tuple(gamma.shape)
     row = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list, torch.Size)) else (normalized_shape,)
+    if not row:  # torch's rule too; the row is at least one trailing dim of x
+        raise InvalidInputError(f"normalized_shape must name at least one trailing dim of x (got {normalized_shape!r}).")
     if gamma is not None and tuple(gamma.shape) != row:
         raise InvalidInputError(f"normalized_shape {list(row)} must equal gamma's shape {list(gamma.shape)}.")
     if tuple(x.shape[x.ndim - len(row):]) != row:

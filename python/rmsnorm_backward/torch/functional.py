@@ -128,7 +128,7 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor | None, eps: float | None = 1e
     one row of the operator. Raises InvalidInputError (naming the tensor and the rule) for inputs
     the operator rejects: a gamma that is not x's trailing shape, tensors on different devices, a
     dtype outside float16/bfloat16/float32, a gamma_offset without gamma, a normalized_shape that is not
-    gamma's shape, an eps that is not a non-negative float or None.
+    gamma's shape, an eps that is not a real number or None.
     """
     eps = _validate.eps_value(eps)
     gamma_offset = _validate.gamma_offset_checked(gamma_offset, has_gamma=gamma is not None)

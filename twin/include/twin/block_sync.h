@@ -7,8 +7,9 @@
 // the wait that sees the flag acquires it (the cross-core order of gm_order.h). A wait that no core
 // can satisfy any more (every other core returned or waits too) is a rule error where the NPU would hang.
 // Timeline cost (assumption: no public figure): the two barriers and one 32-byte copy each way per
-// call; the time spent waiting for the other core is not modelled.
+// call; a wait ends a scalar GM round trip after the flag it waited for was written (timeline.h).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -23,16 +24,20 @@ namespace twin {
 
 inline constexpr uint32_t kFlagSlotInts = kUbBlockBytes / sizeof(int32_t);  // one 32-byte flag slot
 
-// Polls until done() holds; fails with `rule` once no core can write a flag any more.
-template <typename Done>
-void PollFlags(const char *call, const char *rule, Done done)
+// Polls until done() holds; fails with `rule` once no core can write a flag any more. Each look
+// happens under the timeline's arbiter (timeline.h), which prices the wait: the core goes on from
+// the latest write of the flags done() acquired (`written`), as the timeline reads them.
+template <typename Done, typename Written>
+void PollFlags(const char *call, const char *rule, Done done, Written written)
 {
     LaunchState &launch = Launch();
-    const uint32_t me = Core().block_idx;
+    CoreState &core = Core();
+    const uint32_t me = core.block_idx;
     for (;;) {
         const uint64_t seen = launch.gm_flags.Writes();
-        if (done()) {
+        if (launch.timeline.FlagPoll(me, core.timeline.IssuePoint(), done)) {
             launch.PollDone(me);
+            core.timeline.FlagSeen(written());
             return;
         }
         TWIN_CHECK(!launch.PollStuck(me, seen), call, rule, " (every other core returned or waits too; the NPU "
@@ -54,7 +59,8 @@ inline void WriteSlot(const char *call, int32_t *gm, const int32_t (&value)[kFla
 {
     CoreState &core = Core();
     core.gm_log.Record(call, gm, 1, kUbBlockBytes, kUbBlockBytes, GmAccess::kFlagWrite);
-    Launch().gm_flags.Write(gm, value, kUbBlockBytes, core.gm_log.Released());
+    Launch().timeline.FlagWrite(gm, core.timeline.End(),
+                                [&] { Launch().gm_flags.Write(gm, value, kUbBlockBytes, core.gm_log.Released()); });
     core.gm_log.Wrote(gm, 1, kUbBlockBytes, kUbBlockBytes, value, kUbBlockBytes);
 }
 
@@ -109,7 +115,8 @@ void SetOrWait(const char *call, const AscendC::GlobalTensor<int32_t> &gm, const
                   if (value[0] != from) return false;
                   core.gm_log.Acquire(seen);
                   return true;
-              });
+              },
+              [&] { return Launch().timeline.FlagTime(slot); });
     value[0] = 1 - from;
     StageUb(call, ub, 0, value, kFlagSlotInts);
     WriteSlot(call, slot, value);
@@ -200,6 +207,10 @@ inline void WaitPreBlock(GlobalTensor<int32_t> &gmWorkspace, LocalTensor<int32_t
             turn = turn && value[0] == (c < me ? round : 0);
         }
         return turn;
+    }, [&] {
+        double t = 0;
+        for (uint32_t c = 0; c < me; ++c) t = std::max(t, twin::Launch().timeline.FlagTime(gmWorkspace.GetPhyAddr() + c * twin::kFlagSlotInts));
+        return t;
     });
     for (const twin::GmClock &clock : seen) twin::Core().gm_log.Acquire(clock);
     twin::StageUb(call, ubWorkspace, 0, slots.data(), n * twin::kFlagSlotInts);

@@ -51,8 +51,10 @@ struct Counters {
     uint64_t ub_peak_bytes = 0;     // the most UB the core's TPipe buffers held at once
     // The performance timeline (timeline.h); busy times and the makespan are stored at kernel exit.
     uint64_t lane_slots = 0;        // lanes the repeats could have enabled: repeats x lanes per repeat
-    uint64_t hbm_bytes = 0;         // GM bytes to or from HBM: first touches and all writes
-    uint64_t l2_bytes = 0;          // GM bytes read again while still in L2
+    uint64_t hbm_bytes = 0;         // bytes HBM moved for this core: read misses, bypassing writes, write-backs
+    uint64_t l2_bytes = 0;          // GM bytes read from L2
+    uint64_t writeback_bytes = 0;   // dirty L2 bytes this core's copies pushed out to HBM (in hbm_bytes)
+    uint64_t past_l2_bytes = 0;     // GM bytes copied past L2 (a CACHE_MODE_DISABLE tensor, a GM flag)
     uint64_t model_cycles = 0;      // when the core's last pipe finishes (modelled cycles)
     uint64_t busy_s_cycles = 0;     // per pipe: modelled cycles it was busy
     uint64_t busy_v_cycles = 0;
@@ -177,8 +179,10 @@ inline void OnCopyIn(uint64_t bytes, const void *gm = nullptr, uint32_t blocks =
     c.copy_in_instrs++;
     c.gm_read_bytes += bytes;
     const L2Model::Split split = core.timeline.Copy(tl::MTE2, bytes, gm, blocks, gm_pitch);
-    c.hbm_bytes += split.hbm;
+    c.hbm_bytes += split.hbm + split.written_back;
     c.l2_bytes += split.l2;
+    c.writeback_bytes += split.written_back;
+    c.past_l2_bytes += gm == nullptr ? bytes : 0;
 }
 inline void OnCopyOut(uint64_t bytes, const void *gm = nullptr, uint32_t blocks = 1, uint64_t gm_pitch = 0)
 {
@@ -186,7 +190,10 @@ inline void OnCopyOut(uint64_t bytes, const void *gm = nullptr, uint32_t blocks 
     Counters &c = core.counters;
     c.copy_out_instrs++;
     c.gm_write_bytes += bytes;
-    c.hbm_bytes += core.timeline.Copy(tl::MTE3, bytes, gm, blocks, gm_pitch).hbm;
+    const L2Model::Split split = core.timeline.Copy(tl::MTE3, bytes, gm, blocks, gm_pitch);
+    c.hbm_bytes += split.hbm + split.written_back;
+    c.writeback_bytes += split.written_back;
+    c.past_l2_bytes += gm == nullptr ? bytes : 0;
 }
 // One vector instruction: `repeats` repeats with `lanes` mask-enabled lanes in all, out of
 // `lane_slots` = repeats x lanes per repeat (0: 64 per repeat, the fp32 width); `cls` prices it.

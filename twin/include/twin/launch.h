@@ -225,7 +225,7 @@ inline std::string DescribeGm(const LaunchState &launch, uint64_t at)
     X(gm_read_bytes) X(gm_write_bytes) X(gm_scalar_reads) X(gm_scalar_writes) X(copy_in_instrs) \
     X(copy_out_instrs) X(vector_instrs) X(vector_repeats) X(active_lanes) X(pipe_barriers) X(sync_alls)   \
     X(ub_peak_bytes)                                                                        \
-    X(lane_slots) X(hbm_bytes) X(l2_bytes) X(model_cycles) X(busy_s_cycles) X(busy_v_cycles) X(busy_mte2_cycles) \
+    X(lane_slots) X(hbm_bytes) X(l2_bytes) X(writeback_bytes) X(past_l2_bytes) X(model_cycles) X(busy_s_cycles) X(busy_v_cycles) X(busy_mte2_cycles) \
     X(busy_mte3_cycles) X(busy_hbm_cycles)
 #define TWIN_COUNTER_NAME(field) #field,
 inline const char *const kCounterNames[] = {TWIN_COUNTER_FIELDS(TWIN_COUNTER_NAME)};
@@ -263,7 +263,7 @@ void RunCore(void (*entry)(Params...), const TwinLaunchArgs &args, LaunchState &
 {
     CoreState core(*launch.soc, idx, launch.block_num);
     core.launch = &launch;
-    core.timeline.Attach(&launch.timeline);
+    core.timeline.Attach(&launch.timeline, idx);
     g_core = &core;
     ::block_idx = idx;
     ::block_num = launch.block_num;
@@ -283,6 +283,7 @@ void RunCore(void (*entry)(Params...), const TwinLaunchArgs &args, LaunchState &
     } catch (...) {
         launch.Report(Cat("core ", idx, ": the kernel threw an exception that is not a std::exception"));
     }
+    launch.timeline.Done(idx);
     if (!failed) {
         launch.CoreReturned(idx);
     }
@@ -343,7 +344,7 @@ int LaunchKernel(void (*entry)(Params...), const TwinLaunchArgs &args, TwinLaunc
                              " of model_constants.h's kModelFields (got ", args.num_model, ")"));
     }
     const ModelConstants &table = FindModel(soc->name);
-    launch.timeline.Init(*soc, args.num_model != 0 ? WithValues(table, args.model) : table);
+    launch.timeline.Init(*soc, args.num_model != 0 ? WithValues(table, args.model) : table, args.block_dim);
     for (uint32_t i = 0; i < args.num_gm; ++i) {
         launch.regions.push_back(
             {static_cast<uint8_t *>(args.gm[i].data), args.gm[i].bytes, args.gm[i].name, args.gm[i].undefined});

@@ -26,17 +26,16 @@ struct ModelConstants {
     double scalar_gm_cycles;
     double sync_all_cycles;
     double launch_us;
-    double l2_reuse_fraction;
+    double l2_capacity_fraction;
     double hbm_phase_overlap;
-    double write_hbm_fraction;
     double pipe_barrier_cycles;
     double flag_sync_cycles;
 };
 
 inline constexpr ModelConstants kModelTable[] = {
-    {"Ascend910B2", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 1.0, 8.0, 16.0},
-    {"Ascend910B3", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 1.0, 8.0, 16.0},
-    {"Ascend910_93", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 1.0, 8.0, 16.0},
+    {"Ascend910B2", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 8.0, 16.0},
+    {"Ascend910B3", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 8.0, 16.0},
+    {"Ascend910_93", 1.0, 22.6, 3.5, 1.0, 113.0, 512.0, 2.0, 300.0, 900.0, 6.5, 1.0, 0.0, 8.0, 16.0},
 };
 
 struct ModelField {
@@ -74,18 +73,14 @@ inline constexpr ModelField kModelFields[] = {
     {"launch_us", &ModelConstants::launch_us,
      "range: ADD cases 2-6, Task Duration less aiv_time = 9.44, 7.00, 6.46, 2.53, 6.03 us (scheduling and "
      "completion around the cores' work); 6.5 is their median, microseconds"},
-    {"l2_reuse_fraction", &ModelConstants::l2_reuse_fraction,
-     "assumption: a re-read hits L2 while the traffic since its last touch fits this fraction "
-     "of L2"},
+    {"l2_capacity_fraction", &ModelConstants::l2_capacity_fraction,
+     "assumption: the share of the SoC's L2 bytes the write-back cache of the model holds for one launch "
+     "(timeline_memory.h: 512-byte lines, least recently used out first)"},
     {"hbm_phase_overlap", &ModelConstants::hbm_phase_overlap,
      "assumption, fitted to ADD: how independent the cores' phases are; a core draws the HBM pool over "
      "1 + (cores - 1) x (1 - o + o x d) cores, d its own share of time with HBM bytes in flight. 0 (cores in step) "
      "fits ADD cases 2, 3 and 5 with one pool of 1.55 TB/s; 1 would need 1.25 and 1.46 TB/s in cases 2 and 3 "
      "against 1.55 in case 5"},
-    {"write_hbm_fraction", &ModelConstants::write_hbm_fraction,
-     "assumption, fitted to ADD: the share of written bytes the HBM pool is charged for while the kernel runs "
-     "(the rest lands in L2). 1 fits ADD case 4 (no L2 hint, as both kernels here: 384 MB of reads and writes in "
-     "250.5 us of MTE2 = 1.53 TB/s); case 5, its reads bypassing L2, shows writes landing in L2 (0)"},
     {"pipe_barrier_cycles", &ModelConstants::pipe_barrier_cycles,
      "assumption: a PipeBarrier on one pipe holds that pipe's next instruction this many cycles past its last "
      "one's end (the drain the barrier waits for; no public figure)"},

@@ -5,7 +5,11 @@ One shared object per (kernel source, entry): a generated wrapper includes `kern
 kernel source and `TWIN_DEFINE_LAUNCH(entry)` (twin/launch.h), so the twin stays header-only and
 every object has exactly one copy of its state. Objects are cached under `$ASCENDC_TWIN_CACHE`
 (default `~/.cache/ascendc_twin`) by a hash of everything that can change the result, and
-written by rename so parallel test workers never see half an object.
+written by rename so parallel test workers never see half an object. Each object is checked before
+it is loaded (dlopen maps it: a truncated one would end the process with SIGBUS): a whole ELF file
+whose every header and segment lies inside it, and the SHA-256 written beside it (`<object>.sha256`)
+after its compile completed. A damaged object (a full disk, an interrupted copy of the cache) is
+compiled again, once, with a warning naming the cache and the variable.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import logging
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -195,6 +200,68 @@ def precompiled_header(twin_dirs: list[Path], optimize: bool = True) -> Optional
     return pch
 
 
+DIGEST_SUFFIX = ".sha256"  # beside each cached object: the SHA-256 of its bytes
+# Objects checked by this process, with the (inode, size, mtime) they had then: checked once.
+_checked: dict = {}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _elf_problem(path: Path) -> Optional[str]:
+    """Why `path` is not a whole 64-bit little-endian ELF file (its program and section headers and
+    every segment's bytes inside it), or None."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 64:
+        return f"{len(data)} bytes, shorter than an ELF header"
+    if data[:6] != b"\x7fELF\x02\x01":
+        return "no 64-bit little-endian ELF header"
+    phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+    if phoff + phnum * phentsize > len(data) or shoff + shnum * shentsize > len(data):
+        return f"truncated: its headers end past its {len(data)} bytes"
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        if p_type == 1 and p_offset + p_filesz > len(data):  # PT_LOAD: what dlopen maps
+            return f"truncated: a segment ends past its {len(data)} bytes"
+    return None
+
+
+def _damage(target: Path) -> Optional[str]:
+    """Why the cached object `target` must not be loaded, or None (checked once per process and
+    file). An object cached without a digest file is checked as an ELF file only."""
+    try:
+        st = target.stat()
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if _checked.get(target) == stamp:
+            return None
+        problem = _elf_problem(target)
+        if problem is None:
+            digest = target.with_name(target.name + DIGEST_SUFFIX)
+            want = digest.read_text().strip() if digest.exists() else None
+            if want is not None and want != _sha256(target):
+                problem = f"its bytes do not match {digest.name}"
+    except OSError as e:
+        problem = f"it cannot be read ({e.strerror or e})"
+    if problem is None:
+        _checked[target] = stamp
+    return problem
+
+
+def _recompile_notice(target: Path, problem: str) -> None:
+    _log.warning("the twin's kernel cache holds a damaged %s (%s); compiling it again (the cache is %s, "
+                 "set by %s)", target.name, problem, target.parent.parent, CACHE_VARIABLE)
+    for path in (target, target.with_name(target.name + DIGEST_SUFFIX)):
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
 def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defines = None,
                    include_dirs: Optional[Iterable[Union[str, os.PathLike]]] = None, optimize: bool = True) -> Path:
     """Compile `source` with entry `name` against the twin; the cached shared object's path.
@@ -223,7 +290,10 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
         key = [compiler_version(), chr(0).join(flags), wrapper, source.read_bytes(), *included]
         target = cache / f"{name}-{_digest(key, dirs)}.so"
     if target.is_file():
-        return target
+        problem = _damage(target)
+        if problem is None:
+            return target
+        _recompile_notice(target, problem)
 
     _log.info("compiling %s for the twin, once per source change...", source.name)
     started = time.monotonic()
@@ -241,7 +311,13 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
             raise _cache_failure(cache, OSError(errno.ENOSPC, "No space left on device"))
         if done.returncode != 0:
             raise KernelCompileError(f"g++ could not compile {source} (entry {name}):\n{done.stderr.strip()}")
-        with _writing_cache(cache):
+        problem = _elf_problem(work / "kernel.so")
+        if problem is not None:
+            raise EnvironmentSetupError(f"{CXX} wrote a damaged object for {source.name} ({problem}) in the twin's "
+                                        f"kernel cache {cache}: set {CACHE_VARIABLE} to a directory with free space")
+        with _writing_cache(cache):  # the digest first: an object is never in place without the one of its bytes
+            (work / "kernel.so.sha256").write_text(_sha256(work / "kernel.so") + "\n")
+            os.replace(work / "kernel.so.sha256", target.with_name(target.name + DIGEST_SUFFIX))
             os.replace(work / "kernel.so", target)
         _log.info("compiled %s in %.1f s", source.name, time.monotonic() - started)
     finally:

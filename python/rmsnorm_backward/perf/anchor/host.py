@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rmsnorm_backward import resources
+from rmsnorm_backward import host_tiling, resources
 from rmsnorm_backward.errors import InvalidInputError
 from rmsnorm_backward.twin import run_kernel, soc_info
 
@@ -74,7 +74,7 @@ class AnchorTiling:
     data: bytes
 
 
-def tiling(rows: int, cols: int, dtype: str, *, deterministic: bool, soc: str = "Ascend910B2") -> AnchorTiling:
+def tiling(rows: int, cols: int, dtype: str, *, deterministic: bool, soc: str = host_tiling.DEFAULT_SOC) -> AnchorTiling:
     """The anchor's tiling for x of `rows` x `cols` elements of numpy dtype name `dtype`."""
     if dtype not in DTYPES:
         raise InvalidInputError(f"x must be one of {', '.join(DTYPES)} for the anchor kernel, got {dtype}")
@@ -112,7 +112,7 @@ def tiling(rows: int, cols: int, dtype: str, *, deterministic: bool, soc: str = 
 
 
 def run_anchor(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: np.ndarray, *, deterministic: bool = False,
-               soc: str = "Ascend910B2", seed=None):
+               soc: str = host_tiling.DEFAULT_SOC, seed=None):
     """Runs the anchor kernel on the twin: (dx, dgamma fp32, LaunchStats). seed orders the atomic adds."""
     cols = gamma.size
     rows = x.size // cols if cols else 0
