@@ -21,8 +21,11 @@ using QuePosition = TPosition;
 namespace twin {
 
 // A buffer carved out of UB by TPipe::InitBuffer. Queue buffers cycle Free -> Allocated -> (EnQue)
-// Queued -> (DeQue) Allocated -> (FreeTensor) Free; each FreeTensor bumps `generation`, so a
-// LocalTensor taken before it is recognised as stale. TBuf buffers stay Allocated.
+// Queued -> (DeQue) Allocated -> (FreeTensor) Free; each AllocTensor that hands the buffer out again
+// bumps `generation`, so a LocalTensor of an earlier owner is recognised as stale. FreeTensor moves
+// no data: until the next AllocTensor the NPU's UB still holds it, and a freed tensor may be read or
+// written (CANN's rms_norm reads its rstd after freeing it); the pipe rules judge those accesses, as
+// FreeTensor's flag orders only what came before it. TBuf buffers stay Allocated.
 struct BufferSlot {
     enum class State : uint8_t { Free, Allocated, Queued };
     uint32_t offset = 0;  // byte offset in UB, 32-byte aligned
@@ -132,8 +135,9 @@ public:
     void Check(const char *call) const
     {
         TWIN_CHECK(slot_ != nullptr, call, "the LocalTensor was never allocated (AllocTensor / TBuf::Get)");
-        TWIN_CHECK(slot_->state != twin::BufferSlot::State::Free && slot_->generation == generation_, call,
-                   "the LocalTensor is used after FreeTensor returned its buffer to the queue");
+        TWIN_CHECK(slot_->generation == generation_, call,
+                   "the LocalTensor is used after FreeTensor returned its buffer and a later AllocTensor (or the "
+                   "TPipe's end) handed it out again: its bytes belong to another tensor");
     }
     uint32_t ByteOffset() const { return byte_offset_; }
     T *Data() const { return reinterpret_cast<T *>(twin::Core().ub.data() + byte_offset_); }

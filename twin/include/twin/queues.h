@@ -53,6 +53,7 @@ public:
         TWIN_CHECK(slot != nullptr, "TQue::AllocTensor", "all ", num_,
                    " buffers of the queue are in use (FreeTensor one before the next AllocTensor)");
         slot->state = twin::BufferSlot::State::Allocated;
+        slot->generation++;  // tensors of the buffer's earlier owners are stale from here on
         twin::Core().MarkUndefined(slot->offset, slot->bytes);
         Synced(slot);
         Receive(slot, kProducer);  // waits for the consumer's FreeTensor, and gives its event id back
@@ -113,7 +114,6 @@ public:
         free_id_[Index(slot)] = TakeId("TQue::FreeTensor", kFreeEvent,
                                        "each FreeTensor holds one until its buffer's next AllocTensor");
         slot->state = twin::BufferSlot::State::Free;
-        slot->generation++;
         Synced(slot);
         Signal(slot, kConsumer);
         twin::OnFreeTensor(slot, kConsumer);
