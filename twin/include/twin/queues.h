@@ -54,7 +54,8 @@ public:
                    " buffers of the queue are in use (FreeTensor one before the next AllocTensor)");
         slot->state = twin::BufferSlot::State::Allocated;
         slot->generation++;  // tensors of the buffer's earlier owners are stale from here on
-        twin::Core().MarkUndefined(slot->offset, slot->bytes);
+        // The buffer keeps its bytes (and their definedness), as on the NPU: CANN's add_rms_norm
+        // reads through a fresh AllocTensor of its one-buffer queue what it wrote there before.
         Synced(slot);
         Receive(slot, kProducer);  // waits for the consumer's FreeTensor, and gives its event id back
         GiveId(kFreeEvent, free_id_[Index(slot)]);
