@@ -96,7 +96,8 @@ inline void CopyCounter(const char *call, const VecOperand (&base)[2], uint64_t 
             }
         }
     }
-    VectorPipeAccess(call, ops);
+    PipeAccess(call, ops[1].slot, Pipe::V, false, first[1], end[1]);
+    PipeAccess(call, ops[0].slot, Pipe::V, true, first[0], end[0]);
     OnVector(uint64_t(repeat_time) * one.repeats, uint64_t(repeat_time) * count,
              uint64_t(repeat_time) * one.repeats * lanes);
     for (uint32_t r = 0; r < repeat_time; ++r) {
