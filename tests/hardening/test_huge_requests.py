@@ -11,7 +11,7 @@ import ml_dtypes  # noqa: F401  (imported here: the timings exclude imports)
 import numpy as np
 import pytest
 
-from rmsnorm_backward import _tiling, host_memory  # noqa: F401  (imported here: the timings exclude imports)
+from rmsnorm_backward import _tiling, host_memory, op_def  # noqa: F401  (imported here: the timings exclude imports)
 from rmsnorm_backward.cli import golden as golden_cli
 from rmsnorm_backward.cli import sample_dir
 from rmsnorm_backward.cli import main
@@ -58,7 +58,7 @@ def test_cli_golden_reads_no_input_file_of_a_refused_case(capsys, tmp_path, monk
     # too short for it: the tiling's sentence must come first, not a byte count.
     monkeypatch.setattr(sample_dir, "_read_bin", lambda *a: pytest.fail("an input file was read"))
     n = 2147483648
-    case = {"shapes": {"dy": [1, n], "x": [1, n], "rstd": [1, 1], "gamma": [n], "dx": [1, n], "dgamma": [n]},
+    case = {"op": op_def.load().type, "shapes": {"dy": [1, n], "x": [1, n], "rstd": [1, 1], "gamma": [n], "dx": [1, n], "dgamma": [n]},
             "dtypes": dict.fromkeys(("dy", "x", "rstd", "gamma", "dx", "dgamma"), "float32")}
     (tmp_path / "case.json").write_text(json.dumps({**case, "files": sample_dir.sample_files(case)}))
     assert main(["golden", "--from-dir", str(tmp_path)]) == 2

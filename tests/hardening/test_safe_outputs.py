@@ -49,9 +49,9 @@ class Reader(threading.Thread):
 def report_text(monkeypatch):
     """`report` rendering a text of its own (this file tests where it goes, tests/perf what it says)."""
     text = f"# report {secrets.token_hex(8)}\n"
-    monkeypatch.setattr(perf_report, "load_bench", lambda path: {}, raising=False)
+    monkeypatch.setattr(perf_report, "load_bench", lambda path, what="the bench report": {})
     monkeypatch.setattr(perf_report, "load", lambda path, what, keys: {})
-    monkeypatch.setattr(perf_report, "render", lambda bench, sens: text)
+    monkeypatch.setattr(perf_report, "render", lambda bench, sens, other=None: text)
     return ["report", "b.json", "s.json", "-o"], text.encode()
 
 

@@ -39,8 +39,9 @@ def test_one_core_gives_the_bits_of_all_cores(rng, dtype, rows, cols):
 
 @pytest.mark.parametrize("shape,dtype", [((262144, 48), "fp16"), ((262144, 64), "bf16")])
 def test_schedule_keeps_up_with_the_anchor(shape, dtype):
-    # HBM-bound shapes: the copy order and early slot release keep the core's HBM share busy, so
+    # Streaming shapes (dx fits in L2, which takes the writes: the vector pipe or MTE2 is the limit,
+    # never the scalar unit or MTE3): the copy order and early slot release keep that unit busy, so
     # the timeline lands within a few percent of the anchor's perfect overlap.
     row = run_case(Case(shape, dtype), load_model(), np.random.default_rng(0))
-    assert row["path"] == "small_cols" and row["bottleneck"] == "HBM"
+    assert row["path"] == "small_cols" and row["bottleneck"] in ("V", "MTE2", "HBM")
     assert row["speedup"] >= 0.96, f"{row['speedup']:.3f} x the anchor"

@@ -46,7 +46,7 @@ TORCH_RMSNORM = NormSpec(0.0, "eps", "fp32", "torch.nn.RMSNorm")
 _REGISTERED: dict[type, NormSpec] = {}
 
 
-def register_norm(cls: type, *, gamma_offset: float = 0.0, eps_attr: str = "eps", casting: str = "fp32") -> NormSpec:
+def register_norm(cls: type, *, gamma_offset: float = attrs.GAMMA_OFFSET, eps_attr: str = "eps", casting: str = "fp32") -> NormSpec:
     """Declares how the norm class `cls` computes, so patch_model patches it (and its subclasses that
     keep its forward): y = x / sqrt(mean(x^2) + eps) * (weight + gamma_offset) over the weight's
     dims, eps the module's attribute `eps_attr`, y rounded by `casting`: "fp32" (all in fp32, rounded
