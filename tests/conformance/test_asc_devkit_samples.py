@@ -96,10 +96,6 @@ SAMPLES = (
 KNOWN_GAPS = {
     "cast": "int4b_t and Cast to and from 4-bit integers",
     "tbufpool_management": "TBufPool and EXTERN_IMPL_BUFPOOL",
-    "copy_ub2ub-3": "Copy in Counter mode over several internal repeats: the twin steps by the repeat strides "
-                    "between them, the sample expects the block stride to run on; the documentation's one Counter "
-                    "example with strides (blockStride 2, repeatStride 16, in 接口内设置Mask) gives the same bytes "
-                    "either way, and the A2 impl hands both strides to the instruction, so it stays undecided",
     "gm_by_pass_dcache": "its golden expects 0 in the 1023 output elements its kernel never writes (it writes one "
                          "int32), but aclrtMalloc leaves device memory uninitialised (the stand-in fills it with a "
                          "pattern)",

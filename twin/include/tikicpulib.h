@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-in for CANN's tikicpulib.h, the CPU-debug runtime a CANN kernel UT (ops-nn's
 // tests/ut/op_kernel/test_<op>.cpp) includes, so those UTs build unchanged against the twin and
 // run their kernels on it:
@@ -25,7 +26,7 @@
 #include "kernel_operator.h"
 
 // bisheng's --cce-auto-sync (the twin's auto_sync): on unless the build says otherwise, as ops-nn
-// compiles every kernel whose op_kernel/CMakeLists.txt does not say AUTO_SYNC false.
+// compiles every kernel whose kernel directory's CMakeLists.txt does not say AUTO_SYNC false.
 #ifndef TWIN_ICPU_AUTO_SYNC
 #define TWIN_ICPU_AUTO_SYNC 1
 #endif

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What CANN's own kernel sources write, compiled unchanged by the twin: `if ASCEND_IS_AIV {` and
 g_coreType, AscendC::GetUserWorkspace as a function, the DataCopyPad(gm, ub, DataCopyParams)
 overload (the UB -> GM copy with 16-bit fields: blockLen in bytes, the UB stride in 32-byte blocks,
@@ -160,7 +161,7 @@ def test_acc_val_before_any_reduce_sum_is_refused(rng):
         run(REGISTERS, "registers", [np.zeros(64, np.float32), np.array([8, 1], np.int32), np.zeros(80, np.int32)])
 
 
-# TPipe buffers of `used` bytes (CANN's small-D RmsNormGrad plans 195,584), then InitOutput of n
+# TPipe buffers of `used` bytes (CANN's small-D rms_norm_grad plans 195,584), then InitOutput of n
 # floats with a value through the stack buffer left past them (up to the UB less 64 bytes).
 INIT_OUTPUT = r"""
 extern "C" __global__ __aicore__ void init_output(GM_ADDR y, GM_ADDR prm)

@@ -57,10 +57,10 @@ RULES = [
     DataCopy(a, xg, 64);
     q.EnQue(a);
     a = q.DeQue<float>();
-    if (BAD) q.FreeTensor(a);
+    q.FreeTensor(a);
+    if (BAD) { LocalTensor<float> b = q.AllocTensor<float>(); q.FreeTensor(b); }
     DataCopy(yg, a, 64);
-    if (!BAD) q.FreeTensor(a);
-""", "DataCopy", "the LocalTensor is used after FreeTensor returned its buffer to the queue"),
+""", "DataCopy", "the LocalTensor is used after FreeTensor returned its buffer and a later AllocTensor"),
     Rule("double_free", """
     TQue<QuePosition::VECIN, 1> q;
     pipe.InitBuffer(q, 1, 256);

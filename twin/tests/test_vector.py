@@ -230,37 +230,71 @@ def test_undefined_lanes_reach_gm_only_when_computed_on(rng):
     assert_same(out, np.concatenate([a[:32] + b[:32], d[32:]]))
 
 
+# A freed queue tensor keeps its bytes until the queue hands its buffer out again (FreeTensor moves
+# nothing): ops-nn's rms_norm reads its rstd on V after CopyOut freed it. VARIANT 0: V reads a freed
+# VECOUT tensor (MTE3 copied it out; V, its producer, allocates it next): fine. 1: the same read
+# after the next AllocTensor of the buffer: stale. 2: V reads a freed VECIN tensor and MTE2 then
+# refills the buffer: FreeTensor's V -> MTE2 flag came before the read, so the pipe rule objects.
 USE_AFTER_FREE = """#include "kernel_operator.h"
 using namespace AscendC;
-extern "C" __global__ __aicore__ void uaf(GM_ADDR x)
+extern "C" __global__ __aicore__ void uaf(GM_ADDR a, GM_ADDR x, GM_ADDR y)
 {
-    GlobalTensor<float> xg;
+    GlobalTensor<float> ag, xg, yg;
+    ag.SetGlobalBuffer((__gm__ float *)a, 64);
     xg.SetGlobalBuffer((__gm__ float *)x, 64);
+    yg.SetGlobalBuffer((__gm__ float *)y, 64);
     TPipe pipe;
-    TQue<QuePosition::VECOUT, 1> q;
-    pipe.InitBuffer(q, 1, 256);
-    LocalTensor<float> t = q.AllocTensor<float>();
-    Duplicate(t, 1.0f, 64);
-#if BAD
-    q.FreeTensor(t);
-    Muls(t, t, 2.0f, 64);
-#else
-    Muls(t, t, 2.0f, 64);
-    q.EnQue(t);
-    t = q.DeQue<float>();
+    TQue<QuePosition::VECIN, 1> qi;
+    TQue<QuePosition::VECOUT, 1> qo;
+    TBuf<QuePosition::VECCALC> b;
+    pipe.InitBuffer(qi, 1, 256);
+    pipe.InitBuffer(qo, 1, 256);
+    pipe.InitBuffer(b, 256);
+    LocalTensor<float> s = b.Get<float>();
+    LocalTensor<float> in = qi.AllocTensor<float>();
+    DataCopy(in, ag, 64);
+    qi.EnQue(in);
+    in = qi.DeQue<float>();
+    LocalTensor<float> t = qo.AllocTensor<float>();
+    Muls(t, in, 2.0f, 64);
+    qo.EnQue(t);
+    t = qo.DeQue<float>();
     DataCopy(xg, t, 64);
-    q.FreeTensor(t);
+    qo.FreeTensor(t);
+    qi.FreeTensor(in);
+#if VARIANT == 1
+    LocalTensor<float> u = qo.AllocTensor<float>();
+    Duplicate(u, 0.0f, 64);
 #endif
+#if VARIANT == 2
+    Adds(s, in, 1.0f, 64);
+    in = qi.AllocTensor<float>();
+    DataCopy(in, ag, 64);
+    qi.FreeTensor(in);
+#else
+    Adds(s, t, 1.0f, 64);
+#endif
+#if VARIANT == 1
+    qo.FreeTensor(u);
+#endif
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(yg, s, 64);
 }
 """
 
 
-def test_use_after_free_is_rejected(run_source):
-    x = np.zeros(64, np.float32)
-    with pytest.raises(TwinRuleError, match="core 0: Muls: the LocalTensor is used after FreeTensor"):
-        run_source(USE_AFTER_FREE, "uaf", [x], defines={"BAD": 1})
-    run_source(USE_AFTER_FREE, "uaf", [x], defines={"BAD": 0})
-    np.testing.assert_array_equal(x, np.full(64, 2.0, np.float32))
+def test_a_freed_tensor_is_readable_until_its_buffer_is_handed_out_again(rng, run_source):
+    a = random_array(rng, 64, np.float32)
+    x, y = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    run_source(USE_AFTER_FREE, "uaf", [a, x, y], defines={"VARIANT": 0})
+    np.testing.assert_array_equal(x, a * np.float32(2))
+    np.testing.assert_array_equal(y, a * np.float32(2) + np.float32(1))
+    with pytest.raises(TwinRuleError, match="core 0: Adds: the LocalTensor is used after FreeTensor returned its "
+                                            "buffer and a later AllocTensor"):
+        run_source(USE_AFTER_FREE, "uaf", [a, x, y], defines={"VARIANT": 1})
+    with pytest.raises(TwinRuleError, match="data read by one pipe and then overwritten by another.*V read, MTE2"):
+        run_source(USE_AFTER_FREE, "uaf", [a, x, y], defines={"VARIANT": 2})
 
 
 @pytest.mark.parametrize("form", ["count", "mask_bits"])

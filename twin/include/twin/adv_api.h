@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CANN's advanced API (BroadCast, ...), compiled from a fetched asc-devkit checkout, never copied:
 // CANN's kernel_operator.h includes it, so the twin's does when the checkout's root is on the
 // include path (ascendc-twin's `cann-ut` command and the tests give $ASC_DEVKIT_SRC). Its headers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The named constants of the Ascend C API that kernels and CANN's advanced API use (sizes of the
 // A2 vector core's data block and repeat, the repeat-count limit, the default strides), each the
 // documented value on dav-2201 and tied to the twin's own where the twin has one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The core type a kernel tests to split AIC from AIV work: g_coreType against AscendC::AIC / AIV /
 // MIX, or the ASCEND_IS_* macros written as `if ASCEND_IS_AIV { ... }` (so each expands to a
 // parenthesised condition). Every twin core is an AI vector core, so g_coreType is AIV; as in a

@@ -116,8 +116,8 @@ void CopyIn(const char *call, const AscendC::LocalTensor<T> &dst, const uint8_t 
     CoreState &core = Core();
     CheckGm(call, gm, b.Span(b.src_pitch, b.len));
     TouchGm(call, gm, b.count, b.len, b.src_pitch, GmAccess::kRead, Pipe::MTE2);
-    PipeAccess(call, dst.Slot(), Pipe::MTE2, true);
     const uint32_t base = dst.ByteOffset();
+    PipeAccess(call, dst.Slot(), Pipe::MTE2, true, base, base + b.Span(b.dst_pitch, b.len));
     for (uint32_t i = 0; i < b.count; ++i) {
         std::memcpy(core.ub.data() + base + i * b.dst_pitch, gm + i * b.src_pitch, b.len);
         core.MarkDefined(uint32_t(base + i * b.dst_pitch), uint32_t(b.len));
@@ -150,7 +150,7 @@ void CopyOut(const char *call, uint8_t *gm, const AscendC::LocalTensor<T> &src, 
     CheckGm(call, gm, b.Span(b.dst_pitch, b.len));
     TouchGm(call, gm, b.count, b.len, b.dst_pitch, core.atomic_dtype == 0 ? GmAccess::kWrite : AtomicKind(core.atomic_op),
             Pipe::MTE3);
-    PipeAccess(call, src.Slot(), Pipe::MTE3, false);
+    PipeAccess(call, src.Slot(), Pipe::MTE3, false, base, base + b.Span(b.src_pitch, b.len));
     // UB bytes nothing wrote go out as the UB holds them (poison) and are recorded undefined in GM;
     // the caller's harness decides whether an output may keep them.
     MarkGmWritten(gm, b.count, b.len, b.dst_pitch, core.shadow.data() + base, b.src_pitch, core.atomic_dtype != 0);
@@ -194,8 +194,8 @@ template <typename T>
 void CopyUb(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src, const Blocks &b)
 {
     CoreState &core = Core();
-    PipeAccess(call, src.Slot(), Pipe::V, false);
-    PipeAccess(call, dst.Slot(), Pipe::V, true);
+    PipeAccess(call, src.Slot(), Pipe::V, false, src.ByteOffset(), src.ByteOffset() + b.Span(b.src_pitch, b.len));
+    PipeAccess(call, dst.Slot(), Pipe::V, true, dst.ByteOffset(), dst.ByteOffset() + b.Span(b.dst_pitch, b.len));
     for (uint32_t i = 0; i < b.count; ++i) {
         const uint64_t s = src.ByteOffset() + i * b.src_pitch, d = dst.ByteOffset() + i * b.dst_pitch;
         std::memmove(core.ub.data() + d, core.ub.data() + s, b.len);

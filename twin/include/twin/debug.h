@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Kernel assertions and logs of CANN's kernels and samples: ascendc_assert(cond[, fmt, args...]),
 // and the ASCENDC_ASSERT(cond, { KERNEL_LOG(level, fmt, args...); }) / KERNEL_LOG pair CANN's own
 // headers use. In CANN's CPU-debug build a failed assertion prints its message and aborts the

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "core.h"
 
@@ -21,8 +22,11 @@ using QuePosition = TPosition;
 namespace twin {
 
 // A buffer carved out of UB by TPipe::InitBuffer. Queue buffers cycle Free -> Allocated -> (EnQue)
-// Queued -> (DeQue) Allocated -> (FreeTensor) Free; each FreeTensor bumps `generation`, so a
-// LocalTensor taken before it is recognised as stale. TBuf buffers stay Allocated.
+// Queued -> (DeQue) Allocated -> (FreeTensor) Free; each AllocTensor that hands the buffer out again
+// bumps `generation`, so a LocalTensor of an earlier owner is recognised as stale. FreeTensor moves
+// no data: until the next AllocTensor the NPU's UB still holds it, and a freed tensor may be read or
+// written (CANN's rms_norm reads its rstd after freeing it); the pipe rules judge those accesses, as
+// FreeTensor's flag orders only what came before it. TBuf buffers stay Allocated.
 struct BufferSlot {
     enum class State : uint8_t { Free, Allocated, Queued };
     uint32_t offset = 0;  // byte offset in UB, 32-byte aligned
@@ -31,20 +35,24 @@ struct BufferSlot {
     uint32_t generation = 0;
     const char *owner = "TBuf";  // "TQue" or "TBuf": for messages
 
-    // Pipe hazards (see PipeAccess): the last pipe that wrote these bytes and the core's instruction
-    // sequence number at that moment, and per pipe its last read since (0: none); queue_sync_seq is
-    // the last EnQue/DeQue of it.
-    Pipe last_writer = Pipe::S;
-    uint64_t write_seq = 0;
-    uint64_t read_seq[4] = {};  // indexed by Pipe
+    // Pipe hazards (see PipeAccess), per 32-byte block of the buffer: the last pipe that wrote it and
+    // the core's instruction sequence number at that moment, and per pipe its last read since (0:
+    // none); sized on first use. queue_sync_seq is the last EnQue/DeQue of the buffer.
+    struct BlockUse {
+        Pipe last_writer = Pipe::S;
+        uint64_t write_seq = 0;
+        uint64_t read_seq[4] = {};  // indexed by Pipe
+    };
+    std::vector<BlockUse> uses;
     uint64_t queue_sync_seq = 0;
 };
 
 // Every instruction that touches a UB buffer calls this for each operand (write = true for its
-// destination) before it runs. Data written by one pipe and touched by another pipe needs an
+// destination) before it runs, with the UB bytes [lo, hi) it touches (the whole buffer when not
+// given): blocks of one buffer that an access does not touch are not ordered by it. Data written by one pipe and touched by another pipe needs an
 // EnQue/DeQue of that buffer, a SetFlag/WaitFlag between the two pipes, or PipeBarrier<PIPE_ALL>
 // in between, as on the NPU where the pipes run concurrently. Defined in sync.h.
-void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write);
+void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write, uint64_t lo = 0, uint64_t hi = 0);
 
 // Every GM access (a copy's `blocks` blocks of `len` bytes, `pitch` bytes apart, or one scalar)
 // calls this before it runs: it is logged for the order across cores (gm_order.h), and bytes that
@@ -101,7 +109,7 @@ public:
         uint32_t off = byte_offset_ + index * sizeof(T);
         TWIN_CHECK(twin::Core().AllDefined(off, sizeof(T)), "LocalTensor::GetValue",
                    "reads UB that nothing wrote (UB byte offset ", off, ")");
-        twin::PipeAccess("LocalTensor::GetValue", slot_, twin::Pipe::S, false);  // the scalar unit reads UB
+        twin::PipeAccess("LocalTensor::GetValue", slot_, twin::Pipe::S, false, off, off + sizeof(T));  // the scalar unit reads UB
         T value;
         std::memcpy(&value, twin::Core().ub.data() + off, sizeof(T));
         return value;
@@ -113,7 +121,7 @@ public:
         TWIN_CHECK(index < size_, "LocalTensor::SetValue", "index must be below the tensor size (index ", index,
                    ", size ", size_, ")");
         uint32_t off = byte_offset_ + index * sizeof(T);
-        twin::PipeAccess("LocalTensor::SetValue", slot_, twin::Pipe::S, true);  // the scalar unit writes UB
+        twin::PipeAccess("LocalTensor::SetValue", slot_, twin::Pipe::S, true, off, off + sizeof(T));  // the scalar unit writes UB
         std::memcpy(twin::Core().ub.data() + off, &value, sizeof(T));
         twin::Core().MarkDefined(off, sizeof(T));
     }
@@ -132,8 +140,9 @@ public:
     void Check(const char *call) const
     {
         TWIN_CHECK(slot_ != nullptr, call, "the LocalTensor was never allocated (AllocTensor / TBuf::Get)");
-        TWIN_CHECK(slot_->state != twin::BufferSlot::State::Free && slot_->generation == generation_, call,
-                   "the LocalTensor is used after FreeTensor returned its buffer to the queue");
+        TWIN_CHECK(slot_->generation == generation_, call,
+                   "the LocalTensor is used after FreeTensor returned its buffer and a later AllocTensor (or the "
+                   "TPipe's end) handed it out again: its bytes belong to another tensor");
     }
     uint32_t ByteOffset() const { return byte_offset_; }
     T *Data() const { return reinterpret_cast<T *>(twin::Core().ub.data() + byte_offset_); }

@@ -23,7 +23,7 @@ struct SocInfo {
     // whole 192 KiB (kernel_utils_mode_cpu.h, dav-2201), and nothing on the NPU checks; the 256 B
     // platform_ascendc's GetCoreMemSize(UB) keeps back on 910B (the KFC message slot) and the 8 KiB
     // of ReserveLocalMemory (the SIMT data cache of later chips) are for a tiling to keep, and
-    // production tilings (ops-nn's RmsNormGrad small-D: 195,584 B) plan past 188,160.
+    // production tilings (ops-nn's rms_norm_grad small-D: 195,584 B) plan past 188,160.
     uint32_t ub_reserved_bytes;
     uint64_t l2_bytes;           // L2 cache shared by all cores
     uint64_t sys_workspace_bytes;  // system part of the workspace, before the user part

@@ -53,7 +53,9 @@ public:
         TWIN_CHECK(slot != nullptr, "TQue::AllocTensor", "all ", num_,
                    " buffers of the queue are in use (FreeTensor one before the next AllocTensor)");
         slot->state = twin::BufferSlot::State::Allocated;
-        twin::Core().MarkUndefined(slot->offset, slot->bytes);
+        slot->generation++;  // tensors of the buffer's earlier owners are stale from here on
+        // The buffer keeps its bytes (and their definedness), as on the NPU: CANN's add_rms_norm
+        // reads through a fresh AllocTensor of its one-buffer queue what it wrote there before.
         Synced(slot);
         Receive(slot, kProducer);  // waits for the consumer's FreeTensor, and gives its event id back
         GiveId(kFreeEvent, free_id_[Index(slot)]);
@@ -113,7 +115,6 @@ public:
         free_id_[Index(slot)] = TakeId("TQue::FreeTensor", kFreeEvent,
                                        "each FreeTensor holds one until its buffer's next AllocTensor");
         slot->state = twin::BufferSlot::State::Free;
-        slot->generation++;
         Synced(slot);
         Signal(slot, kConsumer);
         twin::OnFreeTensor(slot, kConsumer);

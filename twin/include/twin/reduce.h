@@ -17,6 +17,17 @@
 
 namespace twin {
 
+// The pipe accesses of a reduction: src's footprint under the plan, dst's `dst_bytes` results.
+template <typename T>
+void ReducePipeAccess(const char *call, const AscendC::LocalTensor<T> &dst, const VecOperand &s, const LanePlan &p,
+                      uint64_t dst_bytes)
+{
+    uint64_t first, end;
+    Footprint(s, p, first, end);
+    PipeAccess(call, s.slot, Pipe::V, false, first, end);
+    PipeAccess(call, dst.Slot(), Pipe::V, true, dst.ByteOffset(), dst.ByteOffset() + dst_bytes);
+}
+
 // One sum per group of `group_lanes` neighbouring lanes, a repeat's groups written one after
 // another from dst + r * dstRepStride * (one repeat's results): WholeReduceSum / ReduceRepeat<SUM>
 // (the whole repeat is one group), BlockReduceSum / ReduceDataBlock<SUM> (one group per 32-byte
@@ -45,8 +56,7 @@ void GroupSums(const char *call, const AscendC::LocalTensor<T> &dst, const Ascen
                dst.BytesToBufferEnd(), ")");
     CheckReduceOverlap(call, d0, step, groups * sizeof(T), s, p);
     if (p.Empty()) return;
-    const VecOperand ops[2] = {Operand("dst", dst), s};
-    VectorPipeAccess(call, ops);
+    ReducePipeAccess(call, dst, s, p, need);
     OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, VecClass::kReduce);
     if (groups == 1) {
         thread_local std::vector<float> sums;
@@ -85,9 +95,10 @@ void SumAll(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC:
                " repeat sums rounded up to a whole block (needs ", work_bytes, " bytes, the buffer has ",
                work.BytesToBufferEnd(), ")");
     if (p.Empty()) return;
-    const VecOperand ops[2] = {Operand("dst", dst), s};
-    VectorPipeAccess(call, ops);
-    if (!in_order) PipeAccess(call, work.Slot(), Pipe::V, true);  // the count form leaves workLocal unused
+    ReducePipeAccess(call, dst, s, p, sizeof(T));
+    if (!in_order) {  // the count form leaves workLocal unused
+        PipeAccess(call, work.Slot(), Pipe::V, true, work.ByteOffset(), work.ByteOffset() + work_bytes);
+    }
     OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, VecClass::kReduce);
     thread_local std::vector<float> repeat_sums;  // reused: ReduceSum runs once per tile
     thread_local std::vector<uint8_t> any, repeat_defined;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Register and cache helpers of the A2 vector core that CANN's kernels call directly (the API of
 // CANN's impl/dav_c220/kernel_operator_reg_others_impl.h and kernel_utils):
 // - AscendCUtils::SetMask<T>(len) / SetMask<T>(maskHigh, maskLow): write the vector mask register

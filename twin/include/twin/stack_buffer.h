@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CANN's stack buffer: the UB past the TPipe's buffers, up to the UB less the 64-byte KFC message
 // slot that the A2 toolchain keeps at its end. PopStackBuffer hands it out as one tensor (the
 // advanced API's temporary space when the kernel gives none); InitOutput fills a GM range with a

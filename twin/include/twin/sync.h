@@ -104,33 +104,47 @@ inline bool AutoSynced(CoreState &core, Pipe from, Pipe to)
 
 // Defines the rule declared in memory.h. The whole buffer is the unit: two pipes using disjoint parts
 // of one TBuf still need the flag between them (a kernel that reuses one buffer needs it anyway).
-inline void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write)
+inline void PipeAccess(const char *call, BufferSlot *slot, Pipe pipe, bool write, uint64_t lo, uint64_t hi)
 {
     CoreState &core = Core();
     const uint64_t seq = ++core.instr_seq;
-    if (slot->write_seq != 0 && slot->last_writer != pipe && !Ordered(core, slot->last_writer, pipe, slot->write_seq) &&
-        !AutoSynced(core, slot->last_writer, pipe)) {
-        Fail(call, Cat("data written by one pipe and then ", write ? "overwritten" : "read",
-                       " by another needs EnQue/DeQue of the buffer, SetFlag/WaitFlag<HardEvent::",
-                       PipeName(slot->last_writer), "_", PipeName(pipe), "> or PipeBarrier<PIPE_ALL> in between (",
-                       PipeName(slot->last_writer), " wrote, ", PipeName(pipe), " ", write ? "writes" : "reads",
-                       " the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
+    const uint32_t blocks = (slot->bytes + kUbBlockBytes - 1) / kUbBlockBytes;
+    if (slot->uses.size() != blocks) slot->uses.assign(blocks, BufferSlot::BlockUse{});
+    uint32_t first = 0, last = blocks;
+    if (lo != 0 || hi != 0) {  // the blocks of [lo, hi) inside this buffer
+        const uint64_t begin = std::max<uint64_t>(lo, slot->offset), end = std::min<uint64_t>(hi, slot->offset + slot->bytes);
+        if (begin >= end) return;
+        first = uint32_t((begin - slot->offset) / kUbBlockBytes);
+        last = uint32_t((end - slot->offset + kUbBlockBytes - 1) / kUbBlockBytes);
     }
-    for (int p = 0; write && p < PipeSync::kPipes; ++p) {
-        if (p != int(pipe) && slot->read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, slot->read_seq[p]) &&
-            !AutoSynced(core, Pipe(p), pipe)) {
-            Fail(call, Cat("data read by one pipe and then overwritten by another needs EnQue/DeQue of the buffer, "
-                           "SetFlag/WaitFlag<HardEvent::", PipeName(Pipe(p)), "_", PipeName(pipe),
-                           "> or PipeBarrier<PIPE_ALL> in between (", PipeName(Pipe(p)), " read, ", PipeName(pipe),
-                           " overwrites the ", slot->owner, " buffer at UB offset ", slot->offset, ")"));
+    for (uint32_t b = first; b < last; ++b) {
+        BufferSlot::BlockUse &u = slot->uses[b];
+        const uint64_t at = slot->offset + uint64_t(b) * kUbBlockBytes;
+        if (u.write_seq != 0 && u.last_writer != pipe && !Ordered(core, u.last_writer, pipe, u.write_seq) &&
+            !AutoSynced(core, u.last_writer, pipe)) {
+            Fail(call, Cat("data written by one pipe and then ", write ? "overwritten" : "read",
+                           " by another needs EnQue/DeQue of the buffer, SetFlag/WaitFlag<HardEvent::",
+                           PipeName(u.last_writer), "_", PipeName(pipe), "> or PipeBarrier<PIPE_ALL> in between (",
+                           PipeName(u.last_writer), " wrote, ", PipeName(pipe), " ", write ? "writes" : "reads",
+                           " the ", slot->owner, " buffer at UB offset ", slot->offset, ", its block at ", at, ")"));
         }
-    }
-    if (write) {  // every read before it was ordered before this write, so later writes order after them too
-        slot->last_writer = pipe;
-        slot->write_seq = seq;
-        std::fill(std::begin(slot->read_seq), std::end(slot->read_seq), 0);
-    } else {
-        slot->read_seq[int(pipe)] = seq;
+        for (int p = 0; write && p < PipeSync::kPipes; ++p) {
+            if (p != int(pipe) && u.read_seq[p] != 0 && !Ordered(core, Pipe(p), pipe, u.read_seq[p]) &&
+                !AutoSynced(core, Pipe(p), pipe)) {
+                Fail(call, Cat("data read by one pipe and then overwritten by another needs EnQue/DeQue of the buffer, "
+                               "SetFlag/WaitFlag<HardEvent::", PipeName(Pipe(p)), "_", PipeName(pipe),
+                               "> or PipeBarrier<PIPE_ALL> in between (", PipeName(Pipe(p)), " read, ", PipeName(pipe),
+                               " overwrites the ", slot->owner, " buffer at UB offset ", slot->offset, ", its block at ",
+                               at, ")"));
+            }
+        }
+        if (write) {  // every read before it was ordered before this write, so later writes order after them too
+            u.last_writer = pipe;
+            u.write_seq = seq;
+            std::fill(std::begin(u.read_seq), std::end(u.read_seq), 0);
+        } else {
+            u.read_seq[int(pipe)] = seq;
+        }
     }
 }
 

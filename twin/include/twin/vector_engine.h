@@ -302,11 +302,14 @@ void ForEachRun(const LanePlan &p, const VecOperand (&ops)[N], Fn &&fn)
 }
 
 // Marks the pipe accesses of an instruction: sources read, then the destination written.
+// With the plan, each operand's footprint under it; without, its whole buffer.
 template <size_t N>
-void VectorPipeAccess(const char *call, const VecOperand (&ops)[N])
+void VectorPipeAccess(const char *call, const VecOperand (&ops)[N], const LanePlan *p = nullptr)
 {
-    for (size_t i = 1; i < N; ++i) PipeAccess(call, ops[i].slot, Pipe::V, false);
-    PipeAccess(call, ops[0].slot, Pipe::V, true);
+    uint64_t first[N] = {}, end[N] = {};
+    for (size_t i = 0; p != nullptr && i < N; ++i) Footprint(ops[i], *p, first[i], end[i]);
+    for (size_t i = 1; i < N; ++i) PipeAccess(call, ops[i].slot, Pipe::V, false, first[i], end[i]);
+    PipeAccess(call, ops[0].slot, Pipe::V, true, first[0], end[0]);
 }
 
 // The prologue of every element-wise instruction once its own parameters passed: placement and
@@ -319,7 +322,7 @@ bool Issue(const char *call, const VecOperand (&ops)[N], const LanePlan &p, int 
     for (const VecOperand &o : ops) CheckPlacement(call, o, p);
     for (size_t i = 1; i < N; ++i) CheckOverlap(call, ops[0], ops[i], p, int(i) == accumulating_src, partial_ok);
     if (p.Empty()) return false;
-    VectorPipeAccess(call, ops);
+    VectorPipeAccess(call, ops, &p);
     OnVector(p.repeats, p.ActiveLanes(), uint64_t(p.repeats) * p.lanes, cls);
     return true;
 }

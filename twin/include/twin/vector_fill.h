@@ -90,8 +90,8 @@ void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src, int64_t repeatTi
                "src and dst must not overlap (Brcb documents no address overlap, so none is supported; stricter than "
                "CANN's CPU debug, which does not check it)");
     if (repeatTime == 0) return;
-    const twin::VecOperand ops[2] = {d, s};
-    twin::VectorPipeAccess(call, ops);
+    twin::PipeAccess(call, s.slot, twin::Pipe::V, false, s.offset, s.offset + src_bytes);
+    twin::PipeAccess(call, d.slot, twin::Pipe::V, true, d0, d1);
     twin::OnVector(plan.repeats, plan.ActiveLanes(), uint64_t(plan.repeats) * plan.lanes);
     twin::CoreState &core = twin::Core();
     const uint32_t per_block = twin::kUbBlockBytes / sizeof(T);

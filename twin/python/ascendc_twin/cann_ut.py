@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Builds one of CANN's kernel UTs from a fetched ops-nn checkout and runs it on the twin, unchanged.
 
 ops-nn ships a gtest UT per operator (<category>/<op>/tests/ut/op_kernel/test_<op>*.cpp) that CANN
@@ -5,7 +6,7 @@ builds against its CPU-debug runtime (tikicpulib) with the operator's kernel sou
 builds the same sources the way ops-nn's cmake/ut.cmake does for ascend910B1 (the kernel directories
 of the operator and of the dependencies its UT CMakeLists names copied into a build directory, the
 UT's tiling header force-included, -DKERNELUT=1; bisheng's --cce-auto-sync modelled unless the
-kernel's op_kernel/CMakeLists.txt says AUTO_SYNC false, as ops-nn's add_kernel_sources does) against the twin's headers and its tikicpulib.h
+CMakeLists.txt of the kernel's directory says AUTO_SYNC false, as ops-nn's add_kernel_sources does) against the twin's headers and its tikicpulib.h
 stand-in, links the system gtest, and runs every test: each ICPU_RUN_KF runs the kernel on twin
 cores, and a broken Ascend C rule fails that test. CANN's advanced API comes from an asc-devkit
 checkout when given. Nothing is copied into any repository: the build directory is a temporary one
