@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rmsnorm_backward.errors import KernelRuleError
 from rmsnorm_backward.op_def import dtype_of
 from rmsnorm_backward.perf import cann, crosscheck
 
@@ -44,12 +43,6 @@ def _sweep_shapes(count: int = 30, seed: int = 35, max_elements: int = 1 << 17) 
 SWEEP_SHAPES = _sweep_shapes()
 # (shape, dtype, mode, output) -> why CANN's kernel misses the standard there.
 KNOWN_MISSES: dict[tuple, str] = {}
-# The twin's open question (twin/RULES.md, "Open: Copy in Counter mode"): on CANN's small-D path with
-# several rows per UB loop the twin leaves part of dx unwritten and refuses the launch. Until the rule
-# is settled those cases must still be refused (a strict expected failure); once the twin runs them,
-# they fail here and this rule goes.
-OPEN_SMALL_D = ("CANN's small-D path with several rows per UB loop breaks the twin's open Copy-in-Counter-mode "
-                "rule (twin/RULES.md)")
 
 
 def inputs(rng, shape, dtype):
@@ -61,25 +54,8 @@ def inputs(rng, shape, dtype):
     return dy, x, rstd, gamma
 
 
-def open_small_d(args, deterministic: bool) -> bool:
-    """Whether CANN's tiling puts these inputs on the small-D path (columns aligned to 32 bytes within
-    640) with several rows per UB loop: the twin's open question."""
-    fields = cann.fields(cann.tiling(*args, deterministic=deterministic))
-    per_block = 32 // args[1].itemsize
-    return fields["ub_factor"] >= 2 and -(-fields["col"] // per_block) * per_block <= 640
-
-
-def refused_while_open(args, deterministic: bool) -> None:
-    """Expects the twin to refuse CANN's launch on the open small-D case, then marks the test xfail."""
-    with pytest.raises(KernelRuleError):
-        cann.run(*args, deterministic=deterministic)
-    pytest.xfail(OPEN_SMALL_D)
-
-
 def check_against_golden(rng, shape, dtype, mode):
     args = inputs(rng, shape, dtype)
-    if open_small_d(args, dict(MODES)[mode]):
-        refused_while_open(args, dict(MODES)[mode])
     dx, dgamma, stats = cann.run(*args, deterministic=dict(MODES)[mode])
     assert stats["block_dim"] == cann.fields(cann.tiling(*args, deterministic=dict(MODES)[mode]))["block_dim"]
     result = crosscheck.check(*args, dx, dgamma)
@@ -101,8 +77,6 @@ def test_cann_kernel_matches_the_golden(rng, shape, dtype, mode):
 @pytest.mark.parametrize("shape", [(777, 100), (97, 1000)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_deterministic_dgamma_is_bitwise_the_same_whatever_the_order_of_atomic_adds(rng, shape):
     args = inputs(rng, shape, "fp32")
-    if open_small_d(args, True):
-        refused_while_open(args, True)
     first = cann.run(*args, deterministic=True, seed=1)
     second = cann.run(*args, deterministic=True, seed=2)
     assert np.array_equal(first[1].view(np.uint32), second[1].view(np.uint32))
