@@ -154,7 +154,9 @@ def declared_names(text: str) -> set[str]:
 
 
 # Upper-case names of the Ascend C API that kernel texts use (pipes, positions, events, modes...).
-API_UPPER_CASE = {"GM_ADDR", "PIPE_ALL", "PIPE_V", "PIPE_S", "PIPE_MTE2", "PIPE_MTE3", "VECIN", "VECOUT",
+API_UPPER_CASE = {"AIV", "AIC", "ASCEND_IS_AIV", "ASCEND_IS_AIC", "ASCEND_IS_NOT_AIV", "ASCEND_IS_NOT_AIC",
+                  "MAX_REPEAT_TIMES", "ONE_BLK_SIZE", "ONE_REPEAT_BYTE_SIZE", "DEFAULT_REPEAT_STRIDE",
+                  "HALF_DEFAULT_REPEAT_STRIDE", "DEFAULT_BLK_NUM", "GM_ADDR", "PIPE_ALL", "PIPE_V", "PIPE_S", "PIPE_MTE2", "PIPE_MTE3", "VECIN", "VECOUT",
                   "VECCALC", "CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC",
                   "CAST_ODD", "NORMAL", "COUNTER", "MTE2_V", "V_MTE2", "V_MTE3", "MTE3_V", "MTE2_MTE3",
                   "MTE3_MTE2", "V_S", "S_V", "MTE2_S", "S_MTE2", "MTE3_S", "S_MTE3", "TILING_KEY_IS",
