@@ -87,8 +87,11 @@ class OperatorCalls(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def train(model, ids, autocast: bool, steps: int):
-    """(first logits, first grads by name, every step's loss) of `steps` AdamW steps on `ids`."""
+def train(model, ids, autocast: bool, steps: int, seed: int = 0):
+    """(first logits, first grads by name, every step's loss) of `steps` AdamW steps on `ids`, torch's
+    generator seeded with `seed` first: a family with dropout in train mode draws the same masks in
+    every run given the same seed."""
+    torch.manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     losses = []
     for step in range(steps):
@@ -107,7 +110,8 @@ def train(model, ids, autocast: bool, steps: int):
 def trains_as_unpatched(model, patched, ids, steps: int) -> None:
     """The patched copy's first forward is the model's, bit for bit, and `steps` AdamW steps in fp32
     give losses within 1e-6 of each other (relative): the families' standard."""
-    (logits, _grads, losses), (p_logits, _p_grads, p_losses) = (train(m, ids, False, steps) for m in (model, patched))
+    seed = int(torch.randint(2**31, ()).item())
+    (logits, _grads, losses), (p_logits, _p_grads, p_losses) = (train(m, ids, False, steps, seed) for m in (model, patched))
     assert torch.equal(p_logits, logits)
     relative = ((p_losses - losses).abs() / losses.abs()).max().item()
     assert relative <= 1e-6, relative
