@@ -38,7 +38,7 @@ ANCHOR_SAMPLE = {Case((4096, 4096), "fp16"), Case((4096, 4096), "fp32"), Case((3
 # deterministic, the bound = restated roofline + launch, the ceiling = the anchor / the bound): a strong
 # miss where the ceiling puts 1.15x out of any kernel's reach or the launch-bound floor below says why;
 # a roofline miss where ours is not there, with what bounds it. The three strong misses are small-D
-# cases, where the hand-written model of CANN's schedule stands in for CANN's kernel (bench.py).
+# cases.
 MISSES = {
     (Case((32, 32, 48), "fp16"), "strong"): "1.15x the anchor's 8.35 us (8.52 deterministic) needs 7.26 us, a kernel "
                                             "of 0.76 us behind the 6.5 us launch; ours takes 7.95 us (1.050x, 1.072x "
