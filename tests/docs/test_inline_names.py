@@ -23,7 +23,7 @@ SOURCES = ("*.h", "*.cpp", "*.py", "*.toml", "*.j2", "*.cmake", "CMakeLists.txt"
 # Projects whose trees share our top-level names (CANN's msopgen layout): a paragraph naming one may
 # cite its paths.
 FOREIGN_TREES = ("ops-nn", "asc-devkit", "asc-tools", "metadef", "opbase", "ascend-transformer-boost")
-FOREIGN_SYMBOLS = ("docs/conformance.md", "twin/RULES.md", "benchmarks/anchor/ANCHOR.md", "PERFORMANCE.md")
+FOREIGN_SYMBOLS = ("docs/conformance.md", "twin/RULES.md", "PERFORMANCE.md")
 
 
 def inline_code(path: str) -> list[tuple[int, str]]:

@@ -19,14 +19,14 @@ OP = op_def.load()
 
 # The layers inside the operator's root namespace: kernel (op_kernel), layout (the UB layout the kernel
 # and the tiling share), tiling (op_host/tiling), atb (framework/atb_plugin), npu
-# (framework/torch_npu_adapter), anchor (benchmarks/anchor, the model of ops-nn's schedule).
-LAYERS = ("kernel", "layout", "tiling", "atb", "npu", "anchor")
+# (framework/torch_npu_adapter).
+LAYERS = ("kernel", "layout", "tiling", "atb", "npu")
 # Namespaces others define, entered only for the glue they require: Ascend C's API, CANN's tiling,
 # graph and op registration (optiling, ge, gert, fe, platform_ascendc, ops), ATB's interface, the
 # twin (a separate tool with its own namespace) and pybind11 (as an alias target).
 FOREIGN = ("AscendC", "optiling", "ge", "gert", "fe", "platform_ascendc", "ops", "atb", "twin", "pybind11")
 # The operator's own C++ code, where every macro carries the prefix.
-OPERATOR_DIRS = ("op_kernel/", "op_host/", "framework/", "benchmarks/anchor/")
+OPERATOR_DIRS = ("op_kernel/", "op_host/", "framework/")
 # Macros whose names the operator does not choose: the aclnn header keeps the guard CANN's opbuild
 # gives the aclnn header it generates for the custom op package, so including both is harmless.
 MANDATED_MACROS = (re.compile(rf"ACLNN_{OP.file.upper()}_H_"),)

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The performance goals against the anchor kernel and the roofline, in one place: the bench report,
 the sensitivity run, PERFORMANCE.md and tests/perf/test_goals.py all judge by these (every figure
-they judge is modelled). The anchor kernel is CANN's own RmsNormGrad (perf.cann); where it breaks a
-twin rule, the hand-written model of its schedule stands in and the bench row says so (perf.bench).
+they judge is modelled). The anchor kernel is CANN's own RmsNormGrad (perf.cann).
 
 - ours at least GOAL x the anchor kernel, dgamma atomic and deterministic, on every case;
 - at least STRONG x wherever the anchor is more than MARGIN x the bound (the restated roofline plus

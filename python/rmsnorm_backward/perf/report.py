@@ -36,10 +36,7 @@ COLUMNS = (
     ("anchor %roof", 0, lambda r: f"{r['anchor_kernel_roofline_pct']:.1f}"),
     ("x anchor", 0, lambda r: f"{r['anchor_kernel_speedup']:.3f}"),
     ("x det", 0, lambda r: f"{r['anchor_kernel_deterministic_speedup']:.3f}"),
-    ("anchor ran", 0, lambda r: "CANN" if r["anchor_kernel_source"] == CANN else "stand-in"),
 )
-# The bench row's anchor_kernel_source when CANN's own kernel ran (else why the stand-in ran instead).
-CANN = "cann"
 BENCH_KEYS = ("soc", "commit", "dirty", "anchor", "soc_facts", "constants", "sources", "cases")
 SENSITIVITY_KEYS = ("soc", "commit", "dirty", "constants", "sample", "conclusions", "variants")
 
@@ -93,7 +90,6 @@ ROW_FIELDS = (
     ("dtype", f"one of {', '.join(WIDTHS)}", lambda v: isinstance(v, str) and v in WIDTHS),
     ("path", "a string", lambda v: isinstance(v, str)),
     ("bottleneck", "a string", lambda v: isinstance(v, str)),
-    ("anchor_kernel_source", f"{CANN!r} or the reason a stand-in ran", lambda v: isinstance(v, str) and bool(v)),
     ("precision", "null or, per backward, passed and dx and dgamma checks (passed, failed_elements, "
      "allowed_failures, max_rel_err, max_ulp)",
      lambda v: v is None or (isinstance(v, dict) and "ours" in v and all(_check(b, _BACKWARD) for b in v.values()))),
@@ -210,33 +206,17 @@ def _largest(rows: list[dict], who: str, output: str, key: str):
     return max(values) if values else None
 
 
-def _ran(row: dict, who: str) -> bool:
-    """Whether `who`'s check in `row` is of that backward (CANN's checks are not where a stand-in ran)."""
-    return who == "ours" or row["anchor_kernel_source"] == CANN
-
-
-def stand_ins(rows: list[dict]) -> list[dict]:
-    """The cases where the hand-written model of CANN's schedule stood in for CANN's kernel, grouped by
-    the reason the bench gave."""
-    out: dict[str, list[str]] = {}
-    for r in rows:
-        if r["anchor_kernel_source"] != CANN:
-            out.setdefault(r["anchor_kernel_source"], []).append(goals.label(r))
-    return [{"reason": reason, "cases": cases} for reason, cases in out.items()]
-
-
 def precision(rows: list[dict]) -> dict | None:
     """The golden checks of the bench rows (None where the report has none): per backward and dtype the
     cases that pass, the largest dx and dgamma errors and the misses; and, per dtype and output, which
-    of ours and CANN's (atomic) has the smaller largest relative error. CANN's figures come from the
-    cases where CANN's kernel ran, never a stand-in's."""
+    of ours and CANN's (atomic) has the smaller largest relative error."""
     checked = [r for r in rows if r.get("precision")]
     if not checked:
         return None
     table, misses = [], []
     for who, name in PRECISION_NAMES.items():
         for dtype in dict.fromkeys(r["dtype"] for r in checked):
-            mine = [r for r in checked if r["dtype"] == dtype and who in r["precision"] and _ran(r, who)]
+            mine = [r for r in checked if r["dtype"] == dtype and who in r["precision"]]
             if not mine:
                 continue
             ulp = _largest(mine, who, "dx", "max_ulp")
@@ -251,8 +231,7 @@ def precision(rows: list[dict]) -> dict | None:
                        for r in mine for output in ("dx", "dgamma") if not r["precision"][who][output]["passed"]]
     closer = []
     for dtype in dict.fromkeys(r["dtype"] for r in checked):
-        both = [r for r in checked if r["dtype"] == dtype and "anchor_kernel" in r["precision"]
-                and _ran(r, "anchor_kernel")]
+        both = [r for r in checked if r["dtype"] == dtype and "anchor_kernel" in r["precision"]]
         for output in ("dx", "dgamma") if both else ():
             ours, theirs = (_largest(both, who, output, "max_rel_err") for who in ("ours", "anchor_kernel"))
             closer.append({"dtype": dtype, "output": output, "ours": ours, "cann": theirs,
@@ -292,7 +271,7 @@ def context(bench: dict, sensitivity: dict, other: dict | None = None) -> dict:
         "soc": bench["soc"], "facts": bench["soc_facts"], "constants": bench["constants"], "launch_us": launch_us,
         "kinds": {name: kind(source) for name, source in bench["sources"].items()},
         "bench_at": measured_at(bench), "sensitivity_at": measured_at(sensitivity), "anchor": bench["anchor"],
-        "precision": precision(bench["cases"]), "stand_ins": stand_ins(bench["cases"]),
+        "precision": precision(bench["cases"]),
         "headline": headline(suites, by_suite(other["cases"]) if other else None),
         "overlaps": [bench["constants"]["hbm_phase_overlap"]] + ([other["constants"]["hbm_phase_overlap"]] if other else []),
         "goals": [{"statement": goals.STATEMENTS[n], "verdict": goals.verdict(n, found[n], most=0 if n == "strong" else 6)}
