@@ -4,7 +4,8 @@ with ops-nn's own host tiling for each shape (perf.cann.forward), on the twin wi
 against the float64 golden (golden.forward) under the precision standard (precision.compare: y and
 AddRmsNorm's x = x1 + x2 against the golden rounded to their dtype, rstd as float32).
 
-CASES cover every A2 path the tiling picks (its key named beside the case) in fp16, bf16 and fp32:
+CASES cover every A2 path the tiling picks (its key named beside the case) in fp16, bf16 and fp32
+(MIXED_CASES: RmsNorm's float32 gamma beside a 16-bit x):
 a few rows, many rows over all cores, column counts that are not a multiple of the 32-byte block,
 and rows long enough to be split. CANN_DEFECTS lists where CANN's kernel itself breaks a documented
 rule, which the twin refuses (the case asserts the refusal); KNOWN_MISSES where CANN's kernel rounds
@@ -38,9 +39,13 @@ CASES = [
     ("add_rms_norm", (1000, 100), 2), ("add_rms_norm", (96, 4000), {"fp16": 4, "bf16": 0, "fp32": 0}),
     ("add_rms_norm", (97, 2050), 0), ("add_rms_norm", (8, 20000), 1), ("add_rms_norm", (3, 13007), 1),
 ]
+# RmsNorm with a float32 gamma beside a 16-bit x (rms_norm_def.cpp registers the pair), whose tiling
+# (rms_norm_tiling.cpp's CalMixDtypeTiling) picks merge-N, normal, single-row (3) or split-D by UB need.
+MIXED_DTYPES = ("fp16/fp32", "bf16/fp32")
+MIXED_CASES = [((4, 1024), 2), ((48, 4000), 0), ((97, 2050), 0), ((8, 13000), 3), ((3, 30007), 1)]
 # In-place BroadCast: rms_norm_merge_n.h's BroadCastGamma broadcasts gamma along the rows with src and
-# dst the same tensor (every merge-N launch but fp16/bf16's is_performance one: 2-D or 3-D x with at
-# most 512 rows in its first dim); Broadcast's API page: source and destination may not overlap.
+# dst the same tensor (every merge-N launch but the is_performance one: fp16/bf16 x and gamma, 2-D or
+# 3-D x with at most 512 rows in its first dim); Broadcast's API page: source and destination may not overlap.
 # CANN's BroadCast writes the rows with Or from the first row, which the twin refuses as a partial
 # overlap within a repeat (the general address-overlap rule of the API's constraints page).
 IN_PLACE_BROADCAST = "Or: the dst and src0 operands overlap partially"
@@ -54,6 +59,7 @@ GATHER_IN_PLACE = "Gather: src and dst may not be the same memory"
 # (op, shape, dtype) -> the twin's refusal of the documented rule CANN's kernel breaks there.
 CANN_DEFECTS: dict[tuple, str] = {
     **{("rms_norm", shape, "fp32"): IN_PLACE_BROADCAST for shape in ((4, 1024), (500, 100), (2, 8, 100), (500, 1000))},
+    **{("rms_norm", (4, 1024), dtype): IN_PLACE_BROADCAST for dtype in MIXED_DTYPES},
     ("rms_norm", (500, 1000), "fp16"): BRCB_OVER_READ, ("rms_norm", (500, 1000), "bf16"): BRCB_OVER_READ,
     ("add_rms_norm", (96, 4000), "fp16"): GATHER_IN_PLACE,
 }
@@ -70,10 +76,11 @@ UNROUNDED_SUM_MODES = {0}  # add_rms_norm.h (normal): rstd and y from the float3
 
 
 def _inputs(rng, op, shape, dtype):
-    dt = dtype_of(dtype).numpy()
+    """Random inputs; dtype "x/gamma" names a gamma dtype other than x's."""
+    x_dtype, _, gamma_dtype = dtype.partition("/")
     count = 2 if op == "add_rms_norm" else 1
-    xs = [rng.standard_normal(shape, dtype=np.float32).astype(dt) for _ in range(count)]
-    gamma = rng.standard_normal(shape[-1], dtype=np.float32).astype(dt)
+    xs = [rng.standard_normal(shape, dtype=np.float32).astype(dtype_of(x_dtype).numpy()) for _ in range(count)]
+    gamma = rng.standard_normal(shape[-1], dtype=np.float32).astype(dtype_of(gamma_dtype or x_dtype).numpy())
     return xs, gamma
 
 
@@ -108,9 +115,13 @@ def _emulated_y(xs, gamma, rstd, mode):
     return (normalised * gamma.astype(np.float32)).astype(bf16)
 
 
-PARAMS = [pytest.param(op, shape, dtype, mode[dtype] if isinstance(mode, dict) else mode,
-                       id=f"{op}-{'x'.join(map(str, shape))}-{dtype}")
-          for op, shape, mode in CASES for dtype in DTYPES]
+def _param(op, shape, dtype, mode):
+    return pytest.param(op, shape, dtype, mode[dtype] if isinstance(mode, dict) else mode,
+                        id=f"{op}-{'x'.join(map(str, shape))}-{dtype.replace('/', '-gamma-')}")
+
+
+PARAMS = [_param(op, shape, dtype, mode) for op, shape, mode in CASES for dtype in DTYPES] + \
+         [_param("rms_norm", shape, dtype, mode) for shape, mode in MIXED_CASES for dtype in MIXED_DTYPES]
 
 
 @pytest.mark.parametrize("op,shape,dtype,mode", PARAMS)
@@ -130,7 +141,7 @@ def test_cann_forward_kernel_matches_the_golden(op, shape, dtype, mode):
         if mode in UNROUNDED_SUM_MODES:
             expected["rstd"] = golden.forward(xs[0].astype(np.float64) + xs[1].astype(np.float64), gamma, EPSILON)[1]
         del expected["y"]
-    reports = {name: precision.compare(outputs[name], expected[name], "fp32" if name == "rstd" else dtype)
+    reports = {name: precision.compare(outputs[name], expected[name], "fp32" if name == "rstd" else dtype.split("/")[0])
                for name in expected}
     missed = sorted(name for name, report in reports.items() if not report.passed)
     assert missed == [], "; ".join(f"{name}: {reports[name]}" for name in missed)
@@ -148,3 +159,15 @@ def test_host_tiling_reads_epsilon_from_the_attributes_and_the_cores_from_tiling
     assert plan.block_dim == 48  # Ascend910B2's vector cores, which the op's TilingParse reads
     with pytest.raises(InvalidInputError, match="(?i)epsilon"):
         host.tiling(inputs, outputs, op_type=op_type, attrs=(-1.0,))
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda x, g: forward.add_rms_norm(x, x, g.astype(np.float32)), "gamma must have their dtype"),
+    (lambda x, g: forward.rms_norm(x, g[:3]), "last dims"),
+    (lambda x, g: forward.rms_norm(x.astype(np.int32), g), "must be one of"),
+    (lambda x, g: forward.rms_norm(x, g, epsilon=-1.0), "epsilon"),
+])
+def test_forward_refuses_inputs_the_kernels_do_not_take(call, message):
+    x, gamma = np.ones((2, 8), np.float16), np.ones(8, np.float16)
+    with pytest.raises(InvalidInputError, match=message):
+        call(x, gamma)

@@ -9,7 +9,8 @@ outputs and workspace poisoned first.
     y, rstd, stats = forward.rms_norm(x, gamma, epsilon=1e-6)
     y, rstd, x_sum, stats = forward.add_rms_norm(x1, x2, gamma, epsilon=1e-6)
 
-x (x1, x2) and gamma of one dtype (float16, float32 or bfloat16), gamma the shape of x's last dims;
+x (x1, x2) and gamma of one dtype (float16, float32 or bfloat16), gamma the shape of x's last dims
+(RmsNorm also takes a float32 gamma beside a 16-bit x: the mixed form its op definition registers);
 rstd float32 with x's leading dims and a 1 for each of gamma's. stats: block_dim, tiling_key, the
 tiling's fields and the twin's counter sums (total).
 """
@@ -25,15 +26,18 @@ from rmsnorm_backward.twin import run_kernel
 from . import KERNEL_TYPES, fields, host, kernel_include_dirs, kernel_source, poisoned, sources
 
 
-def _check(arrays: dict, gamma: np.ndarray, epsilon: float) -> tuple:
+def _check(arrays: dict, gamma: np.ndarray, epsilon: float, float_gamma: bool = False) -> tuple:
     for name, a in {**arrays, "gamma": gamma}.items():
         if not isinstance(a, np.ndarray):
             raise InvalidInputError(f"{name} must be a NumPy array, got {type(a).__name__}")
     first = next(iter(arrays.values()))
     if first.dtype.name not in KERNEL_TYPES:
         raise InvalidInputError(f"x must be one of {', '.join(KERNEL_TYPES)} for CANN's forward norms, got {first.dtype.name}")
-    if any(a.shape != first.shape or a.dtype != first.dtype for a in arrays.values()) or gamma.dtype != first.dtype:
-        raise InvalidInputError("the inputs must share one shape and dtype, and gamma must have their dtype")
+    mixed = float_gamma and first.itemsize == 2 and gamma.dtype == np.float32
+    if any(a.shape != first.shape or a.dtype != first.dtype for a in arrays.values()) or \
+            (gamma.dtype != first.dtype and not mixed):
+        raise InvalidInputError("the inputs must share one shape and dtype, and gamma must have their dtype"
+                                + (" (or be float32 beside a 16-bit x)" if float_gamma else ""))
     if gamma.ndim < 1 or gamma.ndim > first.ndim or first.shape[first.ndim - gamma.ndim:] != gamma.shape:
         raise InvalidInputError(f"gamma's shape {list(gamma.shape)} must be the last dims of x's {list(first.shape)}")
     if not np.isfinite(epsilon) or epsilon < 0:
@@ -64,11 +68,10 @@ def _launch(op_type: str, inputs: dict, outputs: dict, epsilon: float, soc: str,
 
 def rms_norm(x, gamma, *, epsilon: float = 1e-6, soc: str = "Ascend910B2", seed: Optional[int] = None):
     """ops-nn's RmsNorm on the twin: (y, rstd float32, stats)."""
-    shape, dtype, rstd_shape = _check({"x": x}, gamma, epsilon)
-    kernel_type = KERNEL_TYPES[dtype]
+    shape, dtype, rstd_shape = _check({"x": x}, gamma, epsilon, float_gamma=True)
     outputs = {"y": poisoned(shape, x.dtype), "rstd": poisoned(rstd_shape, np.float32)}
     out, stats = _launch("RmsNorm", {"x": x, "gamma": gamma}, outputs, epsilon, soc, seed,
-                         {"DTYPE_X": kernel_type, "DTYPE_GAMMA": kernel_type})
+                         {"DTYPE_X": KERNEL_TYPES[dtype], "DTYPE_GAMMA": KERNEL_TYPES[gamma.dtype.name]})
     return out["y"], out["rstd"], stats
 
 
