@@ -7,9 +7,12 @@
 //
 // The context's values, in the order tiling_context.h reads them:
 //   inputs   one StorageShape per operator input, then one per output; the compile info (the op's
-//            CompileInfo as its creator makes it: TilingParse is not run, it reads the compile-time
-//            JSON an NPU build has, and RmsNormGrad's only logs); the PlatFormInfos; the tiling
-//            function; the deterministic flag; the deterministic level
+//            CompileInfo as its creator makes it, filled by the op's TilingParse from the platform:
+//            the compile-time JSON an NPU build hands TilingParse is "{}" here, as the ops built
+//            here read only the platform there); the PlatFormInfos; the tiling function; the
+//            deterministic flag; the deterministic level
+//   attrs    the operator's IR attributes in the compute node (RuntimeAttrs: metadef's
+//            runtime_attrs_def.h layout, each value 8-byte aligned)
 //   outputs  tiling key, block dim, atomic-clean flag, TilingData, workspace sizes, tiling condition,
 //            schedule mode, dynamic UB size, AICPU block dim, SIMT block and grid dims
 #include <cstdarg>
@@ -25,6 +28,8 @@
 #include "exe_graph/runtime/kernel_run_context.h"
 #include "exe_graph/runtime/storage_shape.h"
 #include "exe_graph/runtime/tiling_context.h"
+#include "exe_graph/runtime/tiling_parse_context.h"
+#include "base/runtime/runtime_attrs_def.h"
 #include "exe_graph/runtime/tiling_data.h"
 #include "platform/platform_infos_def.h"
 #include "register/op_impl_registry.h"
@@ -75,6 +80,8 @@ struct CannTilingRequest {
     int32_t num_outputs;
     const CannTensor *outputs;
     int32_t deterministic;  // what the framework's deterministic switch says: 0 or 1
+    int32_t num_attrs;      // the operator's attributes in IR order; every one a float (the ops run
+    const float *attrs;     // here have no other kind)
 };
 
 struct CannTilingResult {
@@ -126,15 +133,25 @@ public:
     {
         const size_t n_in = size_t(req.num_inputs);
         const size_t n_out = size_t(req.num_outputs);
+        const size_t n_attrs = req.num_attrs > 0 ? size_t(req.num_attrs) : 0;
+        const size_t attr_bytes = n_attrs == 0 ? 0 : sizeof(RuntimeAttrsDef) + n_attrs * 2 * sizeof(uint64_t);
         size_t node_bytes = 0;
         if (gert::ComputeNodeInfo::CalcSize(n_in, n_out, n_in, n_out, node_bytes) != ge::GRAPH_SUCCESS) {
             error = "the compute node of " + std::to_string(n_in) + " inputs and " + std::to_string(n_out) +
                     " outputs is too large";
             return false;
         }
-        node_holder_.reset(new uint8_t[node_bytes]());
+        node_holder_.reset(new uint8_t[node_bytes + attr_bytes]());
         auto *node = reinterpret_cast<gert::ComputeNodeInfo *>(node_holder_.get());
-        node->Init(n_in, n_out, n_in, n_out, 0, req.op_type, req.op_type);
+        node->Init(n_in, n_out, n_in, n_out, attr_bytes, req.op_type, req.op_type);
+        if (n_attrs != 0) {
+            auto *attrs = reinterpret_cast<RuntimeAttrsDef *>(node->MutableAttrs());
+            attrs->attr_num = n_attrs;
+            for (size_t i = 0; i < n_attrs; ++i) {
+                attrs->offset[i] = sizeof(RuntimeAttrsDef) + (n_attrs + i) * sizeof(uint64_t);
+                std::memcpy(reinterpret_cast<uint8_t *>(attrs) + attrs->offset[i], &req.attrs[i], sizeof(float));
+            }
+        }
         for (size_t i = 0; i < n_in + n_out; ++i) {
             const bool input = i < n_in;
             const CannTensor &t = input ? req.inputs[i] : req.outputs[i - n_in];
@@ -189,6 +206,27 @@ public:
 
     gert::TilingContext *Context() { return reinterpret_cast<gert::TilingContext *>(context_holder_.get()); }
 
+    // The op's TilingParse on a TilingParseContext (inputs: the compile-time JSON, the platform; output:
+    // the compile info it fills), as the framework runs it once per compiled op before any tiling.
+    ge::graphStatus Parse(gert::OpImplRegisterV2::KernelFunc parse, fe::PlatFormInfos *platform, void *compile_info)
+    {
+        static const char kJson[] = "{}";
+        AsyncAnyValue values[3] = {};
+        values[0].data.pointer = const_cast<char *>(kJson);
+        values[1].data.pointer = platform;
+        values[2].data.pointer = compile_info;
+        std::unique_ptr<uint8_t[]> holder(new uint8_t[sizeof(KernelRunContext) + sizeof(AsyncAnyValue *) * 3]());
+        auto *run = reinterpret_cast<KernelRunContext *>(holder.get());
+        run->input_size = 2;
+        run->output_size = 1;
+        run->compute_node_info = node_holder_.get();
+        for (size_t i = 0; i < 3; ++i) {
+            run->values[i] = &values[i];
+        }
+        run->output_start = &run->values[2];
+        return parse(reinterpret_cast<gert::KernelContext *>(run));
+    }
+
 private:
     std::unique_ptr<uint8_t[]> node_holder_;
     std::unique_ptr<uint8_t[]> context_holder_;
@@ -228,6 +266,10 @@ bool Run(const CannTilingRequest &req, CannTilingResult *out)
     }
     gert::TilingContext *context = holder.Context();
     g_errors.clear();
+    if (impl->tiling_parse != nullptr && compile_info != nullptr &&
+        holder.Parse(impl->tiling_parse, &platform, compile_info.get()) != ge::GRAPH_SUCCESS) {
+        return Fail(out, std::string(req.op_type) + "'s TilingParse failed" + (g_errors.empty() ? "" : ": " + g_errors));
+    }
     const ge::graphStatus status = impl->tiling(context);
     for (const std::string &refused : platform.Refused()) {
         g_errors += (g_errors.empty() ? "" : "\n") + refused;

@@ -87,3 +87,15 @@ def _golden(dy, x, rstd, gamma, gamma_offset: float, dres):
         dx = rstd64 * (g - xh * mean_gxh)
         dgamma = (dy64 * xh).sum(axis=0)
     return dx.reshape(x.shape), dgamma.reshape(gamma.shape)
+
+
+def forward(x, gamma, epsilon: float):
+    """The float64 RMSNorm forward this operator differentiates: (y, rstd) with rstd = 1 / sqrt(mean(x^2)
+    + epsilon) over gamma's dims (kept as size-1 dims) and y = x * rstd * gamma, shaped like x."""
+    x64 = np.asarray(x, dtype=np.float64)
+    g64 = np.asarray(gamma, dtype=np.float64)
+    if g64.ndim < 1 or g64.ndim > x64.ndim or x64.shape[x64.ndim - g64.ndim:] != g64.shape:
+        raise InvalidInputError(f"gamma's shape {list(g64.shape)} must be the last dims of x's {list(x64.shape)}")
+    axes = tuple(range(x64.ndim - g64.ndim, x64.ndim))
+    rstd = 1.0 / np.sqrt(np.mean(x64 * x64, axis=axes, keepdims=True) + float(epsilon))
+    return x64 * rstd * g64, rstd

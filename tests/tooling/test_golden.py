@@ -5,22 +5,15 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.errors import InvalidInputError
-from rmsnorm_backward.golden import golden
+from rmsnorm_backward.golden import forward, golden
 
 EPS = 1e-6
 
 
-def forward(x, gamma, k):
-    """RmsNorm forward in float64 over the last k dims; returns (y, rstd shaped x.shape[:-k] + 1s)."""
-    axes = tuple(range(x.ndim - k, x.ndim))
-    rstd = 1.0 / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + EPS)
-    return x * rstd * gamma, rstd
-
-
-def numeric_grads(dy, x, gamma, k, h=1e-6):
+def numeric_grads(dy, x, gamma, h=1e-6):
     """d(sum(dy * y))/dx and /dgamma by central differences, rstd recomputed from x each time."""
     def loss(xv, gv):
-        return float(np.sum(dy * forward(xv, gv, k)[0]))
+        return float(np.sum(dy * forward(xv, gv, EPS)[0]))
 
     grads = []
     for arr in (x, gamma):
@@ -42,12 +35,22 @@ def test_matches_the_derivative_of_the_forward_pass(shape, k):
     x = rng.standard_normal(shape)
     dy = rng.standard_normal(shape)
     gamma = rng.uniform(0.5, 1.5, shape[-k:])
-    _, rstd = forward(x, gamma, k)
-    want_dx, want_dgamma = numeric_grads(dy, x, gamma, k)
+    _, rstd = forward(x, gamma, EPS)
+    want_dx, want_dgamma = numeric_grads(dy, x, gamma)
     dx, dgamma = golden(dy, x, rstd, gamma)
     assert dx.shape == x.shape and dgamma.shape == gamma.shape
     np.testing.assert_allclose(dx, want_dx, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(dgamma, want_dgamma, rtol=1e-6, atol=1e-7)
+
+
+def test_forward_hand_computed_row_keeps_gammas_dims_in_rstd():
+    # x = [3, 4], epsilon = 0: mean(x^2) = 12.5, rstd = 1 / sqrt(12.5); y = x * rstd * [1, 2].
+    y, rstd = forward(np.array([[3.0, 4.0]]), np.array([1.0, 2.0]), 0.0)
+    assert rstd.shape == (1, 1)
+    np.testing.assert_allclose(rstd, [[1 / np.sqrt(12.5)]], rtol=1e-15)
+    np.testing.assert_allclose(y, [[3 / np.sqrt(12.5), 8 / np.sqrt(12.5)]], rtol=1e-15)
+    with pytest.raises(InvalidInputError, match="last dims"):
+        forward(np.ones((2, 3)), np.ones(2), 0.0)
 
 
 def test_hand_computed_row():

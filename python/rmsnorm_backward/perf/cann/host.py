@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""CANN's own tiling on the host: ops-nn's RmsNormGrad tiling source, compiled from the fetched
-checkout with the public metadef/opbase/asc-devkit sources it calls and the stand-ins of
-benchmarks/cann/ for what is not public, into one small shared library, loaded with ctypes.
+"""CANN's own tiling on the host: an ops-nn operator's tiling sources (RmsNormGrad by default; any of
+sources.OPS), compiled from the fetched checkout with the public metadef/opbase/asc-devkit sources
+they call and the stand-ins of benchmarks/cann/ for what is not public, into one small shared library
+per operator, loaded with ctypes.
 
     plan = host.tiling([(shape, dtype), ...inputs], [(shape, dtype), ...outputs], deterministic=False, soc="Ascend910B2")
+    plan = host.tiling(inputs, outputs, op_type="RmsNorm", attrs=(1e-6,))   # attrs: the IR's float attributes
     plan.tiling_key, plan.block_dim, plan.data, plan.workspace_bytes
 
 The library is built once per content (the sources compiled, the stand-ins, the SoC table, the
@@ -41,7 +43,7 @@ _log = logging.getLogger(__name__)
 PUBLIC_SOURCES = {
     "metadef": ("base/registry/op_impl_registry.cc", "base/runtime/compute_node_info.cc",
                 "base/type/ascend_string_impl.cc", "base/asc/tilingdata_base_impl.cc", "base/any_value.cc",
-                "base/utils/type_utils_impl.cc"),
+                "base/utils/type_utils_impl.cc", "base/runtime/runtime_attrs.cc"),
     "opbase": ("src/op_common/log/log.cpp",),
     "asc_devkit": ("impl/utils/tiling/platform/platform_ascendc.cpp",),
 }
@@ -69,7 +71,8 @@ class CannTensor(ctypes.Structure):
 class CannTilingRequest(ctypes.Structure):
     _fields_ = [("op_type", ctypes.c_char_p), ("soc", ctypes.c_char_p), ("num_inputs", ctypes.c_int32),
                 ("inputs", ctypes.POINTER(CannTensor)), ("num_outputs", ctypes.c_int32),
-                ("outputs", ctypes.POINTER(CannTensor)), ("deterministic", ctypes.c_int32)]
+                ("outputs", ctypes.POINTER(CannTensor)), ("deterministic", ctypes.c_int32),
+                ("num_attrs", ctypes.c_int32), ("attrs", ctypes.POINTER(ctypes.c_float))]
 
 
 class CannTilingResult(ctypes.Structure):
@@ -84,8 +87,8 @@ def standins() -> Path:
     return resources.path("benchmarks/cann")
 
 
-def _compile_units(checkouts: sources.Checkouts) -> list[Path]:
-    units = [checkouts.ops_nn / s for s in sources.TILING_SOURCES]
+def _compile_units(checkouts: sources.Checkouts, op_type: str) -> list[Path]:
+    units = [checkouts.ops_nn / s for s in sources.OPS[op_type].tiling_sources]
     for field, relatives in PUBLIC_SOURCES.items():
         units += [getattr(checkouts, field) / r for r in relatives]
     return units + [standins() / s for s in OWN_SOURCES]
@@ -129,8 +132,8 @@ def _include_flags(checkouts: sources.Checkouts, scratch_include: Path) -> list[
     return [f"-I{d}" for d in dirs]
 
 
-def _build(checkouts: sources.Checkouts, target: Path) -> None:
-    units = _compile_units(checkouts)
+def _build(checkouts: sources.Checkouts, target: Path, op_type: str) -> None:
+    units = _compile_units(checkouts, op_type)
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="tmp-", dir=target.parent))
     try:
@@ -144,7 +147,7 @@ def _build(checkouts: sources.Checkouts, target: Path) -> None:
                 raise EnvironmentSetupError(f"compiling {unit} for CANN's host tiling failed:\n{done.stderr[-3000:]}")
             return obj
 
-        _log.info("building CANN's %s tiling from %s (about half a minute, once)", sources.OP_TYPE, checkouts.ops_nn)
+        _log.info("building CANN's %s tiling from %s (about half a minute, once)", op_type, checkouts.ops_nn)
         with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
             objects = list(pool.map(compile_one, enumerate(units)))
         library = work / target.name
@@ -158,12 +161,15 @@ def _build(checkouts: sources.Checkouts, target: Path) -> None:
 
 
 @lru_cache(maxsize=None)
-def library() -> ctypes.CDLL:
-    """The host library, built on first use (EnvironmentSetupError without the checkouts)."""
-    checkouts = sources.locate()
-    target = cache_dir().parent / "cann_host" / f"libcann_host-{_digest(checkouts, _compile_units(checkouts))}.so"
+def library(op_type: str = sources.OP_TYPE) -> ctypes.CDLL:
+    """The host library of `op_type`, built on first use (EnvironmentSetupError without the checkouts)."""
+    if op_type not in sources.OPS:
+        raise InvalidInputError(f"op_type must be one of {', '.join(sources.OPS)}, got {op_type!r}")
+    checkouts = sources.locate(op_type=op_type)
+    units = _compile_units(checkouts, op_type)
+    target = cache_dir().parent / "cann_host" / f"libcann_host-{op_type}-{_digest(checkouts, units)}.so"
     if not target.is_file():
-        _build(checkouts, target)
+        _build(checkouts, target, op_type)
     lib = ctypes.CDLL(str(target))
     lib.CannTiling.argtypes = [ctypes.POINTER(CannTilingRequest), ctypes.POINTER(CannTilingResult)]
     lib.CannTiling.restype = ctypes.c_int32
@@ -193,14 +199,17 @@ def _tensor(shape: Sequence[int], dtype: str) -> CannTensor:
 
 
 def tiling(inputs: Sequence[tuple], outputs: Sequence[tuple], *, deterministic: bool = False,
-           soc: str = "Ascend910B2", op_type: str = sources.OP_TYPE) -> Plan:
-    """CANN's tiling of `op_type` for these (shape, numpy dtype name) inputs and outputs; a tiling that
-    fails (a shape it refuses) raises InvalidInputError with CANN's own logged reason."""
+           soc: str = "Ascend910B2", op_type: str = sources.OP_TYPE, attrs: Sequence[float] = ()) -> Plan:
+    """CANN's tiling of `op_type` for these (shape, numpy dtype name) inputs and outputs and its float
+    attributes in IR order; a tiling that fails (a shape it refuses) raises InvalidInputError with
+    CANN's own logged reason."""
     ins = (CannTensor * len(inputs))(*(_tensor(s, d) for s, d in inputs))
     outs = (CannTensor * len(outputs))(*(_tensor(s, d) for s, d in outputs))
-    request = CannTilingRequest(op_type.encode(), soc.encode(), len(inputs), ins, len(outputs), outs, int(deterministic))
+    values = (ctypes.c_float * max(len(attrs), 1))(*attrs)
+    request = CannTilingRequest(op_type.encode(), soc.encode(), len(inputs), ins, len(outputs), outs, int(deterministic),
+                                len(attrs), values)
     result = CannTilingResult()
-    if library().CannTiling(ctypes.byref(request), ctypes.byref(result)) != 0:
+    if library(op_type).CannTiling(ctypes.byref(request), ctypes.byref(result)) != 0:
         raise InvalidInputError(_LOG_PREFIX.sub("", result.error.decode(errors="replace")).strip())
     return Plan(result.tiling_key, result.block_dim, result.schedule_mode,
                 bytes(result.tiling[: result.tiling_size]), sum(result.workspace[: result.workspace_count]))
@@ -209,7 +218,7 @@ def tiling(inputs: Sequence[tuple], outputs: Sequence[tuple], *, deterministic: 
 def tiling_fields(op_type: str = sources.OP_TYPE) -> tuple[str, list[tuple[str, str, int]]]:
     """The tiling struct `op_type` registers: its class name and (name, C type, array length or 0)."""
     out = ctypes.create_string_buffer(1 << 16)
-    if library().CannTilingFields(op_type.encode(), out, len(out)) != 0:
+    if library(op_type).CannTilingFields(op_type.encode(), out, len(out)) != 0:
         raise EnvironmentSetupError(out.value.decode(errors="replace"))
     name, *lines = out.value.decode().splitlines()
     return name, [(f, t, int(n)) for f, t, n in (line.split() for line in lines)]

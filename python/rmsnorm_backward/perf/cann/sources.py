@@ -22,12 +22,37 @@ from rmsnorm_backward.errors import EnvironmentSetupError
 
 VARIABLES = {"ops_nn": "OPS_NN_SRC", "metadef": "METADEF_SRC", "ge": "GE_SRC", "opbase": "OPBASE_SRC",
              "asc_devkit": "ASC_DEVKIT_SRC"}
-# The operator this package runs from ops-nn: its directory, host tiling and kernel entry.
-OP_DIR = "norm/rms_norm_grad"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One ops-nn operator run here: its registered type, directory, host tiling sources (every file the
+    tiling function calls into, the arch35 ones included: they are linked, never run on the A2 SoCs)
+    and kernel entry, paths relative to the ops-nn checkout."""
+    op_type: str
+    op_dir: str
+    tiling_sources: tuple
+    kernel_source: str
+    kernel_entry: str
+
+
+def _op(op_type: str, op_dir: str, tiling: tuple, entry: str) -> Op:
+    return Op(op_type, op_dir, tuple(f"{op_dir}/op_host/{s}" for s in tiling), f"{op_dir}/op_kernel/{entry}.cpp", entry)
+
+
+OPS = {op.op_type: op for op in (
+    _op("RmsNormGrad", "norm/rms_norm_grad", ("rms_norm_grad_tiling.cpp", "rms_norm_grad_empty_tiling.cpp"),
+        "rms_norm_grad"),
+    _op("RmsNorm", "norm/rms_norm", ("rms_norm_tiling.cpp", "rms_norm_tiling_arch35.cpp"), "rms_norm"),
+    _op("AddRmsNorm", "norm/add_rms_norm", ("add_rms_norm_tiling.cpp", "add_rms_norm_tiling_arch35.cpp"),
+        "add_rms_norm"),
+)}
+# The operator bench anchors on: its directory, host tiling and kernel entry.
 OP_TYPE = "RmsNormGrad"
-TILING_SOURCES = (f"{OP_DIR}/op_host/rms_norm_grad_tiling.cpp", f"{OP_DIR}/op_host/rms_norm_grad_empty_tiling.cpp")
-KERNEL_SOURCE = f"{OP_DIR}/op_kernel/rms_norm_grad.cpp"
-KERNEL_ENTRY = "rms_norm_grad"
+OP_DIR = OPS[OP_TYPE].op_dir
+TILING_SOURCES = OPS[OP_TYPE].tiling_sources
+KERNEL_SOURCE = OPS[OP_TYPE].kernel_source
+KERNEL_ENTRY = OPS[OP_TYPE].kernel_entry
 
 
 @dataclass(frozen=True)
@@ -39,24 +64,25 @@ class Checkouts:
     asc_devkit: Path
 
 
-def missing(env: Mapping[str, str] = os.environ) -> Optional[str]:
-    """Why CANN's kernel cannot run here (one sentence), or None when every checkout is found."""
+def missing(env: Mapping[str, str] = os.environ, op_type: str = OP_TYPE) -> Optional[str]:
+    """Why CANN's kernel `op_type` cannot run here (one sentence), or None when every checkout is found."""
     for field, variable in VARIABLES.items():
         value = env.get(variable)
         if not value:
-            return f"{variable} is not set: CANN's RmsNormGrad needs the fetched public sources (source /work/src/env.sh)"
+            return f"{variable} is not set: CANN's {op_type} needs the fetched public sources (source /work/src/env.sh)"
         if not Path(value).is_dir():
-            return f"{variable}={value} is not a directory: CANN's RmsNormGrad needs the fetched public sources there"
+            return f"{variable}={value} is not a directory: CANN's {op_type} needs the fetched public sources there"
     ops_nn = Path(env[VARIABLES["ops_nn"]])
-    for relative in (*TILING_SOURCES, KERNEL_SOURCE):
+    op = OPS[op_type]
+    for relative in (*op.tiling_sources, op.kernel_source):
         if not (ops_nn / relative).is_file():
             return f"{VARIABLES['ops_nn']}={ops_nn} has no {relative}: is it an ops-nn checkout?"
     return None
 
 
-def locate(env: Mapping[str, str] = os.environ) -> Checkouts:
+def locate(env: Mapping[str, str] = os.environ, op_type: str = OP_TYPE) -> Checkouts:
     """The checkouts, or EnvironmentSetupError with missing()'s sentence."""
-    reason = missing(env)
+    reason = missing(env, op_type)
     if reason:
         raise EnvironmentSetupError(reason)
     return Checkouts(**{field: Path(env[variable]).resolve() for field, variable in VARIABLES.items()})
