@@ -62,7 +62,9 @@ __aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<flo
     if constexpr (kIsFloat<T>) {
         Muls(dx, g, rstd, count);
     } else {
-        Muls(g, g, rstd, count);
+        if (rstd != 1.0f) {  // (a wide row's g holds rstd already)
+            Muls(g, g, rstd, count);
+        }
         Narrow(dx, g, count);
     }
 }
@@ -81,6 +83,28 @@ __aicore__ inline void ScaleToDxPlusDres(const LocalTensor<T> &dx, const LocalTe
         Widen(scratch, dres, count);
         Axpy(scratch, g, rstd, count);
         Narrow(dx, scratch, count);
+    }
+}
+
+// A 16-bit row held whole as one chunk (layout::WideRow), widened once: a = rstd*dy and b = x stay in
+// fp32 from pass 1 to pass 2. Pass 1: dgamma += a*b (= dy*xhat); a *= gamma (a = rstd*g); the lanes of
+// a*b (= g*xhat) into `sum`. Pass 2 is then dx = a + xScale*b, rounded: 8 vector instructions and the
+// row's ReduceSum, where widening dy, x and gamma again in pass 2 takes 12.
+template <typename T>
+__aicore__ inline void WideRowPass1(const LocalTensor<float> &a, const LocalTensor<float> &b,
+                                    const LocalTensor<float> &sum, const LocalTensor<float> &dgamma,
+                                    const LocalTensor<float> &gamma, const LocalTensor<T> &dy,
+                                    const LocalTensor<T> &x, float rstd, bool hasGamma, uint32_t count)
+{
+    if constexpr (!kIsFloat<T>) {  // (fp32 rows are never widened)
+        Widen(a, dy, count);
+        Widen(b, x, count);
+        Muls(a, a, rstd, count);
+        if (hasGamma) {
+            MulAddDst(dgamma, a, b, count);
+            Mul(a, a, gamma, count);
+        }
+        Mul(sum, a, b, count);
     }
 }
 

@@ -14,10 +14,11 @@
 // C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
 // g = gamma_bytes
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
+// where W = g != 0 and s < 4 and B > 1 and C >= S  (a 16-bit row of one chunk: gamma widened once)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
-//   | gamma                         | 1                          | S * g                  |
+//   | gamma                         | 1                          | S * (4 if W else g)    |
 //   | dgamma (fp32)                 | 1                          | S * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
@@ -54,6 +55,7 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
+        wideRow_ = rmsnorm_backward::layout::WideRow(t_.cols, sizeof(T), C, t_.row_buffers);
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
@@ -107,17 +109,7 @@ private:
     template <LongRowsStore store>
     __aicore__ inline void RunGroups()
     {
-        // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
-        // flag waits for every earlier copy-in, this one too. fp32 gamma takes its offset here, once.
-        if (WideGamma<T>()) {
-            CopyInPad(gammaBuf_.Get<float>(), gm_.gammaF32, t_.cols);
-        } else if (hasGamma_) {
-            CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-        }
-        if (GammaIsFloat() && t_.gamma_offset != 0.0f) {
-            WaitFor<HardEvent::MTE2_V>(pipe_);
-            AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
-        }
+        LoadGammaWhole(gm_, gammaBuf_, sumBuf_.Get<T>(), wideRow_);  // (the row-sum lanes are free until pass 1)
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
@@ -213,8 +205,7 @@ private:
     // mean(g*xhat) = rstd*mean(gamma*dy*x) and dx = rstd*(dy*gamma - (rstd*mean(g*xhat))*x); the fused
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
-    // further sum_cols of a chunk); 12 for a 16-bit row of one chunk, whose pass 2 finds gamma (and its
-    // offset) still widened in b.
+    // further sum_cols of a chunk); 9 for a 16-bit row of one chunk, held widened (WideRowPass1).
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
     {
@@ -224,12 +215,26 @@ private:
             rowView.x = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
-        Pass1<store>(rowView, rstd);
+        if (wideRow_) {
+            WideRowPass1(aBuf_.Get<float>(), bBuf_.Get<float>(), sumBuf_.Get<float>(), dgammaBuf_.Get<float>(),
+                         hasGamma_ ? gammaBuf_.Get<float>() : LocalTensor<float>(), rowView.dy, rowView.x, rstd,
+                         hasGamma_, t_.cols);
+        } else {
+            Pass1<store>(rowView, rstd);
+        }
         if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
         }
         const float xScale = XScale(rstd);
-        Pass2<store>(rowView, row, rstd, xScale);
+        if (wideRow_) {  // dx = a + xScale*x: a holds rstd already
+            Axpy(aBuf_.Get<float>(), bBuf_.Get<float>(), xScale, t_.cols);
+            const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
+            ComputeDx(dx, aBuf_.Get<float>(), 1.0f, t_.cols);
+            outQueDx_.EnQue(dx);
+            CopyOut(row * t_.cols, t_.cols);
+        } else {
+            Pass2<store>(rowView, row, rstd, xScale);
+        }
         if constexpr (store == LongRowsStore::kRowBuffers) {
             inQueDyRow_.FreeTensor(rowView.dy);
             inQueXRow_.FreeTensor(rowView.x);
@@ -295,10 +300,7 @@ private:
             }
             const LocalTensor<float> g = a;
             if (hasGamma_) {
-                // A row of one chunk finds its scale still in b, where pass 1 widened it (the lane-wise
-                // row sum only reads it; a per-chunk sum multiplies into b).
-                const bool scaleInB = chunks == 1 && !sumPerChunk_ && !GammaIsFloat();
-                Mul(g, AsFloat(a, c.dy, c.count), scaleInB ? b : ScaleAsFloat(b, c), c.count);
+                Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c), c.count);
                 Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
                 Muls(g, c.x, xScale, c.count);
@@ -382,6 +384,7 @@ private:
     RstdBatches rstd_;
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
+    bool wideRow_ = false;      // layout::WideRow: the 16-bit row stays widened from pass 1 to pass 2
     TEventID dxLeft_ = 0;       // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
