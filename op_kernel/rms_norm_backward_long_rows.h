@@ -14,11 +14,11 @@
 // C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
 // g = gamma_bytes
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
-// where W = g != 0 and s < 4 and B > 1 and C >= S  (a 16-bit row of one chunk: gamma widened once)
+// where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S))  (16-bit gamma widened once)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
-//   | gamma                         | 1                          | S * (4 if W else g)    |
+//   | gamma                         | 1                          | S * (4 if F else g)    |
 //   | dgamma (fp32)                 | 1                          | S * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
@@ -56,6 +56,7 @@ public:
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
         wideRow_ = rmsnorm_backward::layout::WideRow(t_.cols, sizeof(T), C, t_.row_buffers);
+        gammaF32_ = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
@@ -109,7 +110,7 @@ private:
     template <LongRowsStore store>
     __aicore__ inline void RunGroups()
     {
-        LoadGammaWhole(gm_, gammaBuf_, sumBuf_.Get<T>(), wideRow_);  // (the row-sum lanes are free until pass 1)
+        LoadGammaWhole(gm_, gammaBuf_, dgammaBuf_.Get<T>(), gammaF32_);  // (dgamma is zeroed after)
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
@@ -170,7 +171,7 @@ private:
         Chunk c;
         c.begin = chunk * t_.chunk_cols;
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
-        if (hasGamma_ && !WideGamma<T>()) {  // (a float32 gamma is read by ScaleAsFloat as it is)
+        if (hasGamma_ && !gammaF32_) {  // (gamma held in fp32 is read by ScaleAsFloat as it is)
             c.gamma = gammaBuf_.Get<T>()[c.begin];
         }
         if constexpr (store != LongRowsStore::kRowBuffers) {
@@ -186,11 +187,11 @@ private:
         return c;
     }
 
-    // The scale gamma + gamma_offset in fp32: fp32 gamma (float32 beside 16-bit data too) holds its
-    // offset since it was loaded; 16-bit gamma takes it after each widening.
+    // The scale gamma + gamma_offset in fp32: gamma held in fp32 (float32 gamma, or 16-bit gamma widened
+    // once: GammaInF32) holds its offset since it was loaded; 16-bit gamma takes it after each widening.
     __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<float> &scratch, const Chunk &c)
     {
-        if (WideGamma<T>()) {
+        if (gammaF32_) {
             return gammaBuf_.Get<float>()[c.begin];
         }
         const uint32_t count = c.count;
@@ -384,6 +385,7 @@ private:
     RstdBatches rstd_;
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
+    bool gammaF32_ = false;     // gamma is held in fp32 (float32 gamma, or layout::GammaInF32)
     bool wideRow_ = false;      // layout::WideRow: the 16-bit row stays widened from pass 1 to pass 2
     TEventID dxLeft_ = 0;       // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
