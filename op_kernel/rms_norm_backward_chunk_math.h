@@ -86,15 +86,16 @@ __aicore__ inline void ScaleToDxPlusDres(const LocalTensor<T> &dx, const LocalTe
     }
 }
 
-// A 16-bit row held whole as one chunk (layout::WideRow), widened once: a = rstd*dy and b = x stay in
-// fp32 from pass 1 to pass 2. Pass 1: dgamma += a*b (= dy*xhat); a *= gamma (a = rstd*g); the lanes of
-// a*b (= g*xhat) into `sum`. Pass 2 is then dx = a + xScale*b, rounded: 8 vector instructions and the
-// row's ReduceSum, where widening dy, x and gamma again in pass 2 takes 12.
+// Pass 1 of the 16-bit chunk a row keeps widened (a row's last in pass 1, its first in pass 2):
+// a = rstd*dy and b = x stay in fp32 for pass 2, which then writes dx = a + rstd*xScale*b rounded (2
+// instructions, not 6). dgamma += a*b (= dy*xhat); a *= gamma (a = rstd*g); the row sum's lanes are
+// scaled by rstd (the other chunks summed g*x into their first `summed`) and take a*b (= g*xhat).
 template <typename T>
-__aicore__ inline void WideRowPass1(const LocalTensor<float> &a, const LocalTensor<float> &b,
-                                    const LocalTensor<float> &sum, const LocalTensor<float> &dgamma,
-                                    const LocalTensor<float> &gamma, const LocalTensor<T> &dy,
-                                    const LocalTensor<T> &x, float rstd, bool hasGamma, uint32_t count)
+__aicore__ inline void KeptChunkPass1(const LocalTensor<float> &a, const LocalTensor<float> &b,
+                                      const LocalTensor<float> &sum, const LocalTensor<float> &dgamma,
+                                      const LocalTensor<float> &gamma, const LocalTensor<T> &dy,
+                                      const LocalTensor<T> &x, float rstd, bool hasGamma, uint32_t count,
+                                      uint32_t summed)
 {
     if constexpr (!kIsFloat<T>) {  // (fp32 rows are never widened)
         Widen(a, dy, count);
@@ -104,7 +105,13 @@ __aicore__ inline void WideRowPass1(const LocalTensor<float> &a, const LocalTens
             MulAddDst(dgamma, a, b, count);
             Mul(a, a, gamma, count);
         }
-        Mul(sum, a, b, count);
+        if (summed > 0) {
+            Muls(sum, sum, rstd, summed);
+            MulAddDst(sum, a, b, summed < count ? summed : count);
+        }
+        if (count > summed) {
+            Mul(sum[summed], a[summed], b[summed], count - summed);
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Long rows (CANN's equivalent: ops-nn rms_norm_grad's split_d, a row split in chunks of cols): one
-// row at a time. The row's dy and x stay in UB in their own dtype and are widened to
-// fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
-// pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
+// row at a time. The row's dy and x stay in UB in their dtype and are widened to fp32 in chunks of C
+// cols, twice (16-bit rows keep chunk 0 widened from pass 1 to pass 2): pass 1 sums g*xhat for the
+// row mean and adds dy*xhat into dgamma, pass 2 writes dx. So each byte of dy and x is read from GM
+// once. The next rows stream in meanwhile:
 // into spare row buffers when two or three rows fit, else into rings of chunk slots
 // (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
 // once the dx written over it has left). Rows too long to keep whole take the streamed path instead
@@ -55,8 +56,11 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
-        wideRow_ = rmsnorm_backward::layout::WideRow(t_.cols, sizeof(T), C, t_.row_buffers);
         gammaF32_ = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
+        // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
+        const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
+        keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
+        keepChunk_ = !kIsFloat<T> && gammaF32_ && !sumPerChunk_ && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0;
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
@@ -73,7 +77,6 @@ public:
         pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(sumBuf_, layout.sumBytes);
-        dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         if (layout.dxQueue) {
             pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
         }
@@ -206,7 +209,7 @@ private:
     // mean(g*xhat) = rstd*mean(gamma*dy*x) and dx = rstd*(dy*gamma - (rstd*mean(g*xhat))*x); the fused
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
-    // further sum_cols of a chunk); 9 for a 16-bit row of one chunk, held widened (WideRowPass1).
+    // further sum_cols of a chunk); 11 with gamma in fp32, 9 for the chunk a row keeps widened.
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
     {
@@ -216,46 +219,44 @@ private:
             rowView.x = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
-        if (wideRow_) {
-            WideRowPass1(aBuf_.Get<float>(), bBuf_.Get<float>(), sumBuf_.Get<float>(), dgammaBuf_.Get<float>(),
-                         hasGamma_ ? gammaBuf_.Get<float>() : LocalTensor<float>(), rowView.dy, rowView.x, rstd,
-                         hasGamma_, t_.cols);
-        } else {
-            Pass1<store>(rowView, rstd);
-        }
+        Pass1<store>(rowView, rstd);
         if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
         }
         const float xScale = XScale(rstd);
-        if (wideRow_) {  // dx = a + xScale*x: a holds rstd already
-            Axpy(aBuf_.Get<float>(), bBuf_.Get<float>(), xScale, t_.cols);
-            const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
-            ComputeDx(dx, aBuf_.Get<float>(), 1.0f, t_.cols);
-            outQueDx_.EnQue(dx);
-            CopyOut(row * t_.cols, t_.cols);
-        } else {
-            Pass2<store>(rowView, row, rstd, xScale);
-        }
+        Pass2<store>(rowView, row, rstd, xScale);
         if constexpr (store == LongRowsStore::kRowBuffers) {
             inQueDyRow_.FreeTensor(rowView.dy);
             inQueXRow_.FreeTensor(rowView.x);
         }
     }
 
-    // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x).
+    // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x). A kept chunk (keepChunk_: chunk 0)
+    // goes last and stays widened for pass 2 (KeptChunkPass1); the ring's chunks are taken in order.
     template <LongRowsStore store>
     __aicore__ inline void Pass1(const RowView &rowView, float rstd)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
-        for (uint32_t chunk = 0; chunk < CeilDiv(t_.cols, t_.chunk_cols); ++chunk) {
-            const Chunk c = LoadChunk<store>(rowView, chunk, true);
+        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        for (uint32_t i = 0; i < chunks; ++i) {
+            const uint32_t chunk = keepChunk_ ? (i + 1) % chunks : i;
+            if (store != LongRowsStore::kRowBuffers && keepChunk_ && i == 0 && chunk != 0) {
+                rings_.Take(0);
+            }
+            const Chunk c = LoadChunk<store>(rowView, chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
+            if (keepChunk_ && chunk == 0) {
+                KeptChunkPass1(a, b, sumBuf_.Get<float>(), dgammaBuf_.Get<float>(),
+                               hasGamma_ ? gammaBuf_.Get<float>() : LocalTensor<float>(), c.dy, c.x, rstd, hasGamma_,
+                               c.count, keptSummed_);
+                continue;
+            }
             const LocalTensor<float> dyX = a;
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             if (hasGamma_) {
                 Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
-                AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, c.count);
+                AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, i == 0, c.count);
             } else {
-                AddRowSum<false>(b, dyX, chunk, c.count);
+                AddRowSum<false>(b, dyX, chunk, i == 0, c.count);
             }
         }
     }
@@ -264,7 +265,7 @@ private:
     // (sum_cols = 0), else lane-wise over the chunks in sum_cols lanes.
     template <bool scaled>
     __aicore__ inline void AddRowSum(const LocalTensor<float> &gamma, const LocalTensor<float> &dyX, uint32_t chunk,
-                                     uint32_t count)
+                                     bool first, uint32_t count)
     {
         const LocalTensor<float> sum = sumBuf_.Get<float>();
         if (sumPerChunk_) {
@@ -275,15 +276,16 @@ private:
             ReduceSum(sum[chunk], scaled ? b : dyX, workBuf_.Get<float>(), count);
             return;
         }
-        AddLaneSum<scaled>(sum, gamma, dyX, count, t_.sum_cols, chunk == 0);
+        AddLaneSum<scaled>(sum, gamma, dyX, count, t_.sum_cols, first);
     }
 
-    // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks).
+    // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks); a kept
+    // chunk scaled the sum by rstd already.
     __aicore__ inline float XScale(float rstd)
     {
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
-        const float meanGXhat = RowTotal(rowSumBuf_.Get<float>(), sumBuf_.Get<float>(), workBuf_.Get<float>(), sumCount, pipe_) * t_.inv_cols * rstd;
+        const float meanGXhat = RowTotal(rowSumBuf_.Get<float>(), sumBuf_.Get<float>(), workBuf_.Get<float>(), sumCount, pipe_) * t_.inv_cols * (keepChunk_ ? 1.0f : rstd);
         return -(rstd * meanGXhat);
     }
 
@@ -300,7 +302,11 @@ private:
                 CopyInDres(row, chunk + 1);
             }
             const LocalTensor<float> g = a;
-            if (hasGamma_) {
+            float dxScale = rstd;
+            if (keepChunk_ && chunk == 0) {  // g = a + rstd*xScale*x holds rstd already
+                Axpy(g, b, rstd * xScale, c.count);
+                dxScale = 1.0f;
+            } else if (hasGamma_) {
                 Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c), c.count);
                 Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
@@ -315,11 +321,11 @@ private:
             }
             const uint64_t offset = row * t_.cols + c.begin;
             if constexpr (store == LongRowsStore::kRingDxOverDy) {
-                ComputeDx(c.dy, g, rstd, c.count);
-                CopyOutOverDy(offset, c.dy, c.count, chunk);
+                ComputeDx(c.dy, g, dxScale, c.count);
+                rings_.CopyOutOverDy(offset, c.dy, c.count, chunk);
             } else {
                 const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
-                ComputeDx(dx, g, rstd, c.count);
+                ComputeDx(dx, g, dxScale, c.count);
                 outQueDx_.EnQue(dx);
                 if constexpr (store == LongRowsStore::kRing) {
                     rings_.RefillDy(true);
@@ -328,7 +334,7 @@ private:
             }
         }
         if constexpr (store == LongRowsStore::kRingDxOverDy) {
-            RefillAfterDx();
+            rings_.RefillAfterDx();
         }
     }
 
@@ -352,27 +358,6 @@ private:
         inQueDres_.EnQue(dres);
     }
 
-    // dx replaced dy in the slot: once dx has left, the next row's chunk may land there (one chunk late).
-    __aicore__ inline void CopyOutOverDy(uint64_t offset, const LocalTensor<T> &dx, uint32_t count, uint32_t chunk)
-    {
-        WaitFor<HardEvent::V_MTE3>(pipe_);
-        CopyOutPad(gm_.dx[offset], dx, count);
-        SetFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        if (chunk > 0) {
-            RefillAfterDx();
-        }
-    }
-
-    // The oldest slot whose dx is out (its flag set right after its copy-out) takes dy's next chunk.
-    // Called one chunk late: waiting for the copy-out just issued would start the refill and the next
-    // copy-out together, and the HBM channel would idle while both set up (two chunks late holds slots
-    // back from the ring too long).
-    __aicore__ inline void RefillAfterDx()
-    {
-        WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        rings_.RefillDy(false);
-    }
-
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
         LocalTensor<T> dx = outQueDx_.DeQue<T>();
@@ -386,8 +371,8 @@ private:
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool gammaF32_ = false;     // gamma is held in fp32 (float32 gamma, or layout::GammaInF32)
-    bool wideRow_ = false;      // layout::WideRow: the 16-bit row stays widened from pass 1 to pass 2
-    TEventID dxLeft_ = 0;       // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
+    bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
+    uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
