@@ -62,7 +62,9 @@ __aicore__ inline void ScaleToDx(const LocalTensor<T> &dx, const LocalTensor<flo
     if constexpr (kIsFloat<T>) {
         Muls(dx, g, rstd, count);
     } else {
-        Muls(g, g, rstd, count);
+        if (rstd != 1.0f) {  // (a wide row's g holds rstd already)
+            Muls(g, g, rstd, count);
+        }
         Narrow(dx, g, count);
     }
 }
@@ -81,6 +83,35 @@ __aicore__ inline void ScaleToDxPlusDres(const LocalTensor<T> &dx, const LocalTe
         Widen(scratch, dres, count);
         Axpy(scratch, g, rstd, count);
         Narrow(dx, scratch, count);
+    }
+}
+
+// Pass 1 of the 16-bit chunk a row keeps widened (a row's last in pass 1, its first in pass 2):
+// a = rstd*dy and b = x stay in fp32 for pass 2, which then writes dx = a + rstd*xScale*b rounded (2
+// instructions, not 6). dgamma += a*b (= dy*xhat); a *= gamma (a = rstd*g); the row sum's lanes are
+// scaled by rstd (the other chunks summed g*x into their first `summed`) and take a*b (= g*xhat).
+template <typename T>
+__aicore__ inline void KeptChunkPass1(const LocalTensor<float> &a, const LocalTensor<float> &b,
+                                      const LocalTensor<float> &sum, const LocalTensor<float> &dgamma,
+                                      const LocalTensor<float> &gamma, const LocalTensor<T> &dy,
+                                      const LocalTensor<T> &x, float rstd, bool hasGamma, uint32_t count,
+                                      uint32_t summed)
+{
+    if constexpr (!kIsFloat<T>) {  // (fp32 rows are never widened)
+        Widen(a, dy, count);
+        Widen(b, x, count);
+        Muls(a, a, rstd, count);
+        if (hasGamma) {
+            MulAddDst(dgamma, a, b, count);
+            Mul(a, a, gamma, count);
+        }
+        if (summed > 0) {
+            Muls(sum, sum, rstd, summed);
+            MulAddDst(sum, a, b, summed < count ? summed : count);
+        }
+        if (count > summed) {
+            Mul(sum[summed], a[summed], b[summed], count - summed);
+        }
     }
 }
 

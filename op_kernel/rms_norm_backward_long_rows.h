@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Long rows (CANN's equivalent: ops-nn rms_norm_grad's split_d, a row split in chunks of cols): one
-// row at a time. The row's dy and x stay in UB in their own dtype and are widened to
-// fp32 in chunks of C cols, twice: pass 1 sums g*xhat for the row mean and adds dy*xhat into dgamma,
-// pass 2 writes dx. So each byte of dy and x is read from GM once. The next rows stream in meanwhile:
+// row at a time. The row's dy and x stay in UB in their dtype and are widened to fp32 in chunks of C
+// cols, twice (16-bit rows keep chunk 0 widened from pass 1 to pass 2): pass 1 sums g*xhat for the
+// row mean and adds dy*xhat into dgamma, pass 2 writes dx. So each byte of dy and x is read from GM
+// once. The next rows stream in meanwhile:
 // into spare row buffers when two or three rows fit, else into rings of chunk slots
 // (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
 // once the dx written over it has left). Rows too long to keep whole take the streamed path instead
@@ -14,10 +15,11 @@
 // C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
 // g = gamma_bytes
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
+// where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S))  (16-bit gamma widened once)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
-//   | gamma                         | 1                          | S * g                  |
+//   | gamma                         | 1                          | S * (4 if F else g)    |
 //   | dgamma (fp32)                 | 1                          | S * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
@@ -54,6 +56,11 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
+        gammaF32_ = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
+        // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
+        const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
+        keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
+        keepChunk_ = !kIsFloat<T> && gammaF32_ && !sumPerChunk_ && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0;
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
@@ -70,7 +77,6 @@ public:
         pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(sumBuf_, layout.sumBytes);
-        dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         if (layout.dxQueue) {
             pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
         }
@@ -107,17 +113,7 @@ private:
     template <LongRowsStore store>
     __aicore__ inline void RunGroups()
     {
-        // No flag of its own: the vector unit first reads gamma after a row's DeQue, whose MTE2 -> V
-        // flag waits for every earlier copy-in, this one too. fp32 gamma takes its offset here, once.
-        if (WideGamma<T>()) {
-            CopyInPad(gammaBuf_.Get<float>(), gm_.gammaF32, t_.cols);
-        } else if (hasGamma_) {
-            CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-        }
-        if (GammaIsFloat() && t_.gamma_offset != 0.0f) {
-            WaitFor<HardEvent::MTE2_V>(pipe_);
-            AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
-        }
+        LoadGammaWhole(gm_, gammaBuf_, dgammaBuf_.Get<T>(), gammaF32_);  // (dgamma is zeroed after)
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
@@ -178,7 +174,7 @@ private:
         Chunk c;
         c.begin = chunk * t_.chunk_cols;
         c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
-        if (hasGamma_ && !WideGamma<T>()) {  // (a float32 gamma is read by ScaleAsFloat as it is)
+        if (hasGamma_ && !gammaF32_) {  // (gamma held in fp32 is read by ScaleAsFloat as it is)
             c.gamma = gammaBuf_.Get<T>()[c.begin];
         }
         if constexpr (store != LongRowsStore::kRowBuffers) {
@@ -194,11 +190,11 @@ private:
         return c;
     }
 
-    // The scale gamma + gamma_offset in fp32: fp32 gamma (float32 beside 16-bit data too) holds its
-    // offset since it was loaded; 16-bit gamma takes it after each widening.
+    // The scale gamma + gamma_offset in fp32: gamma held in fp32 (float32 gamma, or 16-bit gamma widened
+    // once: GammaInF32) holds its offset since it was loaded; 16-bit gamma takes it after each widening.
     __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<float> &scratch, const Chunk &c)
     {
-        if (WideGamma<T>()) {
+        if (gammaF32_) {
             return gammaBuf_.Get<float>()[c.begin];
         }
         const uint32_t count = c.count;
@@ -213,8 +209,7 @@ private:
     // mean(g*xhat) = rstd*mean(gamma*dy*x) and dx = rstd*(dy*gamma - (rstd*mean(g*xhat))*x); the fused
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
     // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
-    // further sum_cols of a chunk); 12 for a 16-bit row of one chunk, whose pass 2 finds gamma (and its
-    // offset) still widened in b.
+    // further sum_cols of a chunk); 11 with gamma in fp32, 9 for the chunk a row keeps widened.
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
     {
@@ -236,20 +231,32 @@ private:
         }
     }
 
-    // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x).
+    // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x). A kept chunk (keepChunk_: chunk 0)
+    // goes last and stays widened for pass 2 (KeptChunkPass1); the ring's chunks are taken in order.
     template <LongRowsStore store>
     __aicore__ inline void Pass1(const RowView &rowView, float rstd)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
-        for (uint32_t chunk = 0; chunk < CeilDiv(t_.cols, t_.chunk_cols); ++chunk) {
-            const Chunk c = LoadChunk<store>(rowView, chunk, true);
+        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        for (uint32_t i = 0; i < chunks; ++i) {
+            const uint32_t chunk = keepChunk_ ? (i + 1) % chunks : i;
+            if (store != LongRowsStore::kRowBuffers && keepChunk_ && i == 0 && chunk != 0) {
+                rings_.Take(0);
+            }
+            const Chunk c = LoadChunk<store>(rowView, chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
+            if (keepChunk_ && chunk == 0) {
+                KeptChunkPass1(a, b, sumBuf_.Get<float>(), dgammaBuf_.Get<float>(),
+                               hasGamma_ ? gammaBuf_.Get<float>() : LocalTensor<float>(), c.dy, c.x, rstd, hasGamma_,
+                               c.count, keptSummed_);
+                continue;
+            }
             const LocalTensor<float> dyX = a;
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             if (hasGamma_) {
                 Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
-                AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, c.count);
+                AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, i == 0, c.count);
             } else {
-                AddRowSum<false>(b, dyX, chunk, c.count);
+                AddRowSum<false>(b, dyX, chunk, i == 0, c.count);
             }
         }
     }
@@ -258,7 +265,7 @@ private:
     // (sum_cols = 0), else lane-wise over the chunks in sum_cols lanes.
     template <bool scaled>
     __aicore__ inline void AddRowSum(const LocalTensor<float> &gamma, const LocalTensor<float> &dyX, uint32_t chunk,
-                                     uint32_t count)
+                                     bool first, uint32_t count)
     {
         const LocalTensor<float> sum = sumBuf_.Get<float>();
         if (sumPerChunk_) {
@@ -269,15 +276,16 @@ private:
             ReduceSum(sum[chunk], scaled ? b : dyX, workBuf_.Get<float>(), count);
             return;
         }
-        AddLaneSum<scaled>(sum, gamma, dyX, count, t_.sum_cols, chunk == 0);
+        AddLaneSum<scaled>(sum, gamma, dyX, count, t_.sum_cols, first);
     }
 
-    // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks).
+    // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks); a kept
+    // chunk scaled the sum by rstd already.
     __aicore__ inline float XScale(float rstd)
     {
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
-        const float meanGXhat = RowTotal(rowSumBuf_.Get<float>(), sumBuf_.Get<float>(), workBuf_.Get<float>(), sumCount, pipe_) * t_.inv_cols * rstd;
+        const float meanGXhat = RowTotal(rowSumBuf_.Get<float>(), sumBuf_.Get<float>(), workBuf_.Get<float>(), sumCount, pipe_) * t_.inv_cols * (keepChunk_ ? 1.0f : rstd);
         return -(rstd * meanGXhat);
     }
 
@@ -294,11 +302,12 @@ private:
                 CopyInDres(row, chunk + 1);
             }
             const LocalTensor<float> g = a;
-            if (hasGamma_) {
-                // A row of one chunk finds its scale still in b, where pass 1 widened it (the lane-wise
-                // row sum only reads it; a per-chunk sum multiplies into b).
-                const bool scaleInB = chunks == 1 && !sumPerChunk_ && !GammaIsFloat();
-                Mul(g, AsFloat(a, c.dy, c.count), scaleInB ? b : ScaleAsFloat(b, c), c.count);
+            float dxScale = rstd;
+            if (keepChunk_ && chunk == 0) {  // g = a + rstd*xScale*x holds rstd already
+                Axpy(g, b, rstd * xScale, c.count);
+                dxScale = 1.0f;
+            } else if (hasGamma_) {
+                Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c), c.count);
                 Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
                 Muls(g, c.x, xScale, c.count);
@@ -312,11 +321,11 @@ private:
             }
             const uint64_t offset = row * t_.cols + c.begin;
             if constexpr (store == LongRowsStore::kRingDxOverDy) {
-                ComputeDx(c.dy, g, rstd, c.count);
-                CopyOutOverDy(offset, c.dy, c.count, chunk);
+                ComputeDx(c.dy, g, dxScale, c.count);
+                rings_.CopyOutOverDy(offset, c.dy, c.count, chunk);
             } else {
                 const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
-                ComputeDx(dx, g, rstd, c.count);
+                ComputeDx(dx, g, dxScale, c.count);
                 outQueDx_.EnQue(dx);
                 if constexpr (store == LongRowsStore::kRing) {
                     rings_.RefillDy(true);
@@ -325,7 +334,7 @@ private:
             }
         }
         if constexpr (store == LongRowsStore::kRingDxOverDy) {
-            RefillAfterDx();
+            rings_.RefillAfterDx();
         }
     }
 
@@ -349,27 +358,6 @@ private:
         inQueDres_.EnQue(dres);
     }
 
-    // dx replaced dy in the slot: once dx has left, the next row's chunk may land there (one chunk late).
-    __aicore__ inline void CopyOutOverDy(uint64_t offset, const LocalTensor<T> &dx, uint32_t count, uint32_t chunk)
-    {
-        WaitFor<HardEvent::V_MTE3>(pipe_);
-        CopyOutPad(gm_.dx[offset], dx, count);
-        SetFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        if (chunk > 0) {
-            RefillAfterDx();
-        }
-    }
-
-    // The oldest slot whose dx is out (its flag set right after its copy-out) takes dy's next chunk.
-    // Called one chunk late: waiting for the copy-out just issued would start the refill and the next
-    // copy-out together, and the HBM channel would idle while both set up (two chunks late holds slots
-    // back from the ring too long).
-    __aicore__ inline void RefillAfterDx()
-    {
-        WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
-        rings_.RefillDy(false);
-    }
-
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
         LocalTensor<T> dx = outQueDx_.DeQue<T>();
@@ -382,7 +370,9 @@ private:
     RstdBatches rstd_;
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
-    TEventID dxLeft_ = 0;       // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
+    bool gammaF32_ = false;     // gamma is held in fp32 (float32 gamma, or layout::GammaInF32)
+    bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
+    uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;

@@ -26,6 +26,8 @@ public:
         pipe_ = pipe;
         dyGm_ = gm.dy;
         xGm_ = gm.x;
+        dxGm_ = gm.dx;
+        dxLeft_ = pipe_->AllocEventID<HardEvent::MTE3_MTE2>();
         slots_ = slots;
         cols_ = cols;
         chunkCols_ = chunkCols;
@@ -70,6 +72,27 @@ public:
     // The slots the current row's chunk `chunk` was taken from.
     __aicore__ inline LocalTensor<T> Dy(uint32_t chunk) { return dy_.slot[slotOf_[chunk]].template Get<T>(); }
     __aicore__ inline LocalTensor<T> X(uint32_t chunk) { return x_.slot[slotOf_[chunk]].template Get<T>(); }
+
+    // dx replaced dy in the slot: once dx has left, the next row's chunk may land there (one chunk late).
+    __aicore__ inline void CopyOutOverDy(uint64_t offset, const LocalTensor<T> &dx, uint32_t count, uint32_t chunk)
+    {
+        WaitFor<HardEvent::V_MTE3>(pipe_);
+        CopyOutPad(dxGm_[offset], dx, count);
+        SetFlag<HardEvent::MTE3_MTE2>(dxLeft_);
+        if (chunk > 0) {
+            RefillAfterDx();
+        }
+    }
+
+    // The oldest slot whose dx is out (its flag set right after its copy-out) takes dy's next chunk.
+    // Called one chunk late: waiting for the copy-out just issued would start the refill and the next
+    // copy-out together, and the HBM channel would idle while both set up (two chunks late holds slots
+    // back from the ring too long).
+    __aicore__ inline void RefillAfterDx()
+    {
+        WaitFlag<HardEvent::MTE3_MTE2>(dxLeft_);
+        RefillDy(false);
+    }
 
 private:
     // A ring's next chunk to receive.
@@ -120,7 +143,8 @@ private:
     }
 
     TPipe *pipe_ = nullptr;
-    GlobalTensor<T> dyGm_, xGm_;
+    GlobalTensor<T> dyGm_, xGm_, dxGm_;
+    TEventID dxLeft_ = 0;                            // MTE3 -> MTE2: a slot's dx has left, so it may be refilled
     uint32_t slots_ = 0, cols_ = 0, chunkCols_ = 0;  // slots per ring; the row's cols and chunk cols
     uint32_t landings_ = kRingLandings;              // MTE2_V ids held for landings
     Ring dy_, x_;                                    // one slot per chunk of the row, plus spare slots

@@ -83,16 +83,8 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (hasGamma_ && t_.gamma_slots == 0) {  // first read after a slot's DeQue, whose MTE2 -> V flag orders this copy too
-            if (WideGamma<T>()) {
-                CopyInPad(gammaBuf_.Get<float>(), gm_.gammaF32, t_.cols);
-            } else {
-                CopyInPad(gammaBuf_.Get<T>(), gm_.gamma, t_.cols);
-            }
-            if (GammaIsFloat() && t_.gamma_offset != 0.0f) {  // fp32 gamma held whole: once
-                WaitFor<HardEvent::MTE2_V>(pipe_);
-                AddGammaOffset(gammaBuf_.Get<float>(), t_.gamma_offset, t_.cols);
-            }
+        if (t_.gamma_slots == 0) {
+            LoadGammaWhole(gm_, gammaBuf_, LocalTensor<T>(), false);
         }
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);

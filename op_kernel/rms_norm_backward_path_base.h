@@ -34,6 +34,34 @@ protected:
         return !kIsFloat<T> && GammaIsFloat();
     }
 
+    // gamma whole in UB: float32 gamma (beside 16-bit data too) as it is, 16-bit gamma in its dtype or,
+    // `widen`, widened once through `scratch`. A gamma held in fp32 takes its offset here, once. No flag
+    // before the first use: that follows a DeQue, whose MTE2 -> V flag waits for this copy too.
+    template <typename T>
+    __aicore__ inline void LoadGammaWhole(const OperatorGm<T> &gm, TBuf<QuePosition::VECCALC> &gammaBuf,
+                                          const LocalTensor<T> &scratch, bool widen)
+    {
+        if (!hasGamma_) {
+            return;
+        }
+        if (WideGamma<T>()) {
+            CopyInPad(gammaBuf.Get<float>(), gm.gammaF32, t_.cols);
+        } else if (widen) {
+            if constexpr (!kIsFloat<T>) {
+                CopyInPad(scratch, gm.gamma, t_.cols);
+                WaitFor<HardEvent::MTE2_V>(pipe_);
+                Widen(gammaBuf.Get<float>(), scratch, t_.cols);
+                AddGammaOffset(gammaBuf.Get<float>(), t_.gamma_offset, t_.cols);
+            }
+        } else {
+            CopyInPad(gammaBuf.Get<T>(), gm.gamma, t_.cols);
+        }
+        if (GammaIsFloat() && t_.gamma_offset != 0.0f) {
+            WaitFor<HardEvent::MTE2_V>(pipe_);
+            AddGammaOffset(gammaBuf.Get<float>(), t_.gamma_offset, t_.cols);
+        }
+    }
+
     // The core's groups: b, b + blockNum, ... (see GroupRows).
     __aicore__ inline uint32_t FirstGroup() const { return GetBlockIdx(); }
     __aicore__ inline uint32_t NextGroup(uint32_t groupIdx) const { return groupIdx + GetBlockNum(); }

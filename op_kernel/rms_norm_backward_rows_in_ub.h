@@ -123,7 +123,7 @@ private:
     }
 
     // Per row (gamma: the scale, offset included; 1 without gamma): xhat = x*rstd, g = dy*gamma,
-    // dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)).
+    // dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)); 16-bit rows: Compute16.
     __aicore__ inline void Compute(uint32_t n)
     {
         LocalTensor<T> dyT = inQueDy_.DeQue<T>();
@@ -134,49 +134,12 @@ private:
         if (hasDres_) {
             dresT = inQueDres_.DeQue<T>();
         }
-        const uint32_t cols = t_.cols;
         for (uint32_t r = 0; r < n; ++r) {
-            const float rstdRow = rstd.GetValue(r);
-            LocalTensor<float> dy, xhat;
+            const uint32_t at = r * t_.row_stride;
             if constexpr (kIsFloat<T>) {
-                dy = dyT[r * t_.row_stride];
-                xhat = xT[r * t_.row_stride];
+                ComputeRow32(dyT[at], xT[at], dxT[at], hasDres_ ? dresT[at] : dresT, rstd.GetValue(r));
             } else {
-                dy = dyF32Buf_.Get<float>();
-                xhat = xhatBuf_.Get<float>();
-                Widen(dy, dyT[r * t_.row_stride], cols);
-                Widen(xhat, xT[r * t_.row_stride], cols);
-            }
-            Muls(xhat, xhat, rstdRow, cols);
-            if (hasGamma_) {
-                Mul(g_, dy, gamma_, cols);
-                Mul(dy, dy, xhat, cols);
-                Add(dgamma_, dgamma_, dy, cols);
-                Mul(dy, g_, xhat, cols);
-                const float mean = RowSum(dy) * t_.inv_cols;
-                Muls(xhat, xhat, mean, cols);
-                Sub(g_, g_, xhat, cols);
-            } else {  // g = dy: three instructions fewer, and no dgamma
-                Mul(g_, dy, xhat, cols);
-                const float mean = RowSum(g_) * t_.inv_cols;
-                Muls(xhat, xhat, mean, cols);
-                Sub(g_, dy, xhat, cols);
-            }
-            // dx = rstd*g (+ dres, added in fp32: 16-bit dres is widened into dy's buffer, free now)
-            if constexpr (kIsFloat<T>) {
-                if (hasDres_) {
-                    Muls(g_, g_, rstdRow, cols);
-                    Add(dxT[r * t_.row_stride], g_, dresT[r * t_.row_stride], cols);
-                } else {
-                    Muls(dxT[r * t_.row_stride], g_, rstdRow, cols);
-                }
-            } else {
-                Muls(g_, g_, rstdRow, cols);
-                if (hasDres_) {
-                    Widen(dy, dresT[r * t_.row_stride], cols);
-                    Add(g_, g_, dy, cols);
-                }
-                Narrow(dxT[r * t_.row_stride], g_, cols);
+                ComputeRow16(dyT[at], xT[at], dxT[at], hasDres_ ? dresT[at] : dresT, rstd.GetValue(r));
             }
         }
         outQueDx_.EnQue(dxT);
@@ -186,6 +149,58 @@ private:
         inQueDy_.FreeTensor(dyT);
         inQueX_.FreeTensor(xT);
         inQueRstd_.FreeTensor(rstd);
+    }
+
+    __aicore__ inline void ComputeRow32(const LocalTensor<float> &dy, const LocalTensor<float> &xhat,
+                                        const LocalTensor<float> &dx, const LocalTensor<float> &dres, float rstdRow)
+    {
+        const uint32_t cols = t_.cols;
+        Muls(xhat, xhat, rstdRow, cols);
+        if (hasGamma_) {
+            Mul(g_, dy, gamma_, cols);
+            Mul(dy, dy, xhat, cols);
+            Add(dgamma_, dgamma_, dy, cols);
+            Mul(dy, g_, xhat, cols);
+            const float mean = RowSum(dy) * t_.inv_cols;
+            Muls(xhat, xhat, mean, cols);
+            Sub(g_, g_, xhat, cols);
+        } else {  // g = dy: three instructions fewer, and no dgamma
+            Mul(g_, dy, xhat, cols);
+            const float mean = RowSum(g_) * t_.inv_cols;
+            Muls(xhat, xhat, mean, cols);
+            Sub(g_, dy, xhat, cols);
+        }
+        if (hasDres_) {  // dx = rstd*g + dres
+            Muls(g_, g_, rstdRow, cols);
+            Add(dx, g_, dres, cols);
+        } else {
+            Muls(dx, g_, rstdRow, cols);
+        }
+    }
+
+    // 16-bit: a = rstd*dy and b = x widened stay in fp32: dgamma += a*b (= dy*xhat), a *= gamma (rstd*g),
+    // dx = a - rstd^2*mean(a*b)*b, rounded once (dres widened into b and added first): 8 instructions
+    // and the row's ReduceSum, where scaling x by rstd first takes 11.
+    __aicore__ inline void ComputeRow16(const LocalTensor<T> &dyT, const LocalTensor<T> &xT, const LocalTensor<T> &dx,
+                                        const LocalTensor<T> &dres, float rstdRow)
+    {
+        const uint32_t cols = t_.cols;
+        const LocalTensor<float> a = dyF32Buf_.Get<float>(), b = xhatBuf_.Get<float>();
+        Widen(a, dyT, cols);
+        Widen(b, xT, cols);
+        Muls(a, a, rstdRow, cols);
+        if (hasGamma_) {
+            MulAddDst(dgamma_, a, b, cols);
+            Mul(a, a, gamma_, cols);
+        }
+        Mul(g_, a, b, cols);
+        const float k = -(rstdRow * rstdRow * (RowSum(g_) * t_.inv_cols));
+        Axpy(a, b, k, cols);
+        if (hasDres_) {
+            Widen(b, dres, cols);
+            Add(a, a, b, cols);
+        }
+        Narrow(dx, a, cols);
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values)

@@ -293,42 +293,33 @@ private:
         }
     }
 
-    // xhat = x*rstd, g = dy*gamma, dgamma += dy*xhat, c = -rstd*mean(g*xhat), dx = g*rstd + xhat*c.
-    // Without gamma g is dy itself (16-bit dy is widened straight into g), and there is no dgamma.
+    // The math of the header's "per row r" (without gamma g is dy itself, and there is no dgamma).
     __aicore__ inline void Compute(uint64_t row, uint32_t n)
+    {
+        if constexpr (kIsFloat<T>) {
+            Compute32(row, n);
+        } else {
+            Compute16(row, n);
+        }
+    }
+    __aicore__ inline void Compute32(uint64_t row, uint32_t n)
     {
         LocalTensor<T> dyT = inQueDy_.DeQue<T>();
         LocalTensor<T> xT = inQueX_.DeQue<T>();
         const uint32_t lanes = n * t_.row_stride;
         const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
-        const LocalTensor<float> dgamma = dgammaBuf_.Get<float>(), sums = sumBuf_.Get<float>();
-        const LocalTensor<float> rk = rkBuf_.Get<float>(), rstdRow = rstdRowBuf_.Get<float>();
-        const LocalTensor<float> cRow = cRowBuf_.Get<float>();
-        LocalTensor<float> dy, x;
-        if constexpr (kIsFloat<T>) {
-            dy = dyT;
-            x = xT;
-        } else {  // widened at once, so the input slots take the next tile's copy early
-            dy = hasGamma_ ? a : g;
-            Widen(dy, dyT, lanes);
-            Widen(xhat, xT, lanes);
-            inQueDy_.FreeTensor(dyT);
-            inQueX_.FreeTensor(xT);
-            x = xhat;
-        }
+        const LocalTensor<float> sums = sumBuf_.Get<float>(), rk = rkBuf_.Get<float>();
+        const LocalTensor<float> rstdRow = rstdRowBuf_.Get<float>(), cRow = cRowBuf_.Get<float>();
+        const LocalTensor<float> dy = dyT, x = xT;
         const LocalTensor<float> rstd = rstd_.Of(row);
         Muls(rk, rstd, -t_.inv_cols, n);
         PerRow(rstdRow, rstd, n);
         MulRows<false>(xhat, x, rstdRow, n);
-        if constexpr (kIsFloat<T>) {
-            inQueX_.FreeTensor(xT);
-        }
+        inQueX_.FreeTensor(xT);
         if (hasGamma_) {
-            MulAddDst(dgamma, dy, xhat, int32_t(lanes));
+            MulAddDst(dgammaBuf_.Get<float>(), dy, xhat, int32_t(lanes));
             MulGamma(g, dy, n);
-            if constexpr (kIsFloat<T>) {
-                inQueDy_.FreeTensor(dyT);
-            }
+            inQueDy_.FreeTensor(dyT);
         }
         const LocalTensor<float> scaled = hasGamma_ ? g : dy;  // dy*gamma
         Mul(a, scaled, xhat, int32_t(lanes));
@@ -336,31 +327,56 @@ private:
         Mul(sums, sums, rk, int32_t(n));
         PerRow(cRow, sums, n);
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
-        LocalTensor<T> dresT;
+        MulRows<false>(dxT, xhat, cRow, n);
+        MulRows<true>(dxT, scaled, rstdRow, n);
         if (hasDres_) {
-            dresT = inQueDres_.DeQue<T>();
-        }
-        if constexpr (kIsFloat<T>) {
-            MulRows<false>(dxT, xhat, cRow, n);
-            MulRows<true>(dxT, scaled, rstdRow, n);
-            if (hasDres_) {
-                Add(dxT, dxT, dresT, int32_t(lanes));
-            }
-            if (!hasGamma_) {  // dy's slot held g
-                inQueDy_.FreeTensor(dyT);
-            }
-        } else {
-            MulRows<false>(a, xhat, cRow, n);
-            MulRows<true>(a, scaled, rstdRow, n);
-            if (hasDres_) {  // added in fp32, widened into xhat (read for the last time above)
-                Widen(xhat, dresT, lanes);
-                Add(a, a, xhat, int32_t(lanes));
-            }
-            Narrow(dxT, a, lanes);
-        }
-        if (hasDres_) {
+            LocalTensor<T> dresT = inQueDres_.DeQue<T>();
+            Add(dxT, dxT, dresT, int32_t(lanes));
             inQueDres_.FreeTensor(dresT);
         }
+        if (!hasGamma_) {  // dy's slot held g
+            inQueDy_.FreeTensor(dyT);
+        }
+        outQueDx_.EnQue(dxT);
+    }
+
+    // 16-bit rows, widened at once (the input slots take the next tile's copy early) into a = dy, b = x:
+    // a = rstd*dy per row, dgamma += a*b (= dy*xhat), a *= gamma (rstd*g), k = -rstd^2*mean(a*b) per
+    // row, dx = a + k*b. Two per-row scalings (each an instruction per 64-lane chunk of a row), not three.
+    __aicore__ inline void Compute16(uint64_t row, uint32_t n)
+    {
+        LocalTensor<T> dyT = inQueDy_.DeQue<T>();
+        LocalTensor<T> xT = inQueX_.DeQue<T>();
+        const uint32_t lanes = n * t_.row_stride;
+        const LocalTensor<float> a = aBuf_.Get<float>(), b = xhatBuf_.Get<float>(), ab = gBuf_.Get<float>();
+        const LocalTensor<float> sums = sumBuf_.Get<float>(), rk = rkBuf_.Get<float>();
+        const LocalTensor<float> rstdRow = rstdRowBuf_.Get<float>(), kRow = cRowBuf_.Get<float>();
+        Widen(a, dyT, lanes);
+        Widen(b, xT, lanes);
+        inQueDy_.FreeTensor(dyT);
+        inQueX_.FreeTensor(xT);
+        const LocalTensor<float> rstd = rstd_.Of(row);
+        Muls(rk, rstd, -t_.inv_cols, n);
+        Mul(rk, rk, rstd, int32_t(n));  // -rstd^2/cols
+        PerRow(rstdRow, rstd, n);
+        MulRows<false>(a, a, rstdRow, n);
+        if (hasGamma_) {
+            MulAddDst(dgammaBuf_.Get<float>(), a, b, int32_t(lanes));
+            MulGamma(a, a, n);
+        }
+        Mul(ab, a, b, int32_t(lanes));
+        RowSums(sums, ab, n);
+        Mul(sums, sums, rk, int32_t(n));
+        PerRow(kRow, sums, n);
+        MulRows<true>(a, b, kRow, n);
+        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
+        if (hasDres_) {  // added in fp32, widened into b (read for the last time above)
+            LocalTensor<T> dresT = inQueDres_.DeQue<T>();
+            Widen(b, dresT, lanes);
+            Add(a, a, b, int32_t(lanes));
+            inQueDres_.FreeTensor(dresT);
+        }
+        Narrow(dxT, a, lanes);
         outQueDx_.EnQue(dxT);
     }
 

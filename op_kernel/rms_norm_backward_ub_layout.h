@@ -96,7 +96,7 @@ RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
 // ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma and dgamma
-// whole; fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to
+// whole (16-bit gamma in fp32 where GammaInF32); fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to
 // kMaxRowSlots); a dx queue unless dx is written over dy's slot; two rstd batches; ReduceSum's work.
 struct LongRowsLayout {
     uint64_t rowBytes;     // one row buffer of dy or x
@@ -110,12 +110,27 @@ struct LongRowsLayout {
     uint64_t workBytes;
     bool dres;             // a dres queue of 2 chunks, read in pass 2
 };
+// A 16-bit row held whole in a row buffer as one chunk: it is widened once and stays in fp32 from pass
+// 1 to pass 2, so gamma is widened once per launch and held in fp32 too.
+RMSNB_LAYOUT bool WideRow(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers)
+{
+    return s < sizeof(float) && rowBuffers > 1 && C >= RowStride(cols, s);
+}
+// 16-bit gamma is held in fp32, widened once per launch, where the row is one chunk (WideRow) or its
+// chunks are at least kGammaInF32Cols long: widened per chunk it costs 2 of a 16-bit chunk's 13 vector
+// instructions. Shorter chunks are the layouts of rows too long to hold gamma in fp32 beside them.
+inline constexpr uint32_t kGammaInF32Cols = 4096;
+RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers)
+{
+    return s < sizeof(float) && (C >= kGammaInF32Cols || WideRow(cols, s, C, rowBuffers));
+}
 RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
                                                  bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g)
 {
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
-    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * g, S * sizeof(float), uint64_t(C) * sizeof(float),
+    const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers) ? sizeof(float) : g;
+    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, S * sizeof(float), uint64_t(C) * sizeof(float),
             (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC), dres};
 }
 RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)

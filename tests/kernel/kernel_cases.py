@@ -64,3 +64,15 @@ def assert_one_core_gives_the_bits_of_all_cores(dy, x, rstd, gamma):
     assert all_cores[2]["block_dim"] > 1 and one_core[2]["block_dim"] == 1
     assert all_cores[0].tobytes() == one_core[0].tobytes()
     assert all_cores[1].tobytes() == one_core[1].tobytes()
+
+
+# The units a streaming schedule can be bound by: the vector pipe, MTE2 and the HBM channel.
+STREAM_UNITS = ("busy_v_cycles", "busy_mte2_cycles", "busy_hbm_cycles")
+
+
+def limiting_unit_share(stats: dict) -> float:
+    """The most any core keeps its busiest streaming unit busy, over the launch's makespan (modelled;
+    cores that finish their rows early wait in SyncAll, so the busiest core by makespan is not always
+    the one with most work): 1 where a schedule never lets its limit idle."""
+    cores = stats["cores"]
+    return max(core[unit] for core in cores for unit in STREAM_UNITS) / max(core["model_cycles"] for core in cores)

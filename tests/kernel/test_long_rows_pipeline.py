@@ -9,11 +9,8 @@ import pytest
 from rmsnorm_backward import _tiling
 from rmsnorm_backward.simulate import simulate
 
-from kernel_cases import run_and_check
+from kernel_cases import limiting_unit_share, run_and_check
 from operator_inputs import make_inputs
-
-
-UNITS = ("busy_v_cycles", "busy_mte2_cycles", "busy_hbm_cycles")  # what a streaming schedule can be bound by
 
 
 def busy_share(shape, dtype) -> float:
@@ -24,8 +21,7 @@ def busy_share(shape, dtype) -> float:
     dy, x, rstd, gamma = make_inputs(np.random.default_rng(7), shape, dtype=dtype)
     _, _, stats = simulate(dy, x, rstd, gamma)
     assert stats["groups"] == 48 and stats["block_dim"] == 48
-    cores = stats["cores"]
-    return max(core[unit] for core in cores for unit in UNITS) / max(core["model_cycles"] for core in cores)
+    return limiting_unit_share(stats)
 
 
 def long_rows_fields(rows, cols, dtype):

@@ -3,16 +3,13 @@
 batches per group, the halving tail tiles, every per-row layout (one block per row at 24 to 64 and at
 128 fp32 lanes, spread over the row otherwise) and gamma pattern; the same bits for one core as for
 all, groups of one tile smaller than the tile (its dgamma folded from fewer rows) included; and its
-modelled schedule keeping the HBM share busy (the figures are modelled by the twin's timeline)."""
+modelled schedule keeping its limiting unit busy (the figures are modelled by the twin's timeline)."""
 import numpy as np
 import pytest
 
-from rmsnorm_backward.perf.bench import run_case
-from ascendc_twin import load_model
-from rmsnorm_backward.perf.suites import Case
-from rmsnorm_backward.simulate import tiling_for
+from rmsnorm_backward.simulate import simulate, tiling_for
 
-from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, run_and_check
+from kernel_cases import assert_one_core_gives_the_bits_of_all_cores, limiting_unit_share, run_and_check
 from operator_inputs import make_inputs
 
 # (dtype, rows, cols): row_stride 8, 16, 24, 32, 48, 64, 80 and 128, each with groups of more than
@@ -37,11 +34,13 @@ def test_one_core_gives_the_bits_of_all_cores(rng, dtype, rows, cols):
     assert_one_core_gives_the_bits_of_all_cores(*make_inputs(rng, (rows, cols), dtype=dtype))
 
 
-@pytest.mark.parametrize("shape,dtype", [((262144, 48), "fp16"), ((262144, 64), "bf16")])
-def test_schedule_keeps_up_with_the_anchor(shape, dtype):
+@pytest.mark.parametrize("shape,dtype", [((262144, 48), "float16"), ((262144, 64), "bfloat16")])
+def test_schedule_keeps_its_limiting_unit_busy(shape, dtype):
     # Streaming shapes (dx fits in L2, which takes the writes: the vector pipe or MTE2 is the limit,
-    # never the scalar unit or MTE3): the copy order and early slot release keep that unit busy, so
-    # the timeline lands within a few percent of the anchor's perfect overlap.
-    row = run_case(Case(shape, dtype), load_model(), np.random.default_rng(0))
-    assert row["path"] == "small_cols" and row["bottleneck"] in ("V", "MTE2", "HBM")
-    assert row["speedup"] >= 0.96, f"{row['speedup']:.3f} x the anchor"
+    # never the scalar unit or MTE3): the copy order and early slot release keep that unit busy but
+    # for the launch's fixed tail, the last tile, SyncAll (900 cycles) and the dgamma reduction,
+    # about 2.8k of these launches' ~60k cycles (modelled).
+    dy, x, rstd, gamma = make_inputs(np.random.default_rng(0), shape, dtype=dtype)
+    _, _, stats = simulate(dy, x, rstd, gamma)
+    assert stats["path"] == "small_cols"
+    assert limiting_unit_share(stats) >= 0.94
