@@ -80,9 +80,7 @@ BUGS = {
     "queue buffer never freed": Bug(
         ROWS_IN_UB, "        outQueDx_.FreeTensor(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::AllocTensor: every AllocTensor needs its FreeTensor"),
     "bf16 arithmetic without widening": Bug(
-        ROWS_IN_UB, "                }\n                Narrow(dxT[r * t_.row_stride], g_, cols);",
-        "                }\n                Narrow(dxT[r * t_.row_stride], g_, cols);\n"
-        "                Muls(dxT[r * t_.row_stride], dxT[r * t_.row_stride], T(rstdRow), cols);",
+        ROWS_IN_UB, "        Narrow(dx, a, cols);\n", "        Narrow(dx, a, cols);\n        Muls(dx, dx, T(rstdRow), cols);\n",
         (8, 1000), "bfloat16",  # a compile error, as with CANN's headers (Muls<bfloat16_t> is a static_assert)
         r"(?s)AscendC::Muls.*static assertion failed: .*bfloat16_t has no vector arithmetic on A2"),
     "dx truncated instead of rounded to nearest even": Bug(
@@ -130,17 +128,16 @@ BUGS = {
         STREAMED, "AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);",
         "AddDgamma(dyX, rstd, chunk * C_, n, row == 0);", (83, 43512), "float32", GOLDEN),
     "dres added after a 16-bit dx is rounded": Bug(
-        ROWS_IN_UB, "                Muls(g_, g_, rstdRow, cols);\n                if (hasDres_) {\n"
-        "                    Widen(dy, dresT[r * t_.row_stride], cols);\n                    Add(g_, g_, dy, cols);\n"
-        "                }\n                Narrow(dxT[r * t_.row_stride], g_, cols);",
-        "                Muls(g_, g_, rstdRow, cols);\n                Narrow(dxT[r * t_.row_stride], g_, cols);\n"
-        "                if (hasDres_) {\n                    Widen(g_, dxT[r * t_.row_stride], cols);\n"
-        "                    Widen(dy, dresT[r * t_.row_stride], cols);\n                    Add(g_, g_, dy, cols);\n"
-        "                    Narrow(dxT[r * t_.row_stride], g_, cols);\n                }",
+        ROWS_IN_UB, "        Axpy(a, b, k, cols);\n        if (hasDres_) {\n            Widen(b, dres, cols);\n"
+        "            Add(a, a, b, cols);\n        }\n        Narrow(dx, a, cols);\n",
+        "        Axpy(a, b, k, cols);\n        Narrow(dx, a, cols);\n        if (hasDres_) {\n"
+        "            Widen(a, dx, cols);\n            Widen(b, dres, cols);\n            Add(a, a, b, cols);\n"
+        "            Narrow(dx, a, cols);\n        }\n",
         (5, 2049), "float16", GOLDEN, dres=True),
     "dres read at row * cols instead of row * row_stride": Bug(
-        ROWS_IN_UB, "Add(dxT[r * t_.row_stride], g_, dresT[r * t_.row_stride], cols);",
-        "Add(dxT[r * t_.row_stride], g_, dresT[r * t_.cols], cols);", (5, 1001), "float32",
+        ROWS_IN_UB, "ComputeRow32(dyT[at], xT[at], dxT[at], hasDres_ ? dresT[at] : dresT, rstd.GetValue(r));",
+        "ComputeRow32(dyT[at], xT[at], dxT[at], hasDres_ ? dresT[r * t_.cols] : dresT, rstd.GetValue(r));",
+        (5, 1001), "float32",
         r"core \d+: Add: ", dres=True),
 }
 

@@ -152,7 +152,7 @@ CASES = [
     Case("float16", (37, 13), "small_cols"), Case("float32", (20, 64), "small_cols"),
     Case("bfloat16", (9, 700), "small_cols"), Case("float32", (600, 40), "small_cols", 2),
     # groups of several tiles: the dx queue's buffers are taken again within a group
-    Case("float32", (20000, 40), "small_cols"),
+    Case("float32", (20000, 40), "small_cols"), Case("float16", (20000, 40), "small_cols"),
     Case("float32", (5, 1001), "rows_in_ub"), Case("float16", (5, 2049), "rows_in_ub"),
     Case("float32", (300, 1000), "rows_in_ub", 2),
     Case("float32", (3, 4097), "long_rows"), Case("float16", (3, 8193), "long_rows"),
