@@ -190,13 +190,17 @@ def launch_atomic_turns(x, silent=-1):
 
 @pytest.mark.parametrize("cores", [2, 8])
 def test_atomic_copies_take_turns_in_block_order(cores, rng):
-    # A core whose poll failed lets the others' copies go on until the next flag write.
+    # A core whose poll failed lets the others' copies go on until the next flag write. Core 0's
+    # second turn follows the last core's first: `cores` hand-offs of a scalar GM round trip at least.
+    from ascendc_twin.model import load_model
+
     x = rng.standard_normal((cores, ROUNDS, BLOCK)).astype(np.float32)
-    y, _ = launch_atomic_turns(x)
+    y, result = launch_atomic_turns(x)
     expected = np.zeros((ROUNDS, BLOCK), np.float32)
     for core in range(cores):
         expected += x[core]
     np.testing.assert_array_equal(y, expected)
+    assert result.cores[0]["model_cycles"] > cores * load_model()["scalar_gm_cycles"]
 
 
 def test_atomic_turns_give_the_same_cycles_every_run(rng):
