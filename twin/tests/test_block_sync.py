@@ -140,3 +140,78 @@ def test_ib_wait_is_priced_from_the_cycle_the_flag_was_written(rng):
     np.testing.assert_array_equal(y[BLOCK:], x)
     model = load_model()
     assert waiter["model_cycles"] > setter["model_cycles"] + model["scalar_gm_cycles"]
+
+
+# Each core, in its turn, adds its tile of x into y's tile of the round with an atomic DataCopy (the
+# pattern of the asc-devkit sample sequential_block_sync): copies through L2 between the waits, so
+# the cores' L2 accesses and their flag polls meet in the timeline's arbiter. params = [core that
+# never notifies (-1: none)].
+ATOMIC_TURN_SOURCE = """
+extern "C" __global__ __aicore__ void atomic_turns(GM_ADDR x, GM_ADDR y, GM_ADDR work, GM_ADDR p)
+{
+    GlobalTensor<int32_t> pg;
+    pg.SetGlobalBuffer((__gm__ int32_t *)p, 1);
+    const int32_t silent = pg.GetValue(0), n = GetBlockNum(), i = GetBlockIdx();
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x + i * ROUNDS * BLOCK, ROUNDS * BLOCK);
+    yg.SetGlobalBuffer((__gm__ float *)y, ROUNDS * BLOCK);
+    GlobalTensor<int32_t> workGm;
+    workGm.SetGlobalBuffer((__gm__ int32_t *)work, n * 8);
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> flags, tiles;
+    pipe.InitBuffer(flags, 1, (n + 1) * 32);
+    pipe.InitBuffer(tiles, 1, BLOCK * sizeof(float));
+    LocalTensor<int32_t> ub = flags.AllocTensor<int32_t>();
+    InitDetermineComputeWorkspace(workGm, ub);
+    for (int32_t round = 0; round < ROUNDS; ++round) {
+        LocalTensor<float> t = tiles.AllocTensor<float>();
+        DataCopy(t, xg[round * BLOCK], BLOCK);
+        WaitPreBlock(workGm, ub);
+        SetAtomicAdd<float>();
+        DataCopy(yg[round * BLOCK], t, BLOCK);
+        DisableDmaAtomic();
+        if (i != silent) NotifyNextBlock(workGm, ub);
+        else PipeBarrier<PIPE_ALL>();  // the barrier NotifyNextBlock would have made
+        tiles.FreeTensor(t);
+    }
+    flags.FreeTensor(ub);
+}
+""".replace("ROUNDS", str(ROUNDS)).replace("BLOCK", str(BLOCK))
+
+
+def launch_atomic_turns(x, silent=-1):
+    """y, the work flags and the launch of ATOMIC_TURN_SOURCE over x (cores x ROUNDS x BLOCK floats); the
+    timeout turns a wait that never ends into a failure."""
+    cores = x.shape[0]
+    y = np.zeros((ROUNDS, BLOCK), np.float32)
+    args = {"x": x, "y": y, "work": np.zeros(cores * 8, np.int32), "params": params(silent)}
+    return y, run(ATOMIC_TURN_SOURCE, "atomic_turns", args, block_dim=cores, timeout=120)
+
+
+@pytest.mark.parametrize("cores", [2, 8])
+def test_atomic_copies_take_turns_in_block_order(cores, rng):
+    # A core whose poll failed lets the others' copies go on until the next flag write. Core 0's
+    # second turn follows the last core's first: `cores` hand-offs of a scalar GM round trip at least.
+    from ascendc_twin.model import load_model
+
+    x = rng.standard_normal((cores, ROUNDS, BLOCK)).astype(np.float32)
+    y, result = launch_atomic_turns(x)
+    expected = np.zeros((ROUNDS, BLOCK), np.float32)
+    for core in range(cores):
+        expected += x[core]
+    np.testing.assert_array_equal(y, expected)
+    assert result.cores[0]["model_cycles"] > cores * load_model()["scalar_gm_cycles"]
+
+
+def test_atomic_turns_give_the_same_cycles_every_run(rng):
+    x = rng.standard_normal((8, ROUNDS, BLOCK)).astype(np.float32)
+    runs = {tuple(core["model_cycles"] for core in launch_atomic_turns(x)[1].cores) for _ in range(3)}
+    assert len(runs) == 1
+
+
+def test_atomic_turns_without_a_notify_are_reported(rng):
+    x = rng.standard_normal((8, ROUNDS, BLOCK)).astype(np.float32)
+    with pytest.raises(TwinRuleError, match=r"core \d: WaitPreBlock: every WaitPreBlock needs the NotifyNextBlock of "
+                                            r"the core before it in the same round \(every other core returned or "
+                                            r"waits too; the NPU would hang\)"):
+        launch_atomic_turns(x, silent=int(rng.integers(0, 8)))

@@ -190,7 +190,8 @@ inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t> &gmWorkspace, Lo
     twin::EndFlagCall();
 }
 
-// Waits until cores 0 .. i-1 finished this round and cores i .. n-1 did not (core i = this core).
+// Waits until cores 0 .. i-1 finished this round and cores i .. n-1 did not (core i = this core). The
+// zeros count as much as the rounds: core 0 goes on from the last core's clearing of the round before.
 inline void WaitPreBlock(GlobalTensor<int32_t> &gmWorkspace, LocalTensor<int32_t> &ubWorkspace)
 {
     const char *call = "WaitPreBlock";
@@ -209,7 +210,7 @@ inline void WaitPreBlock(GlobalTensor<int32_t> &gmWorkspace, LocalTensor<int32_t
         return turn;
     }, [&] {
         double t = 0;
-        for (uint32_t c = 0; c < me; ++c) t = std::max(t, twin::Launch().timeline.FlagTime(gmWorkspace.GetPhyAddr() + c * twin::kFlagSlotInts));
+        for (uint32_t c = 0; c < n; ++c) t = std::max(t, twin::Launch().timeline.FlagTime(gmWorkspace.GetPhyAddr() + c * twin::kFlagSlotInts));
         return t;
     });
     for (const twin::GmClock &clock : seen) twin::Core().gm_log.Acquire(clock);

@@ -41,9 +41,10 @@ inline constexpr int S = 0, V = 1, MTE2 = 2, MTE3 = 3, kPipes = 4;
 // core id). Each core publishes a bound, a cycle none of its future accesses will precede (its
 // scalar issue point, which every later instruction starts at or after; the access's own cycle
 // while it waits). A core in SyncAll has no bound until all arrived (then the release time); one
-// waiting for a GM flag has none until a flag is written (then that write's time, as the wait is
-// priced from it); one that returned has none. So the accesses are applied in one order whatever the
-// threads do, and a case gives the same cycles alone, among others, under load, in any process.
+// waiting for a GM flag has none except from a flag write to its next look (then that write's time,
+// as the wait is priced from it); one that returned has none. So the accesses are applied in one
+// order whatever the threads do, and a case gives the same cycles alone, among others, under load,
+// in any process.
 class LaunchTimeline {
 public:
     static constexpr double kNever = 1e300;
@@ -121,8 +122,11 @@ public:
 
     // GM flags (IBSet / IBWait, WaitPreBlock / NotifyNextBlock). A core polls with `ready` (which
     // reads the flags; true when the wait is over) under the arbiter's lock, so no flag write falls
-    // between its look and its parking: while it waits it has no bound until a flag is written at t,
-    // then max(its own issue point `own`, t). A writer writes with `write` under the same lock.
+    // between its look and its parking. A waiting core has no bound, except from a flag write at t
+    // to its next look: max(its own issue point `own`, t), as that write may end the wait. A look
+    // that fails takes the bound away again (only a later write can end the wait, and it brings its
+    // own), so a waiting core never holds back the accesses of the core that is to write its flag.
+    // A writer writes with `write` under the same lock.
     template <class Ready>
     bool FlagPoll(uint32_t core, double own, Ready ready)
     {
@@ -133,9 +137,9 @@ public:
         }
         if (flag_wait_[core] < 0) {
             flag_wait_[core] = own;
-            bound_[core] = kNever;
-            WakeFirst();
         }
+        bound_[core] = kNever;
+        WakeFirst();
         return false;
     }
     template <class Write>
