@@ -86,6 +86,23 @@ __aicore__ inline void ScaleToDxPlusDres(const LocalTensor<T> &dx, const LocalTe
     }
 }
 
+// A 16-bit row (or chunk) widened as a = rstd*dy and b = x: dgamma += a*b (= dy*xhat), then a *= gamma
+// (a = rstd*g), where there is a gamma (held in fp32).
+template <typename T>
+__aicore__ inline void WidenScaled(const LocalTensor<float> &a, const LocalTensor<float> &b,
+                                   const LocalTensor<float> &dgamma, const LocalTensor<float> &gamma,
+                                   const LocalTensor<T> &dy, const LocalTensor<T> &x, float rstd, bool hasGamma,
+                                   uint32_t count)
+{
+    Widen(a, dy, count);
+    Widen(b, x, count);
+    Muls(a, a, rstd, count);
+    if (hasGamma) {
+        MulAddDst(dgamma, a, b, count);
+        Mul(a, a, gamma, count);
+    }
+}
+
 // Pass 1 of the 16-bit chunk a row keeps widened (a row's last in pass 1, its first in pass 2):
 // a = rstd*dy and b = x stay in fp32 for pass 2, which then writes dx = a + rstd*xScale*b rounded (2
 // instructions, not 6). dgamma += a*b (= dy*xhat); a *= gamma (a = rstd*g); the row sum's lanes are
@@ -98,13 +115,7 @@ __aicore__ inline void KeptChunkPass1(const LocalTensor<float> &a, const LocalTe
                                       uint32_t summed)
 {
     if constexpr (!kIsFloat<T>) {  // (fp32 rows are never widened)
-        Widen(a, dy, count);
-        Widen(b, x, count);
-        Muls(a, a, rstd, count);
-        if (hasGamma) {
-            MulAddDst(dgamma, a, b, count);
-            Mul(a, a, gamma, count);
-        }
+        WidenScaled(a, b, dgamma, gamma, dy, x, rstd, hasGamma, count);
         if (summed > 0) {
             Muls(sum, sum, rstd, summed);
             MulAddDst(sum, a, b, summed < count ? summed : count);

@@ -17,6 +17,7 @@
 //   | ReduceSum work                | 1           | up(cdiv(S, 64), 8) * 4    |
 //   | row sum                       | 1           | 32                        |
 #pragma once
+#include "rms_norm_backward_chunk_math.h"
 #include "rms_norm_backward_path_base.h"
 
 namespace rmsnorm_backward::kernel {
@@ -186,13 +187,7 @@ private:
     {
         const uint32_t cols = t_.cols;
         const LocalTensor<float> a = dyF32Buf_.Get<float>(), b = xhatBuf_.Get<float>();
-        Widen(a, dyT, cols);
-        Widen(b, xT, cols);
-        Muls(a, a, rstdRow, cols);
-        if (hasGamma_) {
-            MulAddDst(dgamma_, a, b, cols);
-            Mul(a, a, gamma_, cols);
-        }
+        WidenScaled(a, b, dgamma_, gamma_, dyT, xT, rstdRow, hasGamma_, cols);
         Mul(g_, a, b, cols);
         const float k = -(rstdRow * rstdRow * (RowSum(g_) * t_.inv_cols));
         Axpy(a, b, k, cols);
