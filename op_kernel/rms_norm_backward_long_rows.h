@@ -207,9 +207,10 @@ private:
 
     // With xhat = x*rstd the per-row factor rstd moves out of the lanes: dy*xhat = rstd*(dy*x),
     // mean(g*xhat) = rstd*mean(gamma*dy*x) and dx = rstd*(dy*gamma - (rstd*mean(g*xhat))*x); the fused
-    // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (6 for fp32) in two
-    // fp32 scratch chunks a and b and the lane-wise row sum (sum_cols lanes: one more MulAddDst per
-    // further sum_cols of a chunk); 11 with gamma in fp32, 9 for the chunk a row keeps widened.
+    // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (7 for fp32, whose
+    // dgamma takes dy*xhat: Pass1) in two fp32 scratch chunks a and b and the lane-wise row sum
+    // (sum_cols lanes: one more MulAddDst per further sum_cols of a chunk); 11 with gamma in fp32, 9 for
+    // the chunk a row keeps widened.
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
     {
@@ -233,6 +234,11 @@ private:
 
     // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x). A kept chunk (keepChunk_: chunk 0)
     // goes last and stays widened for pass 2 (KeptChunkPass1); the ring's chunks are taken in order.
+    // fp32 dgamma takes dy*xhat with xhat = rstd*x rounded first (as the rows-in-UB and small-cols paths
+    // do), one instruction more than rstd*(dy*x): the product dy*x of fp32 data is rounded, and that
+    // rounding does not depend on rstd, so rows that repeat (padding, repeated tokens) would add the same
+    // error to dgamma once per repeat; rounded after rstd enters, the errors of such rows differ and
+    // partly cancel. (16-bit dy*x is exact in fp32, so its rstd*(dy*x) has no such common error.)
     template <LongRowsStore store>
     __aicore__ inline void Pass1(const RowView &rowView, float rstd)
     {
@@ -251,9 +257,17 @@ private:
                 continue;
             }
             const LocalTensor<float> dyX = a;
+            if constexpr (kIsFloat<T>) {
+                if (hasGamma_) {  // dgamma first: b = xhat, then dyX (b is free again after)
+                    Muls(b, c.x, rstd, c.count);
+                    MulAddDst(dgammaBuf_.Get<float>()[c.begin], c.dy, b, c.count);
+                }
+            }
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             if (hasGamma_) {
-                Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
+                if constexpr (!kIsFloat<T>) {
+                    Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
+                }
                 AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, i == 0, c.count);
             } else {
                 AddRowSum<false>(b, dyX, chunk, i == 0, c.count);
