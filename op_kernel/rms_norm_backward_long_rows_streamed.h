@@ -230,13 +230,20 @@ private:
     // With xhat = x*rstd, the row's rstd moves out of the lanes (as on the long-rows path):
     // dy*xhat = rstd*(dy*x) and sum(g*xhat) = rstd*sum(gamma*(dy*x)), so pass 1 needs no xhat and
     // pass 2 computes dx = rstd*(dy*gamma + coef*x) with coef = -rstd^2*sum(gamma*dy*x)/cols.
+    // fp32 data with a gamma is the exception (XhatFirst): dgamma takes dy*xhat, xhat = rstd*x rounded
+    // first (as on the rows-in-UB and small-cols paths), so the row sum holds one rstd already. The
+    // product dy*x of fp32 data is rounded, and that rounding does not depend on rstd: rows that repeat
+    // (padding, repeated tokens) would add the same error to dgamma once per repeat, where rounded after
+    // rstd enters their errors differ and partly cancel. (16-bit dy*x is exact in fp32.)
     // Per chunk of 16-bit data: pass 1 issues 4 vector instructions (gamma stays widened from the pass 2
-    // step before it) and a MulAddDst per sum_cols lanes, pass 2 issues 7 (fp32: 2 and the MulAddDsts,
+    // step before it) and a MulAddDst per sum_cols lanes, pass 2 issues 7 (fp32: 3 and the MulAddDsts,
     // then 3); 13 in all for two row-sum pieces, once 16. With dres, pass 2 widens it and folds rstd in
     // by one Axpy: 8 (fp32: 4).
+    __aicore__ inline bool XhatFirst() const { return kIsFloat<T> && hasGamma_; }
 
-    // Pass 1 of the chunk: dgamma += rstd*(dy*x), sum += gamma*(dy*x) (lane-wise); after the row's last
-    // chunk, the row's coef. The slot is free again at once.
+    // Pass 1 of the chunk: dgamma += rstd*(dy*x), sum += gamma*(dy*x) (lane-wise; fp32 with a gamma:
+    // dgamma += dy*xhat, sum += gamma*(dy*xhat)); after the row's last chunk, the row's coef. The slot is
+    // free again at once (x's half holds xhat then: pass 2 reads x again).
     __aicore__ inline void Pass1(uint64_t row, uint32_t chunk, const RowGroup &group)
     {
         if (chunk == 0) {
@@ -246,9 +253,13 @@ private:
         LocalTensor<T> slot = inQueSlot_.DeQue<T>();
         const uint32_t n = Count(chunk);
         const LocalTensor<float> dyX = AsFloat(kWideDy, slot, n);
-        Mul(dyX, dyX, AsFloat(kWideX, slot[C_], n), n);
+        const LocalTensor<float> x = AsFloat(kWideX, slot[C_], n);
+        if (XhatFirst()) {
+            Muls(x, x, rstd, n);
+        }
+        Mul(dyX, dyX, x, n);
         if (hasGamma_) {
-            AddDgamma(dyX, rstd, chunk * C_, n, row == group.begin);
+            AddDgamma(dyX, XhatFirst() ? 1.0f : rstd, chunk * C_, n, row == group.begin);
             AddLaneSum<true>(sumBuf_.Get<float>(), TakeScale(chunk, n), dyX, n, t_.sum_cols, chunk == 0);
             ReleaseScale();
         } else {
@@ -313,15 +324,15 @@ private:
         inQueDres_.EnQue(dres);
     }
 
-    // coef = -rstd^2*sum(gamma*dy*x)/cols into the first block of coefBuf_; the vector unit sums, so the
-    // scalar unit never waits for it. The row's pass 2 follows its pass 1 in the vector unit's program
-    // order, so one coef is live at a time.
+    // coef = -rstd^2*sum(gamma*dy*x)/cols (= -rstd*sum(gamma*dy*xhat)/cols, XhatFirst) into the first
+    // block of coefBuf_; the vector unit sums, so the scalar unit never waits for it. The row's pass 2
+    // follows its pass 1 in the vector unit's program order, so one coef is live at a time.
     __aicore__ inline void RowScale(float rstd)
     {
         const LocalTensor<float> total = totalBuf_.Get<float>();
         const uint32_t lanes = t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols;
         ReduceSum(total, sumBuf_.Get<float>(), workBuf_.Get<float>(), lanes);
-        Muls(total, total, -(rstd * (rstd * t_.inv_cols)), 1);
+        Muls(total, total, -(rstd * ((XhatFirst() ? 1.0f : rstd) * t_.inv_cols)), 1);
         Brcb(coefBuf_.Get<float>(), total, 1, BrcbRepeatParams(1, kBlocksPerRepeat));
     }
 
@@ -333,14 +344,14 @@ private:
                   Src1OneBlock());
     }
 
-    // dgamma += rstd*(dy*x): in UB for the resident cols, beyond them in the group's GM partial.
-    __aicore__ inline void AddDgamma(const LocalTensor<float> &dyX, float rstd, uint32_t begin, uint32_t count,
+    // dgamma += scale*dyX: in UB for the resident cols, beyond them in the group's GM partial.
+    __aicore__ inline void AddDgamma(const LocalTensor<float> &dyX, float scale, uint32_t begin, uint32_t count,
                                      bool firstRow)
     {
         if (begin < t_.dgamma_ub_cols) {
-            Axpy(dgammaBuf_.Get<float>()[begin], dyX, rstd, count);
+            Axpy(dgammaBuf_.Get<float>()[begin], dyX, scale, count);
         } else {
-            partial_.Accumulate(partialGm_, dyX, rstd, begin, count, firstRow);
+            partial_.Accumulate(partialGm_, dyX, scale, begin, count, firstRow);
         }
     }
 
