@@ -17,6 +17,7 @@ using rmsnorm_backward::layout::kFloatsPerBlock;
 using rmsnorm_backward::layout::kFloatsPerRepeat;
 using rmsnorm_backward::layout::kRepeatBytes;
 constexpr uint8_t kBlocksPerRepeat = kRepeatBytes / kBlockBytes;
+constexpr uint32_t kMaxRepeats = 255;  // the most repeats one vector instruction takes (its 8-bit field)
 
 // 16-bit data is widened to fp32; fp32 data is computed on where it lands.
 template <typename T>

@@ -111,20 +111,28 @@ public:
         loadEnd_ = end;
     }
 
-    // rstd of the tile at `row`: a slice of the batch that holds it (taken from the queue at its first tile).
+    // rstd of the tile at `row`: a slice of the batch that holds it (taken from the queue at its first
+    // tile, when Fresh() holds until the next call).
     __aicore__ inline LocalTensor<float> Of(uint64_t row)
     {
-        if (uses_ < loads_ && starts_[uses_ % kDoubleBuffer] == row) {
+        fresh_ = uses_ < loads_ && starts_[uses_ % kDoubleBuffer] == row;
+        if (fresh_) {
             if (held_) {
                 inQueRstd_.FreeTensor(batch_);
             }
             batch_ = inQueRstd_.DeQue<float>();
             start_ = row;
+            end_ = uses_ + 1 < loads_ ? starts_[(uses_ + 1) % kDoubleBuffer] : loadEnd_;
             held_ = true;
             uses_++;
         }
         return batch_[uint32_t(row - start_)];
     }
+    __aicore__ inline bool Fresh() const { return fresh_; }
+    // The held batch: all its rows, their count, and where the tile at `row` starts in it.
+    __aicore__ inline LocalTensor<float> Batch() const { return batch_; }
+    __aicore__ inline uint32_t BatchCount() const { return uint32_t(end_ - start_); }
+    __aicore__ inline uint32_t IndexOf(uint64_t row) const { return uint32_t(row - start_); }
 
     // After the group's last tile.
     __aicore__ inline void Finish()
@@ -140,10 +148,10 @@ private:
     uint32_t batchRows_ = 0;
     TQue<QuePosition::VECIN, kDoubleBuffer> inQueRstd_;  // the next batch is queued early
     LocalTensor<float> batch_;                           // the batch the computed tile's rstd is in
-    uint64_t start_ = 0, loadEnd_ = 0, groupEnd_ = 0;
+    uint64_t start_ = 0, end_ = 0, loadEnd_ = 0, groupEnd_ = 0;  // the held batch's rows; the rows loaded
     uint64_t starts_[kDoubleBuffer] = {0, 0};  // first rows of the batches in the queue
     uint32_t loads_ = 0, uses_ = 0;
-    bool held_ = false;
+    bool held_ = false, fresh_ = false;
 };
 
 }  // namespace rmsnorm_backward::kernel

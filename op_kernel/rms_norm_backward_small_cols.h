@@ -11,9 +11,10 @@
 //
 // UB budget: SmallCols in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
-// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres
+// Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres,
+// GS = gamma_slots
 // where L = 8 if 24 <= S <= 64 or S >= 128 else S  (lanes of a row's scalar: a block, or the row)
-// where W = 64 if 64 % S == 0 else (S if L == 8 else R * S)  (lanes of widened gamma)
+// where W = GS * S if GS else (64 if 64 % S == 0 else (S if L == 8 else R * S))  (lanes of widened gamma)
 //   | buffer                        | buffers     | bytes each                |
 //   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
 //   | dres queue                    | 2 * E       | R * S * s                 |
@@ -21,7 +22,8 @@
 //   | a, xhat, g, dgamma (fp32)     | 4           | R * S * 4                 |
 //   | rstd, c per row               | 2           | R * L * 4                 |
 //   | gamma widened                 | 1           | W * 4                     |
-//   | -rstd/cols, row sum halves    | 3           | R * 4                     |
+//   | -rstd/cols per rstd batch     | 1           | 4 * R * 4                 |
+//   | row sum halves                | 2           | R * 4                     |
 #pragma once
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
@@ -53,7 +55,7 @@ public:
         pipe_->InitBuffer(rstdRowBuf_, layout.rows * layout.perRowLanes * sizeof(float));
         pipe_->InitBuffer(cRowBuf_, layout.rows * layout.perRowLanes * sizeof(float));
         pipe_->InitBuffer(gammaBuf_, layout.gammaLanes * sizeof(float));
-        pipe_->InitBuffer(rkBuf_, layout.rows * sizeof(float));
+        pipe_->InitBuffer(rkBuf_, layout.rstdBatchRows * sizeof(float));
         pipe_->InitBuffer(sumBuf_, layout.rows * sizeof(float));
         pipe_->InitBuffer(sumHighBuf_, layout.rows * sizeof(float));
     }
@@ -265,12 +267,22 @@ private:
     }
 
     // sums[r] = sum of row r's S lanes: one WholeReduceSum repeat per row (two for rows of 72..128).
-    // Wider rows fold their column chunks onto the first, the upper half onto the lower in a fixed
-    // pairwise order (values is overwritten), then one repeat per row sums the 64 lanes left.
-    __aicore__ inline void RowSums(const LocalTensor<float> &sums, const LocalTensor<float> &values, uint32_t n)
+    // Rows of whole blocks of repeats (S a multiple of 512: a row's S/64 repeat sums fill whole blocks)
+    // sum each repeat into `partials` (one instruction for the tile) and those per row (a second);
+    // other wider rows fold their column chunks onto the first, the
+    // upper half onto the lower in a fixed pairwise order (values is overwritten), then one repeat per
+    // row sums the 64 lanes left. Both orders are fixed, so every run sums alike.
+    __aicore__ inline void RowSums(const LocalTensor<float> &sums, const LocalTensor<float> &values, uint32_t n,
+                                   const LocalTensor<float> &partials)
     {
         const uint32_t S = t_.row_stride;
         const int32_t blocksPerRow = int32_t(S / kFloatsPerBlock);
+        const uint32_t perRow = S / kFloatsPerRepeat;
+        if (S % (kFloatsPerRepeat * kFloatsPerBlock) == 0 && n * perRow <= kMaxRepeats) {
+            WholeReduceSum(partials, values, int32_t(kFloatsPerRepeat), int32_t(n * perRow), 1, 1, kBlocksPerRepeat);
+            WholeReduceSum(sums, partials, int32_t(perRow), int32_t(n), 1, 1, int32_t(perRow / kFloatsPerBlock));
+            return;
+        }
         if (S > 2 * kFloatsPerRepeat) {
             const BinaryRepeatParams params(1, 1, 1, uint8_t(blocksPerRow), uint8_t(blocksPerRow), uint8_t(blocksPerRow));
             for (uint32_t chunks = CeilDiv(S, kFloatsPerRepeat); chunks > 1;) {
@@ -308,11 +320,11 @@ private:
         LocalTensor<T> xT = inQueX_.DeQue<T>();
         const uint32_t lanes = n * t_.row_stride;
         const LocalTensor<float> a = aBuf_.Get<float>(), xhat = xhatBuf_.Get<float>(), g = gBuf_.Get<float>();
-        const LocalTensor<float> sums = sumBuf_.Get<float>(), rk = rkBuf_.Get<float>();
+        const LocalTensor<float> sums = sumBuf_.Get<float>();
         const LocalTensor<float> rstdRow = rstdRowBuf_.Get<float>(), cRow = cRowBuf_.Get<float>();
         const LocalTensor<float> dy = dyT, x = xT;
         const LocalTensor<float> rstd = rstd_.Of(row);
-        Muls(rk, rstd, -t_.inv_cols, n);
+        const LocalTensor<float> rk = RowFactors<false>(row);
         PerRow(rstdRow, rstd, n);
         MulRows<false>(xhat, x, rstdRow, n);
         inQueX_.FreeTensor(xT);
@@ -323,10 +335,10 @@ private:
         }
         const LocalTensor<float> scaled = hasGamma_ ? g : dy;  // dy*gamma
         Mul(a, scaled, xhat, int32_t(lanes));
-        RowSums(sums, a, n);
+        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
+        RowSums(sums, a, n, dxT.template ReinterpretCast<float>());
         Mul(sums, sums, rk, int32_t(n));
         PerRow(cRow, sums, n);
-        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
         MulRows<false>(dxT, xhat, cRow, n);
         MulRows<true>(dxT, scaled, rstdRow, n);
         if (hasDres_) {
@@ -349,15 +361,14 @@ private:
         LocalTensor<T> xT = inQueX_.DeQue<T>();
         const uint32_t lanes = n * t_.row_stride;
         const LocalTensor<float> a = aBuf_.Get<float>(), b = xhatBuf_.Get<float>(), ab = gBuf_.Get<float>();
-        const LocalTensor<float> sums = sumBuf_.Get<float>(), rk = rkBuf_.Get<float>();
+        const LocalTensor<float> sums = sumBuf_.Get<float>();
         const LocalTensor<float> rstdRow = rstdRowBuf_.Get<float>(), kRow = cRowBuf_.Get<float>();
         Widen(a, dyT, lanes);
         Widen(b, xT, lanes);
         inQueDy_.FreeTensor(dyT);
         inQueX_.FreeTensor(xT);
         const LocalTensor<float> rstd = rstd_.Of(row);
-        Muls(rk, rstd, -t_.inv_cols, n);
-        Mul(rk, rk, rstd, int32_t(n));  // -rstd^2/cols
+        const LocalTensor<float> rk = RowFactors<true>(row);
         PerRow(rstdRow, rstd, n);
         MulRows<false>(a, a, rstdRow, n);
         if (hasGamma_) {
@@ -365,11 +376,11 @@ private:
             MulGamma(a, a, n);
         }
         Mul(ab, a, b, int32_t(lanes));
-        RowSums(sums, ab, n);
+        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
+        RowSums(sums, ab, n, dxT.template ReinterpretCast<float>());
         Mul(sums, sums, rk, int32_t(n));
         PerRow(kRow, sums, n);
         MulRows<true>(a, b, kRow, n);
-        LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
         if (hasDres_) {  // added in fp32, widened into b (read for the last time above)
             LocalTensor<T> dresT = inQueDres_.DeQue<T>();
             Widen(b, dresT, lanes);
@@ -378,6 +389,22 @@ private:
         }
         Narrow(dxT, a, lanes);
         outQueDx_.EnQue(dxT);
+    }
+
+    // The tile's factors of the row sums: -rstd/cols (squared: -rstd^2/cols), computed for a whole
+    // rstd batch when the tile at `row` takes a new one (two instructions per batch, not per tile).
+    template <bool squared>
+    __aicore__ inline LocalTensor<float> RowFactors(uint64_t row)
+    {
+        const LocalTensor<float> rk = rkBuf_.Get<float>();
+        if (rstd_.Fresh()) {
+            const LocalTensor<float> batch = rstd_.Batch();
+            Muls(rk, batch, -t_.inv_cols, int32_t(rstd_.BatchCount()));
+            if constexpr (squared) {
+                Mul(rk, rk, batch, int32_t(rstd_.BatchCount()));
+            }
+        }
+        return rk[rstd_.IndexOf(row)];
     }
 
     __aicore__ inline void CopyOut(uint64_t row, uint32_t n)

@@ -69,7 +69,9 @@ RMSNB_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
 // scale rows; spread, each scalar takes S/8 Brcb calls and, where S does not divide 64, gamma a
 // whole tile: the blocks cost less from S = 24 (the modelled 1M x 16 fp16 is 25 % slower with them,
 // 1M x 32 and x 48 faster). Widened gamma is one 64-lane pattern where S divides 64, one row where
-// rows are blocks, else the whole tile.
+// rows are blocks, else the whole tile; gammaRows (the tiling's gamma_slots) lays it over that many
+// rows instead, where the tiler has room for it beside the tile: a row of gamma read with repeat
+// stride 0 scales a tile in one instruction per 64-lane column chunk, a tile of it in one.
 struct SmallColsLayout {
     uint64_t lanes;         // R * S
     bool rowBlocks;         // a row's scalar is one block
@@ -79,19 +81,22 @@ struct SmallColsLayout {
     uint64_t rows;          // R
     bool dres;              // a dres queue (2 tiles) beside dy, x and dx
 };
-RMSNB_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S, bool dres)
+RMSNB_LAYOUT SmallColsLayout SmallCols(uint64_t R, uint64_t S, bool dres, uint64_t gammaRows = 0)
 {
     const bool rowBlocks = (S >= 3 * kFloatsPerBlock && S <= kFloatsPerRepeat) || S >= 2 * kFloatsPerRepeat;
-    const uint64_t gammaLanes = kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks ? S : R * S);
+    const uint64_t gammaLanes = gammaRows != 0 ? gammaRows * S
+                                : kFloatsPerRepeat % S == 0 ? kFloatsPerRepeat : (rowBlocks ? S : R * S);
     return {R * S, rowBlocks, rowBlocks ? kFloatsPerBlock : S, gammaLanes, kSmallColsRstdBatchTiles * R, R, dres};
 }
 // dy, x, dx (and dres) queues (2 tiles each, dtype), the rstd queue (2 batches), fp32 a, xhat, g,
-// dgamma (a tile each), rstd and c per row, gamma, and -rstd/cols with the row sums' two halves (R each).
+// dgamma (a tile each), rstd and c per row, gamma, -rstd/cols of an rstd batch and the row sums' two
+// halves (R each).
 RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 {
     return (l.dres ? 4 : 3) * kDoubleBuffer * Blocks(l.lanes * s) + kDoubleBuffer * Blocks(l.rstdBatchRows * sizeof(float)) +
            4 * Blocks(l.lanes * sizeof(float)) + 2 * Blocks(l.rows * l.perRowLanes * sizeof(float)) +
-           Blocks(l.gammaLanes * sizeof(float)) + 3 * Blocks(l.rows * sizeof(float));
+           Blocks(l.gammaLanes * sizeof(float)) + Blocks(l.rstdBatchRows * sizeof(float)) +
+           2 * Blocks(l.rows * sizeof(float));
 }
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
@@ -190,7 +195,7 @@ RMSNB_LAYOUT RowsInUbLayout RowsInUb(const RmsNormBackwardTilingData &t, uint32_
 }
 RMSNB_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
 {
-    return SmallCols(t.tile_rows, t.row_stride, t.has_dres != 0);
+    return SmallCols(t.tile_rows, t.row_stride, t.has_dres != 0, t.gamma_slots);
 }
 RMSNB_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
 {

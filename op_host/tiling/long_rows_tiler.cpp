@@ -3,10 +3,16 @@
 // layout of kLongRowsLayouts that fits. None fits: the row is too long to keep, the streamed path's.
 #include "path_tilers.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "../../op_kernel/rms_norm_backward_ub_layout.h"
+#include "reference_platform.h"
 
 namespace rmsnorm_backward::tiling {
 namespace {
+
+namespace ref = reference_platform;
 
 // A way to hold the row: in row buffers (the next rows stream in during both passes) or in a ring of
 // chunk slots per tensor (the next row streams into the slots pass 2 frees).
@@ -106,6 +112,29 @@ bool Choose(const TilingShape &shape, LongRowsLayoutChoice &chosen)
     return false;
 }
 
+// fp32 rows keep their cores waiting on HBM (a chunk's 6 vector instructions against a 16-bit chunk's
+// 11 to 13, for twice the bytes), so a launch takes the busiest group's rows at its core's share of
+// HBM's rate. Cores beyond those whose GM-to-UB links fill HBM add no rate, and where the groups do
+// not divide the rows the last wave of rows runs on some cores only, below HBM's rate. So fp32 rows
+// take, among the group counts from the saturating one up to the shape's, the one whose busiest group
+// keeps HBM busiest: the fewest rows per group x max(groups, saturating count), the most groups on a
+// tie. 4096 rows: 32 groups of 128, not 48 of 85 or 86 (a 86th row on 16 cores). Depends on the shape
+// only, as the groups must. 16-bit rows are nearer the vector unit's bound and keep every core.
+uint32_t HbmBalancedGroups(uint64_t rows, uint32_t groups)
+{
+    const uint32_t saturating = uint32_t(std::ceil(ref::kTilingHbmGbps / (ref::kGmToUbBytesPerCycle * ref::kTilingClockGhz)));
+    uint32_t best = groups;
+    uint64_t bestCost = ~0ull;
+    for (uint32_t g = groups; g >= saturating && g > 0; --g) {
+        const uint64_t cost = (rows + g - 1) / g * std::max(g, saturating);
+        if (cost < bestCost) {
+            best = g;
+            bestCost = cost;
+        }
+    }
+    return best;
+}
+
 class LongRows final : public PathTiler {
 public:
     RmsNormBackwardPath Path() const override { return RmsNormBackwardPath::kLongRows; }
@@ -124,6 +153,9 @@ public:
         t.spare_slots = c.spare_slots;
         t.row_buffers = c.row_buffers;
         t.dx_over_dy = c.dx_queue ? 0 : 1;
+        if (shape.elem_bytes == sizeof(float)) {
+            t.groups = HbmBalancedGroups(shape.rows, t.groups);
+        }
     }
 };
 

@@ -22,6 +22,9 @@ inline constexpr uint64_t kUbBytes = 192 * 1024;
 inline constexpr uint64_t kUbReservedBytes = 8192 + 256;
 // The platform file's per-core L2 rate (bytes per cycle), which the streamed tiler's cost model uses.
 inline constexpr double kL2BytesPerCycle = 110;
+// The platform file's per-core GM-to-UB rate (ddr_rate, bytes per cycle): how many cores' links it
+// takes to fill HBM, which the long-rows tiler's group count uses.
+inline constexpr double kGmToUbBytesPerCycle = 32;
 // HBM bandwidth and clock of the streamed tiler's cost model: the tiling's own estimate, which ranks
 // layouts that all work (speed, never correctness). The twin's timeline is calibrated to 1550 GB/s at
 // 1.85 GHz, which would pick other chunks for 31 of 714 fp32 shapes above 16600 cols; the tiling

@@ -40,6 +40,11 @@ public:
         uint32_t rows = kMaxTileRows;
         while (rows > kTileRowStep && Bytes(rows, shape) > shape.ub_bytes) rows -= kTileRowStep;
         t.tile_rows = rows;
+        // Rows of two or more repeats scale by gamma one instruction per 64-lane column chunk; gamma
+        // over the whole tile takes one, where it fits beside the tile chosen without it.
+        if (shape.row_stride >= 2 * layout::kFloatsPerRepeat && Bytes(rows, shape, rows) <= shape.ub_bytes) {
+            t.gamma_slots = rows;
+        }
         const uint64_t perGroup = (shape.rows + t.groups - 1) / t.groups;
         if (t.groups > 1 && perGroup <= rows) {
             const uint64_t spread = std::min(kOnePassGroups, (shape.rows + kTileRowStep - 1) / kTileRowStep);
@@ -48,9 +53,9 @@ public:
     }
 
 private:
-    static uint64_t Bytes(uint32_t rows, const TilingShape &shape)
+    static uint64_t Bytes(uint32_t rows, const TilingShape &shape, uint32_t gammaRows = 0)
     {
-        return layout::UbBytes(layout::SmallCols(rows, shape.row_stride, shape.dres), shape.elem_bytes);
+        return layout::UbBytes(layout::SmallCols(rows, shape.row_stride, shape.dres, gammaRows), shape.elem_bytes);
     }
 };
 

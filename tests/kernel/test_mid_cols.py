@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Mid cols (row_stride above 128 up to what fits 8 rows in UB) on the small-cols path: one
 instruction per 64-lane column chunk covers every row of a tile, the last chunk of odd widths
-shorter; row sums fold the chunks pairwise before one WholeReduceSum per row. Odd widths, groups of
+shorter; row sums fold the chunks pairwise before one WholeReduceSum per row (rows of whole blocks of
+repeats: one WholeReduceSum per repeat, then one per row). Odd widths, groups of
 several tiles (halving tails included, tiles of 8 rows among them), 16-bit and fp32; the same bits
 for one core as for all; and the modelled schedule (the twin's timeline) against the anchor."""
 import numpy as np
@@ -32,7 +33,25 @@ def test_mid_cols_match_the_golden(rng, dtype, rows, cols):
     assert stats["path"] == "small_cols"
 
 
-@pytest.mark.parametrize("dtype,rows,cols", [MID_COLS[0], MID_COLS[3]])
+# Row strides of whole blocks of repeats (512): each row's repeat sums fill whole blocks, so a tile's
+# row sums are two WholeReduceSums; gamma laid over the whole tile, a gamma_offset, and 16-bit rows
+# with dres too (fp32 rows with dres no longer fit 8 rows beside its queue).
+WHOLE_BLOCK_COLS = [("float16", 5000, 512, False), ("float16", 5000, 512, True), ("float32", 6000, 505, False),
+                    ("bfloat16", 4100, 497, True)]
+
+
+@pytest.mark.parametrize("dtype,rows,cols,dres", WHOLE_BLOCK_COLS)
+def test_rows_of_whole_blocks_of_repeats_match_the_golden(rng, dtype, rows, cols, dres):
+    dy, x, rstd, gamma = make_inputs(rng, (rows, cols), dtype=dtype, gamma_offset=0.5)
+    residual = rng.standard_normal((rows, cols)).astype(x.dtype) if dres else None
+    _, _, stats = run_and_check(dy, x, rstd, gamma, gamma_offset=0.5, dres=residual)
+    fields = tiling_for(dy, x, rstd, gamma, residual, gamma_offset=0.5)["fields"]
+    assert stats["path"] == "small_cols"
+    assert fields["row_stride"] == 512 and fields["gamma_slots"] == fields["tile_rows"]
+    assert rows // fields["groups"] > 2 * fields["tile_rows"], "each group must span several tiles"
+
+
+@pytest.mark.parametrize("dtype,rows,cols", [MID_COLS[0], MID_COLS[3], WHOLE_BLOCK_COLS[0][:3]])
 def test_mid_cols_one_core_gives_the_bits_of_all_cores(rng, dtype, rows, cols):
     assert_one_core_gives_the_bits_of_all_cores(*make_inputs(rng, (rows, cols), dtype=dtype))
 

@@ -44,6 +44,8 @@ static_assert(kReference.ub_reserved_bytes <= ref::kUbReservedBytes,
               "the UB the tiling keeps free must cover what the twin's table forbids a kernel");
 static_assert(kReference.l2_bytes_per_cycle == ref::kL2BytesPerCycle,
               "the L2 rate: the reference platform against the twin's table");
+static_assert(kReference.ddr_bytes_per_cycle == ref::kGmToUbBytesPerCycle,
+              "the GM-to-UB rate: the reference platform against the twin's table");
 static_assert(twin::kUbBlockBytes == layout::kBlockBytes, "the block bytes: the kernel's against the twin's");
 static_assert(twin::kRepeatBytes == layout::kRepeatBytes, "the repeat bytes: the kernel's against the twin's");
 static_assert(twin::kEventIdsPerEvent == layout::kEventIdsPerEvent,
