@@ -22,7 +22,7 @@
 //   | a, xhat, g, dgamma (fp32)     | 4           | R * S * 4                 |
 //   | rstd, c per row               | 2           | R * L * 4                 |
 //   | gamma widened                 | 1           | W * 4                     |
-//   | -rstd/cols per rstd batch     | 1           | 4 * R * 4                 |
+//   | row-sum factors, rstd batch   | 1           | 4 * R * 4                 |
 //   | row sum halves                | 2           | R * 4                     |
 #pragma once
 #include "rms_norm_backward_path_base.h"
@@ -269,9 +269,9 @@ private:
     // sums[r] = sum of row r's S lanes: one WholeReduceSum repeat per row (two for rows of 72..128).
     // Rows of whole blocks of repeats (S a multiple of 512: a row's S/64 repeat sums fill whole blocks)
     // sum each repeat into `partials` (one instruction for the tile) and those per row (a second);
-    // other wider rows fold their column chunks onto the first, the
-    // upper half onto the lower in a fixed pairwise order (values is overwritten), then one repeat per
-    // row sums the 64 lanes left. Both orders are fixed, so every run sums alike.
+    // other wider rows fold their column chunks onto the first, the upper half onto the lower in a
+    // fixed pairwise order (values is overwritten), then one repeat per row sums the 64 lanes left.
+    // Both orders are fixed, so every run sums alike.
     __aicore__ inline void RowSums(const LocalTensor<float> &sums, const LocalTensor<float> &values, uint32_t n,
                                    const LocalTensor<float> &partials)
     {
