@@ -6,21 +6,24 @@
 // once. The next rows stream in meanwhile:
 // into spare row buffers when two or three rows fit, else into rings of chunk slots
 // (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
-// once the dx written over it has left). Rows too long to keep whole take the streamed path instead
-// (rms_norm_backward_long_rows_streamed.h).
+// once the dx written over it has left). fp32 rows too long to keep whole beside gamma and a whole
+// fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2
+// read-modifies-writes it chunk by chunk, rms_norm_backward_dgamma_partial.h). Rows too long to keep
+// whole take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick the store); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  N = cols, S = row_stride, s = sizeof(T),
 // C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
-// g = gamma_bytes
+// g = gamma_bytes, DR = dgamma_ub_cols
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
 // where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S))  (16-bit gamma widened once)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
 //   | gamma                         | 1                          | S * (4 if F else g)    |
-//   | dgamma (fp32)                 | 1                          | S * 4                  |
+//   | dgamma (fp32)                 | 1 * (DR == N)              | S * 4                  |
+//   | dgamma partial in, out        | (2 + 1) * (DR < N)         | C * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
 //   | dx queue                      | 2 * (D == 0)               | C * s                  |
@@ -30,6 +33,7 @@
 //   | row total                     | 1                          | 32                     |
 #pragma once
 #include "rms_norm_backward_chunk_math.h"
+#include "rms_norm_backward_dgamma_partial.h"
 #include "rms_norm_backward_long_rows_ring.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
@@ -56,16 +60,20 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
+        dgammaInGm_ = t_.dgamma_ub_cols < t_.cols;  // fp32 rows only (the tiling's rule)
         gammaF32_ = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
         // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
         const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
-        keepChunk_ = !kIsFloat<T> && gammaF32_ && !sumPerChunk_ && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0;
+        keepChunk_ = !kIsFloat<T> && gammaF32_ && !sumPerChunk_ && t_.sum_cols >= C &&
+                     keptSummed_ % kFloatsPerBlock == 0 && !dgammaInGm_;
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
-            // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
+            // dres's and the partial's queue buffers hold two each of the MTE2_V ids the ring would
+            // otherwise take
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
-                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0));
+                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0) -
+                            (layout.partialBytes > 0 ? uint32_t(kDoubleBuffer) : 0));
         } else {
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
@@ -73,7 +81,12 @@ public:
         if (layout.gammaBytes > 0) {
             pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
         }
-        pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
+        if (layout.dgammaBytes > 0) {
+            pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
+        }
+        if (layout.partialBytes > 0) {
+            partial_.Init(pipe_, layout.partialBytes, rmsnorm_backward::layout::kLongRowsPartialOutBuffers);
+        }
         pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(sumBuf_, layout.sumBytes);
@@ -113,11 +126,12 @@ private:
     template <LongRowsStore store>
     __aicore__ inline void RunGroups()
     {
-        LoadGammaWhole(gm_, gammaBuf_, dgammaBuf_.Get<T>(), gammaF32_);  // (dgamma is zeroed after)
+        // (dgamma is zeroed after; the layouts with dgamma in GM hold gamma as it is loaded)
+        LoadGammaWhole(gm_, gammaBuf_, dgammaInGm_ ? LocalTensor<T>() : dgammaBuf_.Get<T>(), gammaF32_);
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
-            if (hasGamma_) {
+            if (hasGamma_ && !dgammaInGm_) {
                 Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
             }
             rstd_.Start(group);  // before the group's row copies
@@ -138,9 +152,17 @@ private:
                 if (store == LongRowsStore::kRowBuffers && row + ahead < group.end) {
                     CopyInRow<store>(row + ahead);
                 }
-                ComputeRow<store>(row, row + 1 == group.end);
+                ComputeRow<store>(row, row == group.begin, row + 1 == group.end);
             }
-            if (group.begin == group.end) {  // (the last row's pass 1 wrote it; a group without rows owes zeros)
+            // dgamma: the group's rows wrote it (pass 1 of the last row, or each pass 2 in GM); a group
+            // without rows owes zeros
+            if (dgammaInGm_) {
+                if (hasGamma_ && group.begin == group.end) {
+                    partial_.Zero(partialGm_, 0, t_.cols, t_.chunk_cols);
+                }
+                continue;
+            }
+            if (group.begin == group.end) {
                 CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
             }
             WaitDgammaLeft();
@@ -212,7 +234,7 @@ private:
     // (sum_cols lanes: one more MulAddDst per further sum_cols of a chunk); 11 with gamma in fp32, 9 for
     // the chunk a row keeps widened.
     template <LongRowsStore store>
-    __aicore__ inline void ComputeRow(uint64_t row, bool lastRow)
+    __aicore__ inline void ComputeRow(uint64_t row, bool firstRow, bool lastRow)
     {
         RowView rowView;
         if constexpr (store == LongRowsStore::kRowBuffers) {
@@ -221,11 +243,11 @@ private:
         }
         const float rstd = rstd_.Get(row);
         Pass1<store>(rowView, rstd);
-        if (lastRow) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
+        if (lastRow && !dgammaInGm_) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
         }
         const float xScale = XScale(rstd);
-        Pass2<store>(rowView, row, rstd, xScale);
+        Pass2<store>(rowView, row, rstd, xScale, firstRow);
         if constexpr (store == LongRowsStore::kRowBuffers) {
             inQueDyRow_.FreeTensor(rowView.dy);
             inQueXRow_.FreeTensor(rowView.x);
@@ -239,6 +261,7 @@ private:
     // rounding does not depend on rstd, so rows that repeat (padding, repeated tokens) would add the same
     // error to dgamma once per repeat; rounded after rstd enters, the errors of such rows differ and
     // partly cancel. (16-bit dy*x is exact in fp32, so its rstd*(dy*x) has no such common error.)
+    // dgamma in GM is summed in pass 2 instead (DgammaInGm).
     template <LongRowsStore store>
     __aicore__ inline void Pass1(const RowView &rowView, float rstd)
     {
@@ -258,7 +281,7 @@ private:
             }
             const LocalTensor<float> dyX = a;
             if constexpr (kIsFloat<T>) {
-                if (hasGamma_) {  // dgamma first: b = xhat, then dyX (b is free again after)
+                if (hasGamma_ && !dgammaInGm_) {  // dgamma first: b = xhat, then dyX (b is free again after)
                     Muls(b, c.x, rstd, c.count);
                     MulAddDst(dgammaBuf_.Get<float>()[c.begin], c.dy, b, c.count);
                 }
@@ -273,6 +296,27 @@ private:
                 AddRowSum<false>(b, dyX, chunk, i == 0, c.count);
             }
         }
+    }
+
+    // dgamma in GM (fp32 rows): pass 2 adds dy*xhat into the group's partial, xhat = rstd*x rounded first
+    // as in pass 1, before dx is written over dy; after the group's first row it reads the partial's chunk,
+    // fetched a chunk ahead. Pass 1 then holds the vector unit only for the row sum, so the spare slots'
+    // copies cover it, and the partial's reads and writes join pass 2's refills.
+    __aicore__ inline void DgammaInGm(const Chunk &c, float rstd, bool firstRow, uint32_t chunks, uint32_t chunk)
+    {
+        if constexpr (kIsFloat<T>) {
+            if (!firstRow && chunk + 1 < chunks) {
+                FetchPartial(chunk + 1);
+            }
+            const LocalTensor<float> xhat = bBuf_.Get<float>();
+            Muls(xhat, c.x, rstd, c.count);
+            partial_.AddProduct(partialGm_, c.dy, xhat, c.begin, c.count, !firstRow);
+        }
+    }
+    __aicore__ inline void FetchPartial(uint32_t chunk)
+    {
+        const uint32_t begin = chunk * t_.chunk_cols;
+        partial_.Fetch(partialGm_, begin, t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols);
     }
 
     // The row sum of gamma*(dy*x) (of dy*x without gamma, `scaled` false): per chunk into sum[chunk]
@@ -306,10 +350,14 @@ private:
     // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype; in the ring each slot pass 2 is
     // done with takes the next chunk.
     template <LongRowsStore store>
-    __aicore__ inline void Pass2(const RowView &rowView, uint64_t row, float rstd, float xScale)
+    __aicore__ inline void Pass2(const RowView &rowView, uint64_t row, float rstd, float xScale, bool firstRow)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        const bool gmDgamma = hasGamma_ && dgammaInGm_;
+        if (gmDgamma && !firstRow) {
+            FetchPartial(0);
+        }
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             const Chunk c = LoadChunk<store>(rowView, chunk, false);
             if (hasDres_ && chunk + 1 < chunks) {
@@ -329,6 +377,9 @@ private:
             } else {
                 Widen(g, c.dy, c.count);
                 Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+            }
+            if (gmDgamma) {
+                DgammaInGm(c, rstd, firstRow, chunks, chunk);
             }
             if constexpr (store != LongRowsStore::kRowBuffers) {
                 rings_.RefillX();
@@ -384,10 +435,12 @@ private:
     RstdBatches rstd_;
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
+    bool dgammaInGm_ = false;   // dgamma goes through the group's GM partial chunk by chunk (dgamma_ub_cols 0)
     bool gammaF32_ = false;     // gamma is held in fp32 (float32 gamma, or layout::GammaInF32)
     bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
     uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
+    DgammaPartial partial_;     // dgamma in GM: the partial's chunks in (one fetched ahead) and out
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     TQue<QuePosition::VECIN, kDoubleBuffer> inQueDres_;  // pass 2 reads a chunk's dres, the next one queued

@@ -17,7 +17,7 @@
 // gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
 // accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
 // read-modified-written per row in the group's GM partial (rows of about 10^6 cols:
-// rms_norm_backward_streamed_partial.h).
+// rms_norm_backward_dgamma_partial.h).
 //
 // UB budget: Streamed in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick chunks and slots); tests/kernel/test_ub_budget.py checks this table against both.
@@ -40,7 +40,7 @@
 #include "rms_norm_backward_chunk_math.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
-#include "rms_norm_backward_streamed_partial.h"
+#include "rms_norm_backward_dgamma_partial.h"
 #include "rms_norm_backward_streamed_steps.h"
 
 namespace rmsnorm_backward::kernel {
@@ -74,7 +74,7 @@ public:
         pipe_->InitBuffer(coefBuf_, kRepeatBytes);
         rstdBatches_.Init(pipe_, gm_.rstd);
         if (layout.partialBytes > 0) {
-            partial_.Init(pipe_, layout.partialBytes);
+            partial_.Init(pipe_, layout.partialBytes, kDoubleBuffer);
         }
         if (layout.dresBytes > 0) {
             pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.dresBytes);
@@ -380,7 +380,7 @@ private:
     float rstd_[kRowsInFlight] = {};  // by row parity
     TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
     TQue<QuePosition::VECIN, kDoubleBuffer> inQueDres_;  // pass 2 reads a chunk's dres, the next one queued
-    StreamedDgammaPartial partial_;  // dgamma's cols beyond dgamma_ub_cols
+    DgammaPartial partial_;  // dgamma's cols beyond dgamma_ub_cols
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
 

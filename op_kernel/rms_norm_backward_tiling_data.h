@@ -72,7 +72,7 @@ struct RmsNormBackwardTilingData {
     uint32_t groups;          // dgamma row groups G: chosen from the shape only, never from the block dim
     uint32_t tile_rows;       // rows per tile (rows in UB, small cols); 1 on the long-rows paths, which take one row at a time
     uint32_t chunk_cols;      // long rows, long rows streamed: cols per chunk (fp32 work chunk, ring slot, stream slot); 0 on the paths that hold whole rows
-    uint32_t dgamma_ub_cols;  // long rows streamed: leading cols of dgamma accumulated in UB (cols, or a multiple of chunk_cols; the rest goes through the group's GM partial row by row); 0 on the other paths
+    uint32_t dgamma_ub_cols;  // long rows streamed: leading cols of dgamma accumulated in UB (cols, or a multiple of chunk_cols; the rest goes through the group's GM partial row by row); long rows: cols (dgamma whole in UB) or 0 (all of it through the group's GM partial, chunk by chunk); 0 on the other paths
     uint32_t row_buffers;     // long rows: 2 or 3 row buffers; 1 = a ring of chunk slots; 0 on the other paths
     uint32_t dx_over_dy;      // long rows ring: 1 = dx is written over dy's slot (UB too tight for a dx queue); 0 otherwise
     uint32_t sum_cols;        // long rows, long rows streamed: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); long rows 0 = one sum per chunk; 0 on the paths that hold whole rows

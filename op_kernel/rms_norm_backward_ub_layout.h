@@ -100,9 +100,10 @@ RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 }
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
-// ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma and dgamma
-// whole (16-bit gamma in fp32 where GammaInF32); fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to
-// kMaxRowSlots); a dx queue unless dx is written over dy's slot; two rstd batches; ReduceSum's work.
+// ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma whole (16-bit
+// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm) through fp32 partial chunks (two in, one
+// out); fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to kMaxRowSlots);
+// a dx queue unless dx is written over dy's slot; two rstd batches; ReduceSum's work.
 struct LongRowsLayout {
     uint64_t rowBytes;     // one row buffer of dy or x
     uint64_t ringSlots;    // slots per tensor in the ring (0: row buffers)
@@ -114,7 +115,11 @@ struct LongRowsLayout {
     bool dxQueue;
     uint64_t workBytes;
     bool dres;             // a dres queue of 2 chunks, read in pass 2
+    uint64_t partialBytes; // one fp32 partial chunk in or out (0 when dgamma is whole in UB)
 };
+// dgamma in GM: the partial chunks written back wait in one buffer (its copy-out, on a lightly loaded
+// MTE3, is done by the next chunk's), so a second spare ring slot fits beside the two read ahead.
+inline constexpr int32_t kLongRowsPartialOutBuffers = 1;
 // A 16-bit row held whole in a row buffer as one chunk: it is widened once and stays in fp32 from pass
 // 1 to pass 2, so gamma is widened once per launch and held in fp32 too.
 RMSNB_LAYOUT bool WideRow(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers)
@@ -130,13 +135,15 @@ RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t row
     return s < sizeof(float) && (C >= kGammaInF32Cols || WideRow(cols, s, C, rowBuffers));
 }
 RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
-                                                 bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g)
+                                                 bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g,
+                                                 bool dgammaInGm)
 {
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
     const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers) ? sizeof(float) : g;
-    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, S * sizeof(float), uint64_t(C) * sizeof(float),
-            (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC), dres};
+    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, dgammaInGm ? 0 : S * sizeof(float),
+            uint64_t(C) * sizeof(float), (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue,
+            ReduceWorkBytes(SC == 0 ? C : SC), dres, dgammaInGm ? uint64_t(C) * sizeof(float) : 0};
 }
 RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
 {
@@ -145,7 +152,8 @@ RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
                                            : 2 * l.rowBuffers * Blocks(l.rowBytes);
     return rows + Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) + 2 * Blocks(l.chunkF32Bytes) + Blocks(l.sumBytes) +
            ((l.dxQueue ? kDoubleBuffer : 0) + (l.dres ? kDoubleBuffer : 0)) * Blocks(l.chunkBytes) +
-           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + Blocks(l.workBytes) + kBlockBytes;
+           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + Blocks(l.workBytes) + kBlockBytes +
+           (kDoubleBuffer + kLongRowsPartialOutBuffers) * Blocks(l.partialBytes);
 }
 
 // Long rows streamed: C-col chunks of dy | x through `streamSlots` slots; gamma whole
@@ -200,7 +208,7 @@ RMSNB_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
 RMSNB_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return LongRows(t.cols, s, t.chunk_cols, t.row_buffers, !(t.row_buffers == 1 && t.dx_over_dy != 0), t.sum_cols,
-                    t.spare_slots, t.has_dres != 0, t.gamma_bytes);
+                    t.spare_slots, t.has_dres != 0, t.gamma_bytes, t.dgamma_ub_cols < t.cols);
 }
 RMSNB_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
 {

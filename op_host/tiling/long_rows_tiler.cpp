@@ -23,6 +23,7 @@ struct LongRowsLayoutChoice {
     uint32_t sum_cols;     // lanes of the row-sum accumulator; 0 = one Mul and ReduceSum per chunk
     uint32_t spare_slots;  // ring slots beyond the row's chunks
     bool whole_chunks;     // only for rows of whole chunks (a short last chunk costs a chunk's issues)
+    bool dgamma_in_gm;     // dgamma through the group's GM partial chunk by chunk, not whole in UB
 };
 
 // Best first. After the whole-row buffers (below), the ring with dx over dy's slot and two spare
@@ -44,24 +45,42 @@ struct LongRowsLayoutChoice {
 // A 3072-col ring without the lane-wise sum leaves dres's queue room for 16-bit rows of 12288 cols:
 // with dres they read each byte once, where the streamed path reads them again from L2, in the
 // streamed path's time. A row with a short last chunk streams faster, so the ring takes rows of
-// whole chunks only. `rmsnorm-backward bench` models each of these shapes (PERFORMANCE.md).
+// whole chunks only.
+// Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too (8193
+// to about 13000 cols): a 1024-col ring whose dgamma goes through the group's GM partial, read
+// (from L2) and written back per chunk in pass 2. Each byte of dy and x is read once, where the
+// streamed path reads it twice and so keeps it in L2, which then cannot hold dx: dx's writes went
+// to HBM. dx over dy orders the partial's reads after the previous row's writes (its refills wait
+// for MTE3). These rows keep every core: pass 1 leaves HBM idle beyond the spare slots' copies, so
+// spare slots come first, then a lane-wise row sum (512 lanes: two MulAddDst a chunk, where a sum per
+// chunk costs a Mul and a ReduceSum), which shortens pass 1.
+// `rmsnorm-backward bench` models each of these shapes (PERFORMANCE.md).
 constexpr uint32_t kWholeRow = 0xFFFFFFFFu;  // chunk_cols: the row's stride; sum_cols: the chunk's cols
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
-    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks
-    {kMaxRowBuffers, kWholeRow, true, kWholeRow, 0, false},
-    {1, 4096, false, 4096, 2, false},
-    {kMaxRowBuffers, 4096, true, 4096, 0, false},
-    {2, 4096, true, 4096, 0, false},
-    {2, 2048, true, 2048, 0, false},
-    {1, 4096, true, 4096, 0, false},
-    {1, 3072, false, 3072, 2, false},
-    {1, 3072, false, 0, 2, true},
-    {1, 2048, false, 0, 2, false},
-    {1, 3072, true, 3072, 1, false},
-    {1, 3072, true, 3072, 0, false},
-    {1, 2048, true, 2048, 0, false},
-    {1, 2048, false, 2048, 0, false},
-    {1, 2048, false, 1024, 0, false},
+    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks, dgamma_in_gm
+    {kMaxRowBuffers, kWholeRow, true, kWholeRow, 0, false, false},
+    {1, 4096, false, 4096, 2, false, false},
+    {kMaxRowBuffers, 4096, true, 4096, 0, false, false},
+    {2, 4096, true, 4096, 0, false, false},
+    {2, 2048, true, 2048, 0, false, false},
+    {1, 4096, true, 4096, 0, false, false},
+    {1, 3072, false, 3072, 2, false, false},
+    {1, 3072, false, 0, 2, true, false},
+    {1, 2048, false, 0, 2, false, false},
+    {1, 3072, true, 3072, 1, false, false},
+    {1, 3072, true, 3072, 0, false, false},
+    {1, 2048, true, 2048, 0, false, false},
+    {1, 2048, false, 2048, 0, false, false},
+    {1, 2048, false, 1024, 0, false, false},
+    {1, 1024, false, 1024, 4, false, true},
+    {1, 1024, false, 512, 4, false, true},
+    {1, 1024, false, 1024, 3, false, true},
+    {1, 1024, false, 512, 3, false, true},
+    {1, 1024, false, 1024, 2, false, true},
+    {1, 1024, false, 512, 2, false, true},
+    {1, 1024, false, 0, 2, false, true},
+    {1, 1024, false, 512, 1, false, true},
+    {1, 1024, false, 0, 1, false, true},
 };
 
 // Row buffers are the buffers of two VECIN queues, each queued or freed one holding an event id of
@@ -94,12 +113,18 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
     if (c.whole_chunks && shape.cols % c.chunk_cols != 0) {
         return false;
     }
+    // fp32 rows only (the kernel adds dy*xhat in pass 2 in fp32 as it is); the partial's reads are
+    // ordered after its writes by the refills of dx-over-dy slots
+    if (c.dgamma_in_gm && (shape.elem_bytes != sizeof(float) || c.row_buffers != 1 || c.dx_queue)) {
+        return false;
+    }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||
                                shape.cols <= c.chunk_cols)) {
         return false;
     }
     return layout::UbBytes(layout::LongRows(shape.cols, shape.elem_bytes, c.chunk_cols, c.row_buffers, c.dx_queue,
-                                            c.sum_cols, c.spare_slots, shape.dres, shape.gamma_bytes)) <= shape.ub_bytes;
+                                            c.sum_cols, c.spare_slots, shape.dres, shape.gamma_bytes, c.dgamma_in_gm)) <=
+           shape.ub_bytes;
 }
 
 // The first layout that fits; false when none does.
@@ -153,7 +178,8 @@ public:
         t.spare_slots = c.spare_slots;
         t.row_buffers = c.row_buffers;
         t.dx_over_dy = c.dx_queue ? 0 : 1;
-        if (shape.elem_bytes == sizeof(float)) {
+        t.dgamma_ub_cols = c.dgamma_in_gm ? 0 : shape.cols;
+        if (shape.elem_bytes == sizeof(float) && !c.dgamma_in_gm) {
             t.groups = HbmBalancedGroups(shape.rows, t.groups);
         }
     }

@@ -42,6 +42,7 @@ ROWS_IN_UB = "rms_norm_backward_rows_in_ub.h"
 SMALL_COLS = "rms_norm_backward_small_cols.h"
 COMMON = "rms_norm_backward_common.h"
 STREAMED = "rms_norm_backward_long_rows_streamed.h"
+LONG_ROWS = "rms_norm_backward_long_rows.h"
 
 
 class Bug(NamedTuple):
@@ -113,7 +114,7 @@ BUGS = {
         (8, 1000), "float16", EXACT),
     "streamed tail repeat count rounded down": Bug(
         STREAMED, "uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),",
-        "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 12289), "float32", TAIL),
+        "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 13313), "float32", TAIL),
     "dgamma zeroed once per core instead of once per row group": Bug(
         ROWS_IN_UB, "            if (hasGamma_) {\n                Duplicate(dgamma_, 0.0f, t_.cols);",
         "            if (hasGamma_ && groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, t_.cols);",
@@ -123,7 +124,14 @@ BUGS = {
         "        const uint32_t n = Count(chunk);\n        const LocalTensor<float> g =",
         "        const float rstd = rstd_[(row + 1) % kRowsInFlight];\n        LocalTensor<T> slot = inQueSlot_.DeQue<T>();\n"
         "        const uint32_t n = Count(chunk);\n        const LocalTensor<float> g =",
-        (3, 12289), "float32", GOLDEN),
+        (3, 13313), "float32", GOLDEN),
+    "long-rows GM dgamma partial written on the tensor's first row, not each row group's": Bug(
+        LONG_ROWS, "ComputeRow<store>(row, row == group.begin, row + 1 == group.end);",
+        "ComputeRow<store>(row, row == 0, row + 1 == group.end);", (96, 12289), "float32", GOLDEN),
+    "long-rows GM dgamma partial fetched a chunk late": Bug(
+        LONG_ROWS, "            if (!firstRow && chunk + 1 < chunks) {\n                FetchPartial(chunk + 1);",
+        "            if (!firstRow && chunk + 2 < chunks) {\n                FetchPartial(chunk + 2);", (96, 12289),
+        "float32", r"core \d+: TQue::DeQue: the queue is empty"),
     "streamed GM dgamma partial written on the tensor's first row, not each row group's": Bug(
         STREAMED, "chunk * C_, n, row == group.begin);", "chunk * C_, n, row == 0);", (83, 43512), "float32", GOLDEN),
     "dres added after a 16-bit dx is rounded": Bug(

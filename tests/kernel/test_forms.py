@@ -137,10 +137,12 @@ def test_dres_reaches_every_path_and_store():
         if t["path"] == "long_rows":
             seen.add("ring" if f["row_buffers"] == 1 else "row buffers")
             seen.add("dx over dy" if f["dx_over_dy"] else "dx queue")
+            if f["dgamma_ub_cols"] < cols:
+                seen.add("dgamma in GM")
         if t["path"] == "long_rows_streamed":
             seen.add("gamma slots" if f["gamma_slots"] else "gamma whole")
     assert seen >= {"small_cols", "rows_in_ub", "long_rows", "long_rows_streamed", "ring", "row buffers",
-                    "dx over dy", "dx queue", "gamma slots", "gamma whole"}, seen
+                    "dx over dy", "dx queue", "gamma slots", "gamma whole", "dgamma in GM"}, seen
 
 
 # Shapes that take the long-rows layouts with dres that LAYOUT_CASES do not reach with it.

@@ -19,7 +19,7 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0):
     ("float16", 3000, "rows_in_ub"),
     ("float16", 6080, "long_rows"), ("bfloat16", 12288, "long_rows"), ("float32", 8192, "long_rows"),
     ("float16", 12289, "long_rows_streamed"), ("bfloat16", 16384, "long_rows_streamed"),
-    ("float32", 12288, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
+    ("float32", 12288, "long_rows"), ("float32", 13081, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
     ("float32", 1000000, "long_rows_streamed"),
 ])
 def test_path_by_width(dtype, cols, path):
@@ -30,9 +30,21 @@ def test_path_by_width(dtype, cols, path):
 def test_long_rows_up_to_the_goal_stay_resident(dtype, cols):
     result = tiling(4096, cols, dtype)
     assert result["path"] == "long_rows" and result["fields"]["row_buffers"] >= 1
+    assert result["fields"]["dgamma_ub_cols"] == cols
 
 
-@pytest.mark.parametrize("cols,min_slots", [(12288, 3), (16384, 4)])
+# fp32 rows too long to hold beside gamma and a whole fp32 dgamma keep dgamma in the GM partial, in a
+# ring with dx over dy (which orders the partial's reads after its writes), on every core.
+@pytest.mark.parametrize("cols", [10241, 12288, 13080])
+def test_fp32_rows_past_a_whole_dgamma_keep_it_in_gm(cols):
+    result = tiling(4096, cols, "float32")
+    fields = result["fields"]
+    assert result["path"] == "long_rows" and fields["dgamma_ub_cols"] == 0
+    assert fields["row_buffers"] == 1 and fields["dx_over_dy"] == 1 and fields["groups"] == 48
+    assert tiling(4096, cols, "float16")["fields"]["dgamma_ub_cols"] == cols  # 16-bit rows: dgamma whole in UB
+
+
+@pytest.mark.parametrize("cols,min_slots", [(13312, 3), (16384, 4)])
 def test_streamed_rows_keep_gamma_and_dgamma_whole_and_stream_dy_and_x(cols, min_slots):
     fields = tiling(4096, cols, "float32")["fields"]
     assert fields["gamma_slots"] == 0 and fields["dgamma_ub_cols"] == cols

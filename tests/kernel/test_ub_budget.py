@@ -122,13 +122,14 @@ def test_the_cases_cover_every_layout():
         if path == "long_rows":
             seen.add("ring" if f["row_buffers"] == 1 else "row buffers")
             seen.add("dx over dy" if f["dx_over_dy"] else "dx queue")
+            seen.add("long rows, dgamma in GM" if f["dgamma_ub_cols"] < cols else "long rows, dgamma whole")
         if path == "long_rows_streamed":
             seen.add("gamma slots" if f["gamma_slots"] else "gamma whole")
             seen.add("dgamma partial" if f["dgamma_ub_cols"] < cols else "dgamma whole")
         if f["groups"] > 1:
             seen.add("row groups")
     assert seen == {"ring", "row buffers", "dx over dy", "dx queue", "gamma slots", "gamma whole", "dgamma partial",
-                    "dgamma whole", "row groups"}
+                    "dgamma whole", "row groups", "long rows, dgamma in GM", "long rows, dgamma whole"}
 
 
 def test_a_wrong_table_row_is_caught():
