@@ -60,14 +60,14 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
-        dgammaInGm_ = t_.dgamma_ub_cols < t_.cols;  // fp32 rows only (the tiling's rule)
+        const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
+        dgammaInGm_ = layout.partialBytes > 0;  // fp32 rows only (the tiling's rule)
         gammaF32_ = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
         // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
         const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
         keepChunk_ = !kIsFloat<T> && gammaF32_ && !sumPerChunk_ && t_.sum_cols >= C &&
                      keptSummed_ % kFloatsPerBlock == 0 && !dgammaInGm_;
-        const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's and the partial's queue buffers hold two each of the MTE2_V ids the ring would
             // otherwise take

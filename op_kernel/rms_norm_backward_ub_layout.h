@@ -118,7 +118,8 @@ struct LongRowsLayout {
     uint64_t partialBytes; // one fp32 partial chunk in or out (0 when dgamma is whole in UB)
 };
 // dgamma in GM: the partial chunks written back wait in one buffer (its copy-out, on a lightly loaded
-// MTE3, is done by the next chunk's), so a second spare ring slot fits beside the two read ahead.
+// MTE3, is done by the next chunk's), so a second spare ring slot fits beside the two partial chunks
+// read ahead.
 inline constexpr int32_t kLongRowsPartialOutBuffers = 1;
 // A 16-bit row held whole in a row buffer as one chunk: it is widened once and stays in fp32 from pass
 // 1 to pass 2, so gamma is widened once per launch and held in fp32 too.

@@ -46,8 +46,8 @@ struct LongRowsLayoutChoice {
 // with dres they read each byte once, where the streamed path reads them again from L2, in the
 // streamed path's time. A row with a short last chunk streams faster, so the ring takes rows of
 // whole chunks only.
-// Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too (8193
-// to about 13000 cols): a 1024-col ring whose dgamma goes through the group's GM partial, read
+// Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too (about
+// 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's GM partial, read
 // (from L2) and written back per chunk in pass 2. Each byte of dy and x is read once, where the
 // streamed path reads it twice and so keeps it in L2, which then cannot hold dx: dx's writes went
 // to HBM. dx over dy orders the partial's reads after the previous row's writes (its refills wait
