@@ -50,5 +50,7 @@ def test_phi3_residual_dropout_runs_in_the_patched_layer(rng):
 
     unpatched, ours = logits(model, True), logits(patched, True)
     shift = (unpatched - logits(model, False)).abs().max()
-    assert shift > 0.1 * unpatched.abs().max(), "the case must show its dropout"
+    # p = 0.5 moves these logits by 8 to 20 % of their largest (over 60 seeds); 1 % stays far above
+    # rounding (1e-7) for any seed
+    assert shift > 0.01 * unpatched.abs().max(), "the case must show its dropout"
     assert torch.equal(ours, unpatched)
