@@ -89,8 +89,12 @@ def test_bad_offsets_are_refused_in_one_sentence(rng, make, why):
     assert str(e.value) == why
 
 
+# Torch's float64 reference recomputes rstd from x, the op uses the forward's fp32 rstd: a bf16 dx
+# element near a rounding midpoint may then round one ulp away (up to 0.78 % relative, past rtol).
+# The standard allows rtol x size failed elements, none below 250 bf16 elements, so every tensor has
+# about a thousand.
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,normalized_shape", [((5, 40), (40,)), ((3, 7, 3000), (3000,)), ((4, 6, 8), (6, 8))])
+@pytest.mark.parametrize("shape,normalized_shape", [((25, 40), (40,)), ((3, 7, 3000), (3000,)), ((20, 6, 8), (6, 8))])
 def test_rms_norm_without_gamma_matches_torch_in_float64(rng, dtype, shape, normalized_shape):
     dtype = DTYPES[dtype]
     x, dy = randn(rng, shape, dtype), randn(rng, shape, dtype)
