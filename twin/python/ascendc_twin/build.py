@@ -2,8 +2,10 @@
 """Compiling an Ascend C kernel source against the CPU twin, cached by content.
 
 One shared object per (kernel source, entry): a generated wrapper includes `kernel_operator.h`, the
-kernel source and `TWIN_DEFINE_LAUNCH(entry)` (twin/launch.h), so the twin stays header-only and
-every object has exactly one copy of its state. Objects are cached under `$ASCENDC_TWIN_CACHE`
+kernel source and `TWIN_DEFINE_LAUNCH(entry)` (twin/launch.h), linked with the launcher
+(twin/launch_runtime.cpp, compiled once per header set, flags and defines into the cache beside the
+precompiled header), so the twin ships as sources only and every object has exactly one copy of
+its state. Objects are cached under `$ASCENDC_TWIN_CACHE`
 (default `~/.cache/ascendc_twin`) by a hash of everything that can change the result, and
 written by rename so parallel test workers never see half an object. Each object is checked before
 it is loaded (dlopen maps it: a truncated one would end the process with SIGBUS): a whole ELF file
@@ -200,6 +202,54 @@ def precompiled_header(twin_dirs: list[Path], optimize: bool = True) -> Optional
     return pch
 
 
+RUNTIME_SOURCE = Path("twin") / "launch_runtime.cpp"  # under the twin's include directory
+
+
+def runtime_object(twin_dirs: list[Path], optimize: bool, defines: Defines, pch: Optional[Path]) -> Path:
+    """The launcher (RUNTIME_SOURCE) compiled to an object, once per twin header set, flags and
+    defines (which may change what the headers declare), cached by content like a kernel; every
+    kernel object links it. KernelCompileError when it does not compile."""
+    cache = cache_dir()
+    source = twin_dirs[0] / RUNTIME_SOURCE
+    flags = [*codegen_flags(optimize), *_define_flags(defines), *(f"-I{d}" for d in twin_dirs)]
+    key = [compiler_version(), chr(0).join(flags[: len(flags) - len(twin_dirs)]), source.read_bytes()]
+    target = cache / f"launch_runtime-{_digest(key, twin_dirs, where=False)}.o"
+    if _usable(target):
+        return target
+    with _writing_cache(cache):
+        work = Path(tempfile.mkdtemp(prefix="tmp-runtime-", dir=cache))
+    try:
+        _compile([CXX, *flags, "-c", str(source), "-o", str(work / "launch_runtime.o")], pch, cache,
+                 f"the twin's launcher {source}")
+        _publish(work / "launch_runtime.o", target, cache)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def _compile(cmd: list, pch: Optional[Path], cache: Path, what: str) -> None:
+    """Runs the g++ command `cmd`, with the precompiled header first (a real error comes again
+    without it): a full disk is the cache's EnvironmentSetupError, any other failure a
+    KernelCompileError naming `what`."""
+    done = _run(cmd[:1] + [f"-I{pch}"] + cmd[1:]) if pch else None
+    if done is None or done.returncode != 0:
+        done = _run(cmd)
+    if done.returncode != 0 and "No space left on device" in done.stderr:
+        raise _cache_failure(cache, OSError(errno.ENOSPC, "No space left on device"))
+    if done.returncode != 0:
+        raise KernelCompileError(f"g++ could not compile {what}:\n{done.stderr.strip()}")
+
+
+def _publish(built: Path, target: Path, cache: Path) -> None:
+    """Moves `built` into the cache as `target`, the digest of its bytes first: an object is never in
+    place without it."""
+    digest = built.with_name(built.name + DIGEST_SUFFIX)
+    with _writing_cache(cache):
+        digest.write_text(_sha256(built) + "\n")
+        os.replace(digest, target.with_name(target.name + DIGEST_SUFFIX))
+        os.replace(built, target)
+
+
 DIGEST_SUFFIX = ".sha256"  # beside each cached object: the SHA-256 of its bytes
 # Objects checked by this process, with the (inode, size, mtime) they had then: checked once.
 _checked: dict = {}
@@ -254,6 +304,17 @@ def _damage(target: Path) -> Optional[str]:
     return problem
 
 
+def _usable(target: Path) -> bool:
+    """True when the cached object `target` can be loaded; a damaged one is removed, with a notice."""
+    if not target.is_file():
+        return False
+    problem = _damage(target)
+    if problem is None:
+        return True
+    _recompile_notice(target, problem)
+    return False
+
+
 def _recompile_notice(target: Path, problem: str) -> None:
     _log.warning("the twin's kernel cache holds a damaged %s (%s); compiling it again (the cache is %s, "
                  "set by %s)", target.name, problem, target.parent.parent, CACHE_VARIABLE)
@@ -282,6 +343,7 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     # places, e.g. another clone or a test's tmp directory, share one object.
     inside, extra = _quoted_includes(source, dirs)
     included = [part for path in extra for part in (path.name, path.read_bytes())]
+    included.append((twin_dirs[0] / RUNTIME_SOURCE).read_bytes())  # linked into the object
     if inside:
         key = [compiler_version(), chr(0).join(cxxflags + _define_flags(defines)), str(len(dirs)),
                _wrapper(Path(source.name), name), source.read_bytes(), *included]
@@ -289,11 +351,8 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     else:
         key = [compiler_version(), chr(0).join(flags), wrapper, source.read_bytes(), *included]
         target = cache / f"{name}-{_digest(key, dirs)}.so"
-    if target.is_file():
-        problem = _damage(target)
-        if problem is None:
-            return target
-        _recompile_notice(target, problem)
+    if _usable(target):
+        return target
 
     _log.info("compiling %s for the twin, once per source change...", source.name)
     started = time.monotonic()
@@ -302,23 +361,15 @@ def compile_kernel(source: Union[str, os.PathLike], name: str, *, defines: Defin
     try:
         with _writing_cache(cache):
             (work / "wrapper.cpp").write_text(wrapper)
-        cmd = [CXX, *flags, str(work / "wrapper.cpp"), "-o", str(work / "kernel.so")]
         pch = precompiled_header(twin_dirs, optimize)
-        done = _run(cmd[:1] + [f"-I{pch}"] + cmd[1:]) if pch else None
-        if done is None or done.returncode != 0:  # the error, if real, comes again without the PCH
-            done = _run(cmd)
-        if done.returncode != 0 and "No space left on device" in done.stderr:
-            raise _cache_failure(cache, OSError(errno.ENOSPC, "No space left on device"))
-        if done.returncode != 0:
-            raise KernelCompileError(f"g++ could not compile {source} (entry {name}):\n{done.stderr.strip()}")
+        launcher = runtime_object(twin_dirs, optimize, defines, pch)
+        _compile([CXX, *flags, str(work / "wrapper.cpp"), str(launcher), "-o", str(work / "kernel.so")], pch, cache,
+                 f"{source} (entry {name})")
         problem = _elf_problem(work / "kernel.so")
         if problem is not None:
             raise EnvironmentSetupError(f"{CXX} wrote a damaged object for {source.name} ({problem}) in the twin's "
                                         f"kernel cache {cache}: set {CACHE_VARIABLE} to a directory with free space")
-        with _writing_cache(cache):  # the digest first: an object is never in place without the one of its bytes
-            (work / "kernel.so.sha256").write_text(_sha256(work / "kernel.so") + "\n")
-            os.replace(work / "kernel.so.sha256", target.with_name(target.name + DIGEST_SUFFIX))
-            os.replace(work / "kernel.so", target)
+        _publish(work / "kernel.so", target, cache)
         _log.info("compiled %s in %.1f s", source.name, time.monotonic() - started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
