@@ -44,6 +44,16 @@ public:
         inQue_.EnQue(in);
     }
 
+    // Fetch of chunk `chunk` of a row of `cols` cols in chunks of C (the last one short); nothing past
+    // the row's last chunk, so a caller fetching one chunk ahead needs no test of its own.
+    __aicore__ inline void FetchChunk(const GlobalTensor<float> &partial, uint32_t chunk, uint32_t C, uint32_t cols)
+    {
+        const uint32_t begin = chunk * C;
+        if (begin < cols) {
+            Fetch(partial, begin, cols - begin < C ? cols - begin : C);
+        }
+    }
+
     // partial[begin, begin + count) = scale*x, plus the oldest fetched chunk where addFetched.
     __aicore__ inline void AddScaled(const GlobalTensor<float> &partial, const LocalTensor<float> &x, float scale,
                                      uint32_t begin, uint32_t count, bool addFetched)

@@ -22,7 +22,7 @@
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
 //   | gamma                         | 1                          | S * (4 if F else g)    |
-//   | dgamma (fp32)                 | 1 * (DR == N)              | S * 4                  |
+//   | dgamma (fp32)                 | (g != 0) * (DR == N)       | S * 4                  |
 //   | dgamma partial in, out        | (2 + 1) * (DR < N)         | C * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
@@ -61,7 +61,8 @@ public:
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         sumPerChunk_ = t_.sum_cols == 0;
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
-        dgammaInGm_ = layout.partialBytes > 0;  // fp32 rows only (the tiling's rule)
+        dgammaInGm_ = layout.partialBytes > 0;  // fp32 rows with gamma only (the layout's rule)
+        dgammaInUb_ = layout.dgammaBytes > 0;
         gammaF32_ = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
         // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
         const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
@@ -117,6 +118,9 @@ private:
     struct RowView {
         LocalTensor<T> dy, x;
     };
+    // dgamma's accumulator in UB; an empty tensor where there is none (no gamma, or dgamma in GM).
+    __aicore__ inline LocalTensor<float> Dgamma() { return dgammaInUb_ ? dgammaBuf_.Get<float>() : LocalTensor<float>(); }
+
     // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
     struct Chunk {
         uint32_t begin, count;
@@ -127,12 +131,12 @@ private:
     __aicore__ inline void RunGroups()
     {
         // (dgamma is zeroed after; the layouts with dgamma in GM hold gamma as it is loaded)
-        LoadGammaWhole(gm_, gammaBuf_, dgammaInGm_ ? LocalTensor<T>() : dgammaBuf_.Get<T>(), gammaF32_);
+        LoadGammaWhole(gm_, gammaBuf_, dgammaInUb_ ? dgammaBuf_.Get<T>() : LocalTensor<T>(), gammaF32_);
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
-            if (hasGamma_ && !dgammaInGm_) {
-                Duplicate(dgammaBuf_.Get<float>(), 0.0f, t_.cols);
+            if (dgammaInUb_) {
+                Duplicate(Dgamma(), 0.0f, t_.cols);
             }
             rstd_.Start(group);  // before the group's row copies
             if constexpr (store != LongRowsStore::kRowBuffers) {
@@ -157,13 +161,13 @@ private:
             // dgamma: the group's rows wrote it (pass 1 of the last row, or each pass 2 in GM); a group
             // without rows owes zeros
             if (dgammaInGm_) {
-                if (hasGamma_ && group.begin == group.end) {
+                if (group.begin == group.end) {
                     partial_.Zero(partialGm_, 0, t_.cols, t_.chunk_cols);
                 }
                 continue;
             }
             if (group.begin == group.end) {
-                CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
+                CopyOutDgamma(partialGm_, Dgamma(), t_.cols);
             }
             WaitDgammaLeft();
         }
@@ -244,7 +248,7 @@ private:
         const float rstd = rstd_.Get(row);
         Pass1<store>(rowView, rstd);
         if (lastRow && !dgammaInGm_) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
-            CopyOutDgamma(partialGm_, dgammaBuf_.Get<float>(), t_.cols);
+            CopyOutDgamma(partialGm_, Dgamma(), t_.cols);
         }
         const float xScale = XScale(rstd);
         Pass2<store>(rowView, row, rstd, xScale, firstRow);
@@ -274,22 +278,22 @@ private:
             }
             const Chunk c = LoadChunk<store>(rowView, chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
             if (keepChunk_ && chunk == 0) {
-                KeptChunkPass1(a, b, sumBuf_.Get<float>(), dgammaBuf_.Get<float>(),
+                KeptChunkPass1(a, b, sumBuf_.Get<float>(), Dgamma(),
                                hasGamma_ ? gammaBuf_.Get<float>() : LocalTensor<float>(), c.dy, c.x, rstd, hasGamma_,
                                c.count, keptSummed_);
                 continue;
             }
             const LocalTensor<float> dyX = a;
             if constexpr (kIsFloat<T>) {
-                if (hasGamma_ && !dgammaInGm_) {  // dgamma first: b = xhat, then dyX (b is free again after)
+                if (dgammaInUb_) {  // dgamma first: b = xhat, then dyX (b is free again after)
                     Muls(b, c.x, rstd, c.count);
-                    MulAddDst(dgammaBuf_.Get<float>()[c.begin], c.dy, b, c.count);
+                    MulAddDst(Dgamma()[c.begin], c.dy, b, c.count);
                 }
             }
             Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
             if (hasGamma_) {
                 if constexpr (!kIsFloat<T>) {
-                    Axpy(dgammaBuf_.Get<float>()[c.begin], dyX, rstd, c.count);
+                    Axpy(Dgamma()[c.begin], dyX, rstd, c.count);
                 }
                 AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, i == 0, c.count);
             } else {
@@ -302,21 +306,14 @@ private:
     // as in pass 1, before dx is written over dy; after the group's first row it reads the partial's chunk,
     // fetched a chunk ahead. Pass 1 then holds the vector unit only for the row sum, so the spare slots'
     // copies cover it, and the partial's reads and writes join pass 2's refills.
-    __aicore__ inline void DgammaInGm(const Chunk &c, float rstd, bool firstRow, uint32_t chunks, uint32_t chunk)
+    __aicore__ inline void DgammaInGm(const Chunk &c, float rstd, bool firstRow, uint32_t chunk)
     {
-        if constexpr (kIsFloat<T>) {
-            if (!firstRow && chunk + 1 < chunks) {
-                FetchPartial(chunk + 1);
-            }
-            const LocalTensor<float> xhat = bBuf_.Get<float>();
-            Muls(xhat, c.x, rstd, c.count);
-            partial_.AddProduct(partialGm_, c.dy, xhat, c.begin, c.count, !firstRow);
+        if (!firstRow) {
+            partial_.FetchChunk(partialGm_, chunk + 1, t_.chunk_cols, t_.cols);
         }
-    }
-    __aicore__ inline void FetchPartial(uint32_t chunk)
-    {
-        const uint32_t begin = chunk * t_.chunk_cols;
-        partial_.Fetch(partialGm_, begin, t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols);
+        const LocalTensor<float> xhat = bBuf_.Get<float>();
+        Muls(xhat, c.x, rstd, c.count);
+        partial_.AddProduct(partialGm_, c.dy, xhat, c.begin, c.count, !firstRow);
     }
 
     // The row sum of gamma*(dy*x) (of dy*x without gamma, `scaled` false): per chunk into sum[chunk]
@@ -354,9 +351,8 @@ private:
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
-        const bool gmDgamma = hasGamma_ && dgammaInGm_;
-        if (gmDgamma && !firstRow) {
-            FetchPartial(0);
+        if (dgammaInGm_ && !firstRow) {
+            partial_.FetchChunk(partialGm_, 0, t_.chunk_cols, t_.cols);
         }
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             const Chunk c = LoadChunk<store>(rowView, chunk, false);
@@ -378,8 +374,10 @@ private:
                 Widen(g, c.dy, c.count);
                 Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
             }
-            if (gmDgamma) {
-                DgammaInGm(c, rstd, firstRow, chunks, chunk);
+            if constexpr (kIsFloat<T>) {
+                if (dgammaInGm_) {
+                    DgammaInGm(c, rstd, firstRow, chunk);
+                }
             }
             if constexpr (store != LongRowsStore::kRowBuffers) {
                 rings_.RefillX();
@@ -436,6 +434,7 @@ private:
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dgammaInGm_ = false;   // dgamma goes through the group's GM partial chunk by chunk (dgamma_ub_cols 0)
+    bool dgammaInUb_ = false;   // dgamma is summed whole in UB (neither of the two without gamma)
     bool gammaF32_ = false;     // gamma is held in fp32 (float32 gamma, or layout::GammaInF32)
     bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
     uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk

@@ -101,8 +101,8 @@ RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
 // ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma whole (16-bit
-// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm) through fp32 partial chunks (two in, one
-// out); fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to kMaxRowSlots);
+// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm, fp32 rows) through fp32 partial chunks
+// (two in, one out), and neither without gamma; fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to kMaxRowSlots);
 // a dx queue unless dx is written over dy's slot; two rstd batches; ReduceSum's work.
 struct LongRowsLayout {
     uint64_t rowBytes;     // one row buffer of dy or x
@@ -142,9 +142,11 @@ RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
     const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers) ? sizeof(float) : g;
-    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, dgammaInGm ? 0 : S * sizeof(float),
+    // No gamma, no dgamma; only fp32 rows send it through the partial (pass 2 adds their dy*xhat as it is)
+    const bool viaGm = g != 0 && dgammaInGm && s == sizeof(float);
+    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, g == 0 || viaGm ? 0 : S * sizeof(float),
             uint64_t(C) * sizeof(float), (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue,
-            ReduceWorkBytes(SC == 0 ? C : SC), dres, dgammaInGm ? uint64_t(C) * sizeof(float) : 0};
+            ReduceWorkBytes(SC == 0 ? C : SC), dres, viaGm ? uint64_t(C) * sizeof(float) : 0};
 }
 RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
 {

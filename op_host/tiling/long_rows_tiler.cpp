@@ -63,10 +63,10 @@ constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     {kMaxRowBuffers, 4096, true, 4096, 0, false, false},
     {2, 4096, true, 4096, 0, false, false},
     {2, 2048, true, 2048, 0, false, false},
-    {1, 4096, true, 4096, 0, false, false},
     {1, 3072, false, 3072, 2, false, false},
     {1, 3072, false, 0, 2, true, false},
     {1, 2048, false, 0, 2, false, false},
+    {1, 4096, true, 4096, 0, false, false},
     {1, 3072, true, 3072, 1, false, false},
     {1, 3072, true, 3072, 0, false, false},
     {1, 2048, true, 2048, 0, false, false},
@@ -178,8 +178,10 @@ public:
         t.spare_slots = c.spare_slots;
         t.row_buffers = c.row_buffers;
         t.dx_over_dy = c.dx_queue ? 0 : 1;
-        t.dgamma_ub_cols = c.dgamma_in_gm ? 0 : shape.cols;
-        if (shape.elem_bytes == sizeof(float) && !c.dgamma_in_gm) {
+        // (rows without gamma have no dgamma: every layout is a plain ring for them)
+        const bool dgammaInGm = c.dgamma_in_gm && shape.gamma_bytes != 0;
+        t.dgamma_ub_cols = dgammaInGm ? 0 : shape.cols;
+        if (shape.elem_bytes == sizeof(float) && !dgammaInGm) {
             t.groups = HbmBalancedGroups(shape.rows, t.groups);
         }
     }

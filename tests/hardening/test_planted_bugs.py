@@ -129,8 +129,8 @@ BUGS = {
         LONG_ROWS, "ComputeRow<store>(row, row == group.begin, row + 1 == group.end);",
         "ComputeRow<store>(row, row == 0, row + 1 == group.end);", (96, 12289), "float32", GOLDEN),
     "long-rows GM dgamma partial fetched a chunk late": Bug(
-        LONG_ROWS, "            if (!firstRow && chunk + 1 < chunks) {\n                FetchPartial(chunk + 1);",
-        "            if (!firstRow && chunk + 2 < chunks) {\n                FetchPartial(chunk + 2);", (96, 12289),
+        LONG_ROWS, "partial_.FetchChunk(partialGm_, chunk + 1, t_.chunk_cols, t_.cols);",
+        "partial_.FetchChunk(partialGm_, chunk + 2, t_.chunk_cols, t_.cols);", (96, 12289),
         "float32", r"core \d+: TQue::DeQue: the queue is empty"),
     "streamed GM dgamma partial written on the tensor's first row, not each row group's": Bug(
         STREAMED, "chunk * C_, n, row == group.begin);", "chunk * C_, n, row == 0);", (83, 43512), "float32", GOLDEN),

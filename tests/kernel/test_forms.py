@@ -86,6 +86,19 @@ def test_no_gamma_on_every_layout(rng, path, dtype, shape):
     assert moved[0] < moved[1]
 
 
+# Rows that stream with gamma stay whole without it (the UB of dgamma holds them), dres or not.
+@pytest.mark.parametrize("dtype,cols", [("float32", 16384), ("float16", 16384), ("bfloat16", 24576)])
+@pytest.mark.parametrize("with_dres", [False, True], ids=["plain", "dres"])
+def test_no_gamma_keeps_rows_whole_that_stream_with_gamma(rng, dtype, cols, with_dres):
+    dy, x, rstd, _ = make_inputs(rng, (5, cols), dtype=dtype)
+    dres = rng.standard_normal(x.shape).astype(x.dtype) if with_dres else None
+    dx, _, stats = simulate(dy, x, rstd, None, dres)
+    assert stats["path"] == "long_rows"
+    report = compare(dx, golden(dy, x, rstd, None, dres=dres)[0], dtype)
+    assert report.passed, f"dx: {report}"
+    assert {core["ub_peak_bytes"] for core in stats["cores"]} == {stats["ub_bytes"]}
+
+
 @pytest.mark.parametrize("shape,rstd_shape", [((6, 5, 40), (6, 1, 1)), ((6, 5, 40), (6, 5)), ((4, 1, 3), (4, 1, 1))])
 def test_no_gamma_takes_the_row_from_rstd(rng, shape, rstd_shape):
     dy, x, _, _ = make_inputs(rng, shape, dtype="float32")

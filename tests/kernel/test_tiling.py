@@ -5,11 +5,11 @@ import pytest
 from rmsnorm_backward import _tiling
 
 
-def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0):
+def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0, gamma=True):
     shape = [rows, cols]
-    return _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1], gamma_shape=[cols],
-                                dy_dtype=dtype, x_dtype=dtype, rstd_dtype="float32", gamma_dtype=dtype,
-                                soc=soc, block_dim=block_dim)
+    return _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[rows, 1],
+                                gamma_shape=[cols] if gamma else None, dy_dtype=dtype, x_dtype=dtype,
+                                rstd_dtype="float32", gamma_dtype=dtype if gamma else "", soc=soc, block_dim=block_dim)
 
 
 @pytest.mark.parametrize("dtype,cols,path", [
@@ -42,6 +42,18 @@ def test_fp32_rows_past_a_whole_dgamma_keep_it_in_gm(cols):
     assert result["path"] == "long_rows" and fields["dgamma_ub_cols"] == 0
     assert fields["row_buffers"] == 1 and fields["dx_over_dy"] == 1 and fields["groups"] == 48
     assert tiling(4096, cols, "float16")["fields"]["dgamma_ub_cols"] == cols  # 16-bit rows: dgamma whole in UB
+
+
+# Without gamma there is no dgamma: the UB a whole dgamma (or the partial's chunks) would take holds
+# the row, so rows that stream with gamma stay whole, read once.
+@pytest.mark.parametrize("dtype,cols", [("float32", 12288), ("float32", 16384), ("float32", 20000),
+                                        ("float16", 16384), ("bfloat16", 24576)])
+def test_rows_without_gamma_hold_the_row_where_dgamma_would_be(dtype, cols):
+    plain, with_gamma = tiling(4096, cols, dtype, gamma=False), tiling(4096, cols, dtype)
+    assert plain["path"] == "long_rows" and plain["fields"]["dgamma_ub_cols"] == cols
+    assert plain["ub_bytes"] < with_gamma["ub_bytes"] or with_gamma["path"] == "long_rows_streamed"
+    if cols > 12288:
+        assert with_gamma["path"] == "long_rows_streamed"
 
 
 @pytest.mark.parametrize("cols,min_slots", [(13312, 3), (16384, 4)])
