@@ -135,7 +135,7 @@ def test_every_kernel_links_the_one_launcher_compiled_for_its_headers(tmp_path, 
     include = tmp_path / "include"
     shutil.copytree(build.twin_include_dirs()[0], include)
     launcher = include / build.RUNTIME_SOURCE
-    launcher.write_text(launcher.read_text() + "// another launcher\n")
+    launcher.write_text(launcher.read_text() + f"// launcher {secrets.token_hex(4)}\n")  # new to the cache
     monkeypatch.setattr(build, "twin_include_dirs", lambda: [include])
     monkeypatch.setattr(build, "precompiled_header", lambda *_: None)  # one per header copy: seconds each
     assert compile_kernel(source, tag, optimize=False) != second
@@ -144,3 +144,14 @@ def test_every_kernel_links_the_one_launcher_compiled_for_its_headers(tmp_path, 
     y = np.zeros(8, np.float32)
     run_kernel(source, tag, [x, y], optimize=False)
     np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_a_define_the_twin_never_names_shares_the_launcher_one_it_names_does_not(tmp_path):
+    source, tag, plain = cached_doubling(cache_dir(), tmp_path)
+    launchers = set(cache_dir().glob("launch_runtime-*.o"))
+    assert compile_kernel(source, tag, defines={"ONLY_THIS_KERNEL_READS_IT": 2}, optimize=False) != plain
+    assert set(cache_dir().glob("launch_runtime-*.o")) == launchers
+    twin = build.twin_include_dirs()
+    assert build.runtime_defines({"ONLY_THIS_KERNEL_READS_IT": 2, "TWIN_ICPU_AUTO_SYNC": 0}, twin) == [
+        "-DTWIN_ICPU_AUTO_SYNC=0"]  # tikicpulib.h reads it
+    assert build.runtime_defines(["N=64", "T=float"], twin) == ["-DN=64", "-DT=float"]  # identifiers the twin uses

@@ -205,13 +205,25 @@ def precompiled_header(twin_dirs: list[Path], optimize: bool = True) -> Optional
 RUNTIME_SOURCE = Path("twin") / "launch_runtime.cpp"  # under the twin's include directory
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def runtime_defines(defines: Defines, twin_dirs: list[Path]) -> list[str]:
+    """The -D flags of `defines` that the launcher's compile takes: those of macros the twin's
+    headers or launcher spell anywhere (a macro it never names cannot change what it compiles to;
+    one it names, even as a plain identifier, can)."""
+    files = [path for d in twin_dirs for path in _headers(d)] + [twin_dirs[0] / RUNTIME_SOURCE]
+    words = {word for path in files for word in _WORD.findall(path.read_text(errors="replace"))}
+    return [f for f in _define_flags(defines) if f[2:].split("=", 1)[0] in words]
+
+
 def runtime_object(twin_dirs: list[Path], optimize: bool, defines: Defines, pch: Optional[Path]) -> Path:
     """The launcher (RUNTIME_SOURCE) compiled to an object, once per twin header set, flags and
-    defines (which may change what the headers declare), cached by content like a kernel; every
-    kernel object links it. KernelCompileError when it does not compile."""
+    runtime_defines, cached by content like a kernel; every kernel object links it.
+    KernelCompileError when it does not compile."""
     cache = cache_dir()
     source = twin_dirs[0] / RUNTIME_SOURCE
-    flags = [*codegen_flags(optimize), *_define_flags(defines), *(f"-I{d}" for d in twin_dirs)]
+    flags = [*codegen_flags(optimize), *runtime_defines(defines, twin_dirs), *(f"-I{d}" for d in twin_dirs)]
     key = [compiler_version(), chr(0).join(flags[: len(flags) - len(twin_dirs)]), source.read_bytes()]
     target = cache / f"launch_runtime-{_digest(key, twin_dirs, where=False)}.o"
     if _usable(target):
