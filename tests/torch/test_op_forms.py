@@ -22,7 +22,8 @@ def reference(x, w, eps, offset):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(5, 40), (3, 7, 3000)])
+# (25, 40): a thousand elements (see test_rms_norm_without_gamma_matches_torch_in_float64)
+@pytest.mark.parametrize("shape", [(25, 40), (3, 7, 3000)])
 def test_rms_norm_with_offset_matches_torch_in_float64(rng, dtype, shape):
     dtype = DTYPES[dtype]
     x, dy = randn(rng, shape, dtype), randn(rng, shape, dtype)
