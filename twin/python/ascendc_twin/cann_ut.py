@@ -7,7 +7,7 @@ builds the same sources the way ops-nn's cmake/ut.cmake does for ascend910B1 (th
 of the operator and of the dependencies its UT CMakeLists names copied into a build directory, the
 UT's tiling header force-included, -DKERNELUT=1; bisheng's --cce-auto-sync modelled unless the
 CMakeLists.txt of the kernel's directory says AUTO_SYNC false, as ops-nn's add_kernel_sources does) against the twin's headers and its tikicpulib.h
-stand-in, links the system gtest, and runs every test: each ICPU_RUN_KF runs the kernel on twin
+stand-in and the twin's launcher (launch_runtime.cpp), links the system gtest, and runs every test: each ICPU_RUN_KF runs the kernel on twin
 cores, and a broken Ascend C rule fails that test. CANN's advanced API comes from an asc-devkit
 checkout when given. Nothing is copied into any repository: the build directory is a temporary one
 (or --keep).
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import resources
+from .build import RUNTIME_SOURCE
 from .errors import EnvironmentSetupError, InvalidInputError
 
 SOC = "ascend910B1"  # the A2 UT target of ops-nn's CMakeLists
@@ -102,7 +103,8 @@ def build(op: str, ops_nn: Path, work: Path, asc_devkit: Optional[Path] = None) 
     cmd = ["g++", *CXXFLAGS, *(f"-I{d}" for d in includes),
            *(["-include", str(tiling)] if tiling.is_file() else []),
            "-DKERNELUT=1", '-DUT_SOC_VERSION="Ascend910B1"', f"-DTWIN_ICPU_AUTO_SYNC={int(auto_sync)}", *options,
-           *(str(t) for t in tests), str(kernels / op / f"{op}.cpp"), *GTEST_LIBS, "-o", str(work / "ut")]
+           *(str(t) for t in tests), str(kernels / op / f"{op}.cpp"), str(resources.path("include") / RUNTIME_SOURCE),
+           *GTEST_LIBS, "-o", str(work / "ut")]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
     if done.returncode != 0:
         if "gtest/gtest.h: No such file" in done.stderr or "cannot find -lgtest" in done.stderr:
