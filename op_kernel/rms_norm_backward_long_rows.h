@@ -34,6 +34,7 @@
 #pragma once
 #include "rms_norm_backward_chunk_math.h"
 #include "rms_norm_backward_dgamma_partial.h"
+#include "rms_norm_backward_dres_chunks.h"
 #include "rms_norm_backward_long_rows_ring.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
@@ -95,7 +96,7 @@ public:
             pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
         }
         if (layout.dres) {
-            pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.chunkBytes);
+            dres_.Init(pipe_, layout.chunkBytes);
         }
         rstd_.Init(pipe_, gm_.rstd);
         pipe_->InitBuffer(workBuf_, layout.workBytes);
@@ -408,17 +409,13 @@ private:
             ScaleToDx(dx, g, rstd, count);
             return;
         }
-        LocalTensor<T> dres = inQueDres_.DeQue<T>();
-        ScaleToDxPlusDres(dx, g, dres, rstd, bBuf_.Get<float>(), count);
-        inQueDres_.FreeTensor(dres);
+        dres_.AddTo(dx, g, rstd, bBuf_.Get<float>(), count);
     }
 
     __aicore__ inline void CopyInDres(uint64_t row, uint32_t chunk)
     {
         const uint32_t begin = chunk * t_.chunk_cols;
-        LocalTensor<T> dres = inQueDres_.AllocTensor<T>();
-        CopyInPad(dres, gm_.dres[row * t_.cols + begin], t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols);
-        inQueDres_.EnQue(dres);
+        dres_.Read(gm_.dres, row * t_.cols + begin, t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols);
     }
 
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
@@ -442,7 +439,7 @@ private:
     DgammaPartial partial_;     // dgamma in GM: the partial's chunks in (one fetched ahead) and out
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
-    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDres_;  // pass 2 reads a chunk's dres, the next one queued
+    DresChunks<T> dres_;        // pass 2 reads a chunk's dres, the next one queued
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
 };
 

@@ -41,6 +41,7 @@
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 #include "rms_norm_backward_dgamma_partial.h"
+#include "rms_norm_backward_dres_chunks.h"
 #include "rms_norm_backward_streamed_steps.h"
 
 namespace rmsnorm_backward::kernel {
@@ -77,7 +78,7 @@ public:
             partial_.Init(pipe_, layout.partialBytes, kDoubleBuffer);
         }
         if (layout.dresBytes > 0) {
-            pipe_->InitBuffer(inQueDres_, kDoubleBuffer, layout.dresBytes);
+            dres_.Init(pipe_, layout.dresBytes);
         }
     }
 
@@ -299,9 +300,7 @@ private:
     __aicore__ inline void AddScaledDres(const LocalTensor<T> &slot, const LocalTensor<float> &g, float rstd,
                                          uint32_t count)
     {
-        LocalTensor<T> dres = inQueDres_.DeQue<T>();
-        ScaleToDxPlusDres(slot, g, dres, rstd, kIsFloat<T> ? g : wideBuf_.Get<float>()[kWideX * C_], count);
-        inQueDres_.FreeTensor(dres);
+        dres_.AddTo(slot, g, rstd, kIsFloat<T> ? g : wideBuf_.Get<float>()[kWideX * C_], count);
         --dresQueued_;
         TopUpDres();
     }
@@ -311,17 +310,11 @@ private:
     __aicore__ inline void TopUpDres()
     {
         for (; dresPending_ > 0 && dresQueued_ < kDoubleBuffer; --dresPending_, ++dresQueued_) {
-            CopyInDres(dresFill_.row, dresFill_.chunk);
+            dres_.Read(gm_.dres, dresFill_.row * t_.cols + uint64_t(dresFill_.chunk) * C_, Count(dresFill_.chunk));
             do {
                 dresFill_ = steps_.Next(dresFill_);
             } while (!steps_.Done(dresFill_) && dresFill_.pass != 2);
         }
-    }
-    __aicore__ inline void CopyInDres(uint64_t row, uint32_t chunk)
-    {
-        LocalTensor<T> dres = inQueDres_.AllocTensor<T>();
-        CopyInPad(dres, gm_.dres[row * t_.cols + uint64_t(chunk) * C_], Count(chunk));
-        inQueDres_.EnQue(dres);
     }
 
     // coef = -rstd^2*sum(gamma*dy*x)/cols (= -rstd*sum(gamma*dy*xhat)/cols, XhatFirst) into the first
@@ -379,7 +372,7 @@ private:
     LocalTensor<float> takenF32_;    // (float32 gamma)
     float rstd_[kRowsInFlight] = {};  // by row parity
     TQue<QuePosition::VECIN, kMaxRowSlots> inQueSlot_, inQueGamma_;
-    TQue<QuePosition::VECIN, kDoubleBuffer> inQueDres_;  // pass 2 reads a chunk's dres, the next one queued
+    DresChunks<T> dres_;  // pass 2 reads a chunk's dres, the next one queued
     DgammaPartial partial_;  // dgamma's cols beyond dgamma_ub_cols
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, wideBuf_, sumBuf_, workBuf_, totalBuf_, coefBuf_;
 };
