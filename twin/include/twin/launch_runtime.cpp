@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The launcher of launch.h (LaunchErased): block_dim cores as threads, each running the entry with
-// its own CoreState, then the launch's verdict (the first rule error, or the GM order check of all
-// cores' accesses). The twin compiles this file once per header set, flags and defines, and links
-// the object into every kernel object, where it shares the kernel's one copy of the twin's state.
+// What the twin runs for every kernel alike, compiled once: the launcher of launch.h (LaunchErased:
+// block_dim cores as threads, each running the entry with its own CoreState, then the launch's
+// verdict, the first rule error or the GM order check of all cores' accesses) and the L2 model's
+// walk over a copy's lines (L2Model::Touch, timeline_memory.h). The twin compiles this file once per
+// header set, flags and defines, and links the object into every kernel object, where it shares the
+// kernel's one copy of the twin's state; a kernel's compile then emits its own code, not this.
 #include "kernel_operator.h"
 
 namespace twin {
@@ -54,6 +56,16 @@ int SetResult(TwinLaunchResult &result, int status, const std::string &message)
 }
 
 }  // namespace
+
+L2Model::Split L2Model::Touch(const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, bool write)
+{
+    Split s;
+    const uint64_t base = reinterpret_cast<uintptr_t>(gm);
+    for (uint32_t i = 0; i < blocks && len > 0; ++i) {
+        TouchRange(base + i * pitch, base + i * pitch + len, write, s);
+    }
+    return s;
+}
 
 int LaunchErased(ErasedEntry entry, EntryCaller call, uint32_t arity, const TwinLaunchArgs &args,
                  TwinLaunchResult &result)

@@ -43,16 +43,9 @@ public:
 
     void Init(uint64_t capacity_bytes) { capacity_ = std::max<uint64_t>(capacity_bytes >> kLineShift, 1); }
 
-    // `blocks` blocks of `len` bytes, `pitch` bytes apart, read or written through L2.
-    Split Touch(const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, bool write)
-    {
-        Split s;
-        const uint64_t base = reinterpret_cast<uintptr_t>(gm);
-        for (uint32_t i = 0; i < blocks && len > 0; ++i) {
-            TouchRange(base + i * pitch, base + i * pitch + len, write, s);
-        }
-        return s;
-    }
+    // `blocks` blocks of `len` bytes, `pitch` bytes apart, read or written through L2 (defined in
+    // launch_runtime.cpp: the cache's code is compiled once, not into every kernel).
+    Split Touch(const void *gm, uint32_t blocks, uint64_t len, uint64_t pitch, bool write);
     uint64_t DirtyBytes() const { return dirty_bytes_; }
 
 private:

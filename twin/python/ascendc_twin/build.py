@@ -2,9 +2,9 @@
 """Compiling an Ascend C kernel source against the CPU twin, cached by content.
 
 One shared object per (kernel source, entry): a generated wrapper includes `kernel_operator.h`, the
-kernel source and `TWIN_DEFINE_LAUNCH(entry)` (twin/launch.h), linked with the launcher
-(twin/launch_runtime.cpp, compiled once per header set, flags and defines into the cache beside the
-precompiled header), so the twin ships as sources only and every object has exactly one copy of
+kernel source and `TWIN_DEFINE_LAUNCH(entry)` (twin/launch.h), linked with what every kernel runs
+alike, the launcher and the L2 model (twin/launch_runtime.cpp, compiled once per header set, flags
+and defines into the cache beside the precompiled header), so the twin ships as sources only and every object has exactly one copy of
 its state. Objects are cached under `$ASCENDC_TWIN_CACHE`
 (default `~/.cache/ascendc_twin`) by a hash of everything that can change the result, and
 written by rename so parallel test workers never see half an object. Each object is checked before
