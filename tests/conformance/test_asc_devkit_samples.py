@@ -30,8 +30,7 @@ import pytest
 
 from ascendc_twin.errors import KernelCompileError
 from ascendc_twin import run_kernel
-from ascendc_twin import twin_include_dirs
-from ascendc_twin.build import RUNTIME_SOURCE
+from ascendc_twin import twin_include_dirs, twin_runtime_source
 
 HOST_DIR = Path(__file__).parent / "asc_host"
 EXAMPLES = "examples/01_simd_cpp_api"
@@ -187,7 +186,7 @@ def build_host(work: Path, sample_dir: Path, defines: list[str]) -> tuple[Path, 
     includes = [HOST_DIR, *twin_include_dirs(), work]
     # (the kernels the host program holds call into the twin's compiled-once part: its source joins)
     cmd = ["g++", "-std=c++17", "-O0", "-w", "-pthread", *defines, *(f"-I{d}" for d in includes),
-           str(work / "sample.cpp"), str(twin_include_dirs()[0] / RUNTIME_SOURCE), "-o", str(work / "host")]
+           str(work / "sample.cpp"), str(twin_runtime_source()), "-o", str(work / "host")]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise KernelCompileError(f"the sample's host program does not compile:\n{done.stderr[-4000:]}")

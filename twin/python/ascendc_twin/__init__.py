@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Optional, Union
 import numpy as np
 
 from . import resources
-from .build import CXX, Defines, cache_dir, compile_kernel, twin_include_dirs
+from .build import CXX, Defines, cache_dir, compile_kernel, twin_include_dirs, twin_runtime_source
 from .errors import (EnvironmentSetupError, InvalidInputError, KernelCompileError, KernelCrashError, TwinError,
                      TwinRuleError, TwinTimeoutError)
 
@@ -39,7 +39,7 @@ DEFAULT_TIMEOUT = 600.0
 
 # The public API (README.md): what a caller may use; every other name is the twin's own.
 __all__ = ["LaunchStats", "run_kernel", "compile_kernel", "soc_info", "soc_table", "gm_empty", "gm_array", "model_constants",
-           "add_launch_check", "Model", "load_model", "twin_include_dirs", "cache_dir", "CXX",
+           "add_launch_check", "Model", "load_model", "twin_include_dirs", "twin_runtime_source", "cache_dir", "CXX",
            "TwinError", "InvalidInputError", "EnvironmentSetupError", "KernelCompileError", "TwinRuleError",
            "TwinTimeoutError", "KernelCrashError"]
 

@@ -208,6 +208,12 @@ RUNTIME_SOURCE = Path("twin") / "launch_runtime.cpp"  # under the twin's include
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def twin_runtime_source() -> Path:
+    """The twin's compiled-once source (the launcher and the L2 model's walk): a program that holds
+    kernels and is built by a g++ command of its own (not compile_kernel) compiles it beside them."""
+    return twin_include_dirs()[0] / RUNTIME_SOURCE
+
+
 def runtime_defines(defines: Defines, twin_dirs: list[Path]) -> list[str]:
     """The -D flags of `defines` that the launcher's compile takes: those of macros the twin's
     headers or launcher spell anywhere (a macro it never names cannot change what it compiles to;

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import resources
-from .build import RUNTIME_SOURCE
+from .build import twin_runtime_source
 from .errors import EnvironmentSetupError, InvalidInputError
 
 SOC = "ascend910B1"  # the A2 UT target of ops-nn's CMakeLists
@@ -103,7 +103,7 @@ def build(op: str, ops_nn: Path, work: Path, asc_devkit: Optional[Path] = None) 
     cmd = ["g++", *CXXFLAGS, *(f"-I{d}" for d in includes),
            *(["-include", str(tiling)] if tiling.is_file() else []),
            "-DKERNELUT=1", '-DUT_SOC_VERSION="Ascend910B1"', f"-DTWIN_ICPU_AUTO_SYNC={int(auto_sync)}", *options,
-           *(str(t) for t in tests), str(kernels / op / f"{op}.cpp"), str(resources.path("include") / RUNTIME_SOURCE),
+           *(str(t) for t in tests), str(kernels / op / f"{op}.cpp"), str(twin_runtime_source()),
            *GTEST_LIBS, "-o", str(work / "ut")]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
     if done.returncode != 0:
