@@ -101,9 +101,10 @@ RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
 // ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma whole (16-bit
-// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm, fp32 rows) through fp32 partial chunks
-// (two in, one out), and neither without gamma; fp32 chunks a and b; the row sum over SC lanes (SC = 0: one sum per chunk, up to kMaxRowSlots);
-// a dx queue unless dx is written over dy's slot; two rstd batches; ReduceSum's work.
+// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm, fp32 rows) through fp32 partial
+// chunks (two in, one out), and neither without gamma; fp32 chunks a and b; the row sum over SC lanes
+// (SC = 0: one sum per chunk, up to kMaxRowSlots); a dx queue unless dx is written over dy's slot; two
+// rstd batches; ReduceSum's work.
 struct LongRowsLayout {
     uint64_t rowBytes;     // one row buffer of dy or x
     uint64_t ringSlots;    // slots per tensor in the ring (0: row buffers)

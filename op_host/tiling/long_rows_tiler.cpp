@@ -46,9 +46,9 @@ struct LongRowsLayoutChoice {
 // with dres they read each byte once, where the streamed path reads them again from L2, in the
 // streamed path's time. A row with a short last chunk streams faster, so the ring takes rows of
 // whole chunks only.
-// Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too (about
-// 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's GM partial, read
-// (from L2) and written back per chunk in pass 2. Each byte of dy and x is read once, where the
+// Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too
+// (about 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's
+// GM partial, read (from L2) and written back per chunk in pass 2. Each byte of dy and x is read once, where the
 // streamed path reads it twice and so keeps it in L2, which then cannot hold dx: dx's writes went
 // to HBM. dx over dy orders the partial's reads after the previous row's writes (its refills wait
 // for MTE3). These rows keep every core: pass 1 leaves HBM idle beyond the spare slots' copies, so
@@ -104,6 +104,13 @@ LongRowsLayoutChoice ForShape(LongRowsLayoutChoice c, const TilingShape &shape)
     return c;
 }
 
+// The UB layout of a choice for this shape (the kernel reads the same one from its tiling).
+layout::LongRowsLayout LayoutOf(const LongRowsLayoutChoice &c, const TilingShape &shape)
+{
+    return layout::LongRows(shape.cols, shape.elem_bytes, c.chunk_cols, c.row_buffers, c.dx_queue, c.sum_cols,
+                            c.spare_slots, shape.dres, shape.gamma_bytes, c.dgamma_in_gm);
+}
+
 bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
     if (shape.elem_bytes < sizeof(float) &&
@@ -122,9 +129,7 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
                                shape.cols <= c.chunk_cols)) {
         return false;
     }
-    return layout::UbBytes(layout::LongRows(shape.cols, shape.elem_bytes, c.chunk_cols, c.row_buffers, c.dx_queue,
-                                            c.sum_cols, c.spare_slots, shape.dres, shape.gamma_bytes, c.dgamma_in_gm)) <=
-           shape.ub_bytes;
+    return layout::UbBytes(LayoutOf(c, shape)) <= shape.ub_bytes;
 }
 
 // The first layout that fits; false when none does.
@@ -178,8 +183,8 @@ public:
         t.spare_slots = c.spare_slots;
         t.row_buffers = c.row_buffers;
         t.dx_over_dy = c.dx_queue ? 0 : 1;
-        // (rows without gamma have no dgamma: every layout is a plain ring for them)
-        const bool dgammaInGm = c.dgamma_in_gm && shape.gamma_bytes != 0;
+        // (the layout decides: rows without gamma have no dgamma, so every layout is a plain ring for them)
+        const bool dgammaInGm = LayoutOf(c, shape).partialBytes > 0;
         t.dgamma_ub_cols = dgammaInGm ? 0 : shape.cols;
         if (shape.elem_bytes == sizeof(float) && !dgammaInGm) {
             t.groups = HbmBalancedGroups(shape.rows, t.groups);

@@ -4,8 +4,8 @@
 One shared object per (kernel source, entry): a generated wrapper includes `kernel_operator.h`, the
 kernel source and `TWIN_DEFINE_LAUNCH(entry)` (twin/launch.h), linked with what every kernel runs
 alike, the launcher and the L2 model (twin/launch_runtime.cpp, compiled once per header set, flags
-and defines into the cache beside the precompiled header), so the twin ships as sources only and every object has exactly one copy of
-its state. Objects are cached under `$ASCENDC_TWIN_CACHE`
+and defines into the cache beside the precompiled header), so the twin ships as sources only and
+every object has exactly one copy of its state. Objects are cached under `$ASCENDC_TWIN_CACHE`
 (default `~/.cache/ascendc_twin`) by a hash of everything that can change the result, and
 written by rename so parallel test workers never see half an object. Each object is checked before
 it is loaded (dlopen maps it: a truncated one would end the process with SIGBUS): a whole ELF file
@@ -218,6 +218,8 @@ def runtime_defines(defines: Defines, twin_dirs: list[Path]) -> list[str]:
     """The -D flags of `defines` that the launcher's compile takes: those of macros the twin's
     headers or launcher spell anywhere (a macro it never names cannot change what it compiles to;
     one it names, even as a plain identifier, can)."""
+    if not defines:
+        return []
     files = [path for d in twin_dirs for path in _headers(d)] + [twin_dirs[0] / RUNTIME_SOURCE]
     words = {word for path in files for word in _WORD.findall(path.read_text(errors="replace"))}
     return [f for f in _define_flags(defines) if f[2:].split("=", 1)[0] in words]
