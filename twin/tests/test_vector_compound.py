@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Compound vector instructions of the twin (twin/include/twin/vector_compound.h) against NumPy:
-Axpy with its real two-type signature (half -> half, float -> float, half -> float), AddRelu and
-LeakyRelu; then their dtype rules."""
+Axpy and MulAddDst with their real two-type signatures (half -> half, float -> float, half -> float),
+AddRelu and LeakyRelu; then their dtype and overlap rules."""
 import numpy as np
 import pytest
 
@@ -35,6 +35,44 @@ def test_axpy_float_source_into_half_is_rejected(rng):
     a = random_array(rng, 64, np.float32)
     with pytest.raises(TwinRuleError, match="A2 supports src/dst half/half, float/float and half/float"):
         run_elementwise("Axpy(d, x, y.GetValue(0), N)", a, a.copy(), np.zeros(64, np.float16))
+
+
+@pytest.mark.parametrize("n", [64, 320, 2048])
+def test_mul_add_dst_half_sources_into_float(rng, n):
+    """dst = float(src0)*float(src1) + dst: the product of two halves is exact in float, the sum rounded
+    once."""
+    a, b = random_array(rng, n, np.float16), random_array(rng, n, np.float16)
+    acc = random_array(rng, n, np.float32)
+    out = run_elementwise("MulAddDst(d, x, y, N)", a, b, acc.copy())
+    np.testing.assert_array_equal(out, a.astype(np.float32) * b.astype(np.float32) + acc)
+
+
+def test_mul_add_dst_half_sources_repeat_form_takes_float_lanes(rng):
+    """A repeat covers 64 lanes (the float destination's), reading 4 blocks of each half source."""
+    n, lanes = 256, 40
+    a, b = random_array(rng, n, np.float16), random_array(rng, n, np.float16)
+    acc = random_array(rng, n, np.float32)
+    out = run_elementwise(f"MulAddDst(d, x, y, uint64_t({lanes}), 4, {{1, 1, 1, 8, 4, 4}})", a, b, acc.copy())
+    expected = acc.copy()
+    on = (np.arange(n) % 64) < lanes
+    expected[on] = (a.astype(np.float32) * b.astype(np.float32) + acc)[on]
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("call,rule", [
+    ("MulAddDst(d, d.ReinterpretCast<half>(), y, N)", "the src0 operand \\(half\\) overlaps the dst operand"),
+    ("MulAddDst(d, x, d.ReinterpretCast<half>()[N], N)", "the src1 operand \\(half\\) overlaps the dst operand"),
+])
+def test_mul_add_dst_half_sources_must_not_overlap_float_dst(rng, call, rule):
+    a = random_array(rng, 64, np.float16)
+    with pytest.raises(TwinRuleError, match=rule):
+        run_elementwise(call, a, a.copy(), np.zeros(64, np.float32))
+
+
+def test_mul_add_dst_float_sources_into_half_is_rejected(rng):
+    a = random_array(rng, 64, np.float32)
+    with pytest.raises(TwinRuleError, match="MulAddDst: A2 supports src/dst half/half, float/float and half/float"):
+        run_elementwise("MulAddDst(d, x, y, N)", a, a.copy(), np.zeros(64, np.float16))
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int16])

@@ -200,9 +200,9 @@ inline LanePlan CountFormPlan(const char *call, uint32_t lanes, int64_t count, b
 
 // The rules of a BinaryRepeatParams (all strides 8 bits, no dst block stride 0) and the three
 // operands it addresses: {dst, src0, src1}.
-template <typename T>
-void BinaryOperands(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
-                    const AscendC::LocalTensor<T> &src1, const AscendC::BinaryRepeatParams &rp, VecOperand (&ops)[3])
+template <typename T, typename U>
+void BinaryOperands(const char *call, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> &src0,
+                    const AscendC::LocalTensor<U> &src1, const AscendC::BinaryRepeatParams &rp, VecOperand (&ops)[3])
 {
     CheckStride(call, "dstBlkStride", rp.dstBlkStride, 8);
     CheckStride(call, "src0BlkStride", rp.src0BlkStride, 8);

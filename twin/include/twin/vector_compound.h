@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Compound vector instructions: MulAddDst (dst = src0 * src1 + dst), Axpy (dst = src * scalar + dst,
-// also a half source into a float destination), AddRelu (max(src0 + src1, 0)) and LeakyRelu
+// Compound vector instructions: MulAddDst (dst = src0 * src1 + dst) and Axpy (dst = src * scalar + dst),
+// each also with half sources into a float destination, AddRelu (max(src0 + src1, 0)) and LeakyRelu
 // (src where src >= 0, else src * scalar). Each has the count form and the repeat forms of vector.h,
 // with that header's placement, stride, overlap and mask rules; the A2 dtype table of each.
 #pragma once
@@ -23,6 +23,39 @@ void MulAddDstRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n)
     AndShadow(sh + off[0], sh + off[0], sh + off[2], n * sizeof(T));
 }
 
+// A lane of a float destination is defined only where the half source lane it reads is.
+inline void WidenShadow(uint8_t *dst_sh, const uint8_t *src_sh, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        if (std::memchr(src_sh + i * sizeof(half), 0, sizeof(half)) != nullptr) {
+            std::memset(dst_sh + i * sizeof(float), 0, sizeof(float));
+        }
+    }
+}
+
+// MulAddDst with half sources into a float destination computes in float: dst = float(src0) *
+// float(src1) + dst (the product of two halves is exact in float, the sum rounded once).
+inline void MulAddDstWideRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n)
+{
+    float *d = reinterpret_cast<float *>(ub + off[0]);
+    const half *a = reinterpret_cast<const half *>(ub + off[1]);
+    const half *b = reinterpret_cast<const half *>(ub + off[2]);
+    for (uint32_t i = 0; i < n; ++i) d[i] = float(a[i]) * float(b[i]) + d[i];
+    WidenShadow(sh + off[0], sh + off[1], n);
+    WidenShadow(sh + off[0], sh + off[2], n);
+}
+
+// Half sources into a float destination must not overlap it at all (A2 MulAddDst's documented
+// constraint: "no address overlap" for that type pair).
+inline void CheckDisjoint(const char *call, const VecOperand &dst, const VecOperand &src, const LanePlan &p)
+{
+    uint64_t d0, d1, s0, s1;
+    Footprint(dst, p, d0, d1);
+    Footprint(src, p, s0, s1);
+    TWIN_CHECK(d1 <= s0 || s1 <= d0, call, "the ", src.role, " operand (half) overlaps the ", dst.role,
+               " operand (float): with half sources into a float destination no address overlap is allowed");
+}
+
 // Axpy with a half source into a float destination computes in float: dst = float(src) * scalar + dst.
 template <typename T, typename U>
 void AxpyRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n, U s)
@@ -41,20 +74,34 @@ void AxpyRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n, U s)
     }
 }
 
-template <typename T>
-void MulAddDst(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src0,
-               const AscendC::LocalTensor<T> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp)
+template <typename T, typename U>
+void MulAddDst(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> &src0,
+               const AscendC::LocalTensor<U> &src1, const LanePlan &p, const AscendC::BinaryRepeatParams &rp)
 {
     constexpr const char *call = "MulAddDst";
     dst.Check(call);
     src0.Check(call);
     src1.Check(call);
-    TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
+    constexpr bool wide = std::is_same_v<T, float> && std::is_same_v<U, half>;
+    if constexpr (std::is_same_v<T, U>) {
+        TWIN_CHECK_DTYPE(kFloatType<T>, call, "half and float", T);
+    } else {
+        TWIN_CHECK(wide, call, "A2 supports src/dst half/half, float/float and half/float for this instruction (got ",
+                   TypeName<U>(), "/", TypeName<T>(), ")");
+    }
     VecOperand ops[3];
     BinaryOperands(call, dst, src0, src1, rp, ops);
+    if constexpr (wide) {
+        CheckDisjoint(call, ops[0], ops[1], p);
+        CheckDisjoint(call, ops[0], ops[2], p);
+    }
     if (!Issue(call, ops, p)) return;
     CoreState &core = Core();
-    ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { MulAddDstRun<T>(core.ub.data(), core.shadow.data(), off, n); });
+    if constexpr (wide) {
+        ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { MulAddDstWideRun(core.ub.data(), core.shadow.data(), off, n); });
+    } else if constexpr (std::is_same_v<T, U>) {
+        ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { MulAddDstRun<T>(core.ub.data(), core.shadow.data(), off, n); });
+    }
 }
 
 template <typename T, typename U>
@@ -81,20 +128,31 @@ void Axpy(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> &src
 
 namespace AscendC {
 
-template <typename T>
-void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const int32_t &count)
+// dst = src0 * src1 + dst; T is the destination type, U the sources' (A2: half/half, float/float, half
+// sources into a float destination, 64 lanes a repeat).
+template <typename T, typename U>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1, const int32_t &count)
 {
+    // A repeat reads 64 half lanes (4 blocks) of half sources into a float destination.
+    constexpr uint8_t srcRep = uint8_t(8 * sizeof(U) / sizeof(T));
     twin::MulAddDst(dst, src0, src1, twin::CountFormPlan("MulAddDst", twin::Lanes<T>(), count, true),
-                    BinaryRepeatParams());
+                    BinaryRepeatParams(1, 1, 1, 8, srcRep, srcRep));
     twin::RestoreDefaultMask();
 }
-template <typename T, bool isSetMask = true>
-void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask,
+template <typename T, typename U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1, uint64_t mask,
                int64_t repeatTime, const BinaryRepeatParams &params)
 {
     uint64_t bits[2];
     if (isSetMask) twin::ContinuousMaskBits("MulAddDst", twin::Lanes<T>(), mask, bits);
     twin::MulAddDst(dst, src0, src1, twin::RepeatPlan("MulAddDst", twin::Lanes<T>(), repeatTime, bits, isSetMask),
+                    params);
+}
+template <typename T, typename U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1,
+               const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &params)
+{
+    twin::MulAddDst(dst, src0, src1, twin::RepeatPlan("MulAddDst", twin::Lanes<T>(), repeatTime, mask, isSetMask),
                     params);
 }
 // dst = src * scalarValue + dst; T is the destination type, U the source's (A2: half/half,
