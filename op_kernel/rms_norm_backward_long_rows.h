@@ -70,6 +70,8 @@ public:
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
         keepChunk_ = !kIsFloat<T> && gammaF32_ && !sumPerChunk_ && t_.sum_cols >= C &&
                      keptSummed_ % kFloatsPerBlock == 0 && !dgammaInGm_;
+        halfProducts_ = kDtypeOf<T> == RmsNormBackwardDtype::kFloat16 && hasGamma_ && !gammaF32_ &&
+                        t_.gamma_offset == 0.0f;
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's and the partial's queue buffers hold two each of the MTE2_V ids the ring would
             // otherwise take
@@ -237,7 +239,8 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (7 for fp32, whose
     // dgamma takes dy*xhat: Pass1) in two fp32 scratch chunks a and b and the lane-wise row sum
     // (sum_cols lanes: one more MulAddDst per further sum_cols of a chunk); 11 with gamma in fp32, 9 for
-    // the chunk a row keeps widened.
+    // the chunk a row keeps widened, 10 for fp16 with its fp16 gamma (dy*x and dy*gamma formed from the
+    // halves: HalfProduct, HalfProductAxpy).
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool firstRow, bool lastRow)
     {
@@ -291,7 +294,7 @@ private:
                     MulAddDst(Dgamma()[c.begin], c.dy, b, c.count);
                 }
             }
-            Mul(dyX, AsFloat(a, c.dy, c.count), AsFloat(b, c.x, c.count), c.count);
+            DyTimesX(dyX, b, c.dy, c.x, halfProducts_, c.count);
             if (hasGamma_) {
                 if constexpr (!kIsFloat<T>) {
                     Axpy(Dgamma()[c.begin], dyX, rstd, c.count);
@@ -345,6 +348,20 @@ private:
         return -(rstd * meanGXhat);
     }
 
+    // g = dy*gamma + xScale*x in fp32 (b is scratch); from the halves where halfProducts_.
+    __aicore__ inline void GammaDyPlusX(const LocalTensor<float> &g, const LocalTensor<float> &b, const Chunk &c,
+                                        float xScale)
+    {
+        if constexpr (kDtypeOf<T> == RmsNormBackwardDtype::kFloat16) {
+            if (halfProducts_) {
+                HalfProductAxpy(g, c.dy, c.gamma, c.x, xScale, c.count);
+                return;
+            }
+        }
+        Mul(g, AsFloat(g, c.dy, c.count), ScaleAsFloat(b, c), c.count);
+        Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+    }
+
     // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype; in the ring each slot pass 2 is
     // done with takes the next chunk.
     template <LongRowsStore store>
@@ -366,8 +383,7 @@ private:
                 Axpy(g, b, rstd * xScale, c.count);
                 dxScale = 1.0f;
             } else if (hasGamma_) {
-                Mul(g, AsFloat(a, c.dy, c.count), ScaleAsFloat(b, c), c.count);
-                Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+                GammaDyPlusX(g, b, c, xScale);
             } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
                 Muls(g, c.x, xScale, c.count);
                 Add(g, g, c.dy, c.count);
@@ -434,6 +450,7 @@ private:
     bool dgammaInUb_ = false;   // dgamma is summed whole in UB (neither of the two without gamma)
     bool gammaF32_ = false;     // gamma is held in fp32 (float32 gamma, or layout::GammaInF32)
     bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
+    bool halfProducts_ = false; // fp16 rows with fp16 gamma held as it is, no offset: HalfProduct
     uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
     DgammaPartial partial_;     // dgamma in GM: the partial's chunks in (one fetched ahead) and out

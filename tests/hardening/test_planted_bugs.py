@@ -43,6 +43,7 @@ SMALL_COLS = "rms_norm_backward_small_cols.h"
 COMMON = "rms_norm_backward_common.h"
 STREAMED = "rms_norm_backward_long_rows_streamed.h"
 LONG_ROWS = "rms_norm_backward_long_rows.h"
+CHUNK_MATH = "rms_norm_backward_chunk_math.h"
 
 
 class Bug(NamedTuple):
@@ -134,6 +135,10 @@ BUGS = {
         "float32", r"core \d+: TQue::DeQue: the queue is empty"),
     "streamed GM dgamma partial written on the tensor's first row, not each row group's": Bug(
         STREAMED, "chunk * C_, n, row == group.begin);", "chunk * C_, n, row == 0);", (83, 43512), "float32", GOLDEN),
+    "fp16 dy*x summed onto a scratch chunk nothing zeroed": Bug(
+        CHUNK_MATH, "    Duplicate(dst, 0.0f, count);\n    MulAddDst(dst, a, b, count);",
+        "    MulAddDst(dst, a, b, count);", (3, 12288), "float16",
+        r"core \d+: LocalTensor::GetValue: reads UB that nothing wrote"),
     "dres added after a 16-bit dx is rounded": Bug(
         ROWS_IN_UB, "        Axpy(a, b, k, cols);\n        if (hasDres_) {\n            Widen(b, dres, cols);\n"
         "            Add(a, a, b, cols);\n        }\n        Narrow(dx, a, cols);\n",

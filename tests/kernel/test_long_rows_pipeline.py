@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The whole-row-resident long rows as a pipeline, as the twin's timeline models it (modelled, not
 measured): the rings of chunk slots keep the busiest core's limiting unit busy (and 16-bit rows too
-long for them stream), and rstd, fetched per group one batch ahead, reaches every
+long for them stream), fp16 rows form their products from the halves, and rstd, fetched per group one batch ahead, reaches every
 row of a group longer than two batches."""
 import numpy as np
 import pytest
@@ -55,6 +55,23 @@ def test_16_bit_rows_too_long_for_a_3072_col_ring_stream_and_keep_their_limiting
                                   gamma_dtype="bfloat16")
     assert result["path"] == "long_rows_streamed" and result["fields"]["stream_slots"] >= 4
     assert busy_share((4096, 16384), "bfloat16") >= 0.95
+
+
+# fp16 rows whose gamma is held as fp16 form dy*x and dy*gamma from the halves (MulAddDst of half
+# sources into fp32, exact as the widened products are): 3 vector instructions fewer per chunk than
+# bf16, which widens every input, on the same ring layout; both meet the golden.
+def test_fp16_ring_rows_form_their_products_from_the_halves(rng):
+    rows, cols = 5, 12288
+    instrs, repeats = {}, {}
+    for dtype in ("float16", "bfloat16"):
+        dy, x, rstd, gamma = make_inputs(rng, (rows, cols), dtype=dtype)
+        _, _, stats = run_and_check(dy, x, rstd, gamma)
+        assert stats["path"] == "long_rows" and stats["tiling"]["chunk_cols"] == 3072
+        instrs[dtype] = sum(core["vector_instrs"] for core in stats["cores"])
+        repeats[dtype] = sum(core["vector_repeats"] for core in stats["cores"])
+    chunks = rows * cols // 3072
+    assert instrs["bfloat16"] - instrs["float16"] == 3 * chunks
+    assert repeats["bfloat16"] - repeats["float16"] == 3 * chunks * 3072 // 64
 
 
 # 6200 rows make 48 groups of 129 rows: three rstd batches per group, the third landing in the half
