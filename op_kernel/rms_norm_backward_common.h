@@ -56,6 +56,12 @@ __aicore__ inline BinaryRepeatParams Src1OneBlock()
 using rmsnorm_backward::layout::CeilDiv;  // the layout's, written once
 using rmsnorm_backward::layout::RoundUp;
 
+// Cols of the chunk of C cols that starts at col `begin` of a row of `cols` (the row's last one is short).
+__aicore__ inline uint32_t ChunkCols(uint32_t cols, uint32_t begin, uint32_t C)
+{
+    return cols - begin < C ? cols - begin : C;
+}
+
 // dgamma is summed per row group: group i holds rows [rows*i/G, rows*(i+1)/G). The groups depend on
 // the shape only; core b takes groups b, b + blockNum, ... so every block dim gives the same partials.
 struct RowGroup {

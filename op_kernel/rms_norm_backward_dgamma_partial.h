@@ -50,7 +50,7 @@ public:
     {
         const uint32_t begin = chunk * C;
         if (begin < cols) {
-            Fetch(partial, begin, cols - begin < C ? cols - begin : C);
+            Fetch(partial, begin, ChunkCols(cols, begin, C));
         }
     }
 
@@ -76,7 +76,7 @@ public:
     __aicore__ inline void Zero(const GlobalTensor<float> &partial, uint32_t begin, uint32_t cols, uint32_t C)
     {
         for (; begin < cols; begin += C) {
-            const uint32_t n = cols - begin < C ? cols - begin : C;
+            const uint32_t n = ChunkCols(cols, begin, C);
             LocalTensor<float> out = outQue_.AllocTensor<float>();
             Duplicate(out, 0.0f, n);
             CopyOut(partial[begin], out, n);

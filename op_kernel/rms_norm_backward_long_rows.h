@@ -202,7 +202,7 @@ private:
     {
         Chunk c;
         c.begin = chunk * t_.chunk_cols;
-        c.count = t_.cols - c.begin < t_.chunk_cols ? t_.cols - c.begin : t_.chunk_cols;
+        c.count = ChunkCols(t_.cols, c.begin, t_.chunk_cols);
         if (hasGamma_ && !gammaF32_) {  // (gamma held in fp32 is read by ScaleAsFloat as it is)
             c.gamma = gammaBuf_.Get<T>()[c.begin];
         }
@@ -431,7 +431,7 @@ private:
     __aicore__ inline void CopyInDres(uint64_t row, uint32_t chunk)
     {
         const uint32_t begin = chunk * t_.chunk_cols;
-        dres_.Read(gm_.dres, row * t_.cols + begin, t_.cols - begin < t_.chunk_cols ? t_.cols - begin : t_.chunk_cols);
+        dres_.Read(gm_.dres, row * t_.cols + begin, ChunkCols(t_.cols, begin, t_.chunk_cols));
     }
 
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)

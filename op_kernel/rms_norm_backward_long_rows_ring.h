@@ -122,7 +122,7 @@ private:
         if (afterVector) {
             WaitFor<HardEvent::V_MTE2>(pipe_);
         }
-        const uint32_t n = cols_ - fill.begin < chunkCols_ ? cols_ - fill.begin : chunkCols_;
+        const uint32_t n = ChunkCols(cols_, fill.begin, chunkCols_);
         CopyInPad(ring.slot[ring.received % slots_].template Get<T>(), src[fill.row * cols_ + fill.begin], n);
         ++ring.received;
         if (isDy) {

@@ -121,8 +121,7 @@ public:
 private:
     __aicore__ inline uint32_t Count(uint32_t chunk) const
     {
-        const uint32_t begin = chunk * C_;
-        return t_.cols - begin < C_ ? t_.cols - begin : C_;
+        return ChunkCols(t_.cols, chunk * C_, C_);
     }
 
     // The next step's chunk of dy lands in a free slot, then its x C elements later. A slot whose dx
