@@ -32,11 +32,12 @@
 //   | ReduceSum work                | 1                          | up(cdiv(SC or C, 64), 8) * 4 |
 //   | row total                     | 1                          | 32                     |
 #pragma once
-#include "rms_norm_backward_chunk_math.h"
+#include "rms_norm_backward_chunk_gamma.h"
 #include "rms_norm_backward_dgamma_partial.h"
 #include "rms_norm_backward_dres_chunks.h"
 #include "rms_norm_backward_long_rows_ring.h"
 #include "rms_norm_backward_path_base.h"
+#include "rms_norm_backward_row_sum.h"
 #include "rms_norm_backward_rstd.h"
 
 namespace rmsnorm_backward::kernel {
@@ -60,18 +61,15 @@ public:
         const uint32_t C = t_.chunk_cols;
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
-        sumPerChunk_ = t_.sum_cols == 0;
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         dgammaInGm_ = layout.partialBytes > 0;  // fp32 rows with gamma only (the layout's rule)
         dgammaInUb_ = layout.dgammaBytes > 0;
-        gammaF32_ = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
+        const bool gammaF32 = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
         // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
         const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
-        keepChunk_ = !kIsFloat<T> && gammaF32_ && !sumPerChunk_ && t_.sum_cols >= C &&
-                     keptSummed_ % kFloatsPerBlock == 0 && !dgammaInGm_;
-        halfProducts_ = kDtypeOf<T> == RmsNormBackwardDtype::kFloat16 && hasGamma_ && !gammaF32_ &&
-                        t_.gamma_offset == 0.0f;
+        keepChunk_ = !kIsFloat<T> && gammaF32 && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0 &&
+                     !dgammaInGm_;
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's and the partial's queue buffers hold two each of the MTE2_V ids the ring would
             // otherwise take
@@ -82,9 +80,7 @@ public:
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
         }
-        if (layout.gammaBytes > 0) {
-            pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
-        }
+        gamma_.Init(pipe_, layout.gammaBytes, gammaF32, t_.gamma_offset);
         if (layout.dgammaBytes > 0) {
             pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
         }
@@ -93,7 +89,7 @@ public:
         }
         pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
-        pipe_->InitBuffer(sumBuf_, layout.sumBytes);
+        rowSum_.Init(pipe_, layout.sumBytes, layout.workBytes, t_.sum_cols, t_.cols, C);
         if (layout.dxQueue) {
             pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
         }
@@ -101,8 +97,6 @@ public:
             dres_.Init(pipe_, layout.chunkBytes);
         }
         rstd_.Init(pipe_, gm_.rstd);
-        pipe_->InitBuffer(workBuf_, layout.workBytes);
-        pipe_->InitBuffer(rowSumBuf_, kBlockBytes);
     }
 
     __aicore__ inline void Process()
@@ -124,17 +118,17 @@ private:
     // dgamma's accumulator in UB; an empty tensor where there is none (no gamma, or dgamma in GM).
     __aicore__ inline LocalTensor<float> Dgamma() { return dgammaInUb_ ? dgammaBuf_.Get<float>() : LocalTensor<float>(); }
 
-    // The chunk's inputs: views of the resident row (or the ring's slots) and of gamma.
+    // The chunk's inputs: views of the resident row (or the ring's slots).
     struct Chunk {
         uint32_t begin, count;
-        LocalTensor<T> dy, x, gamma;
+        LocalTensor<T> dy, x;
     };
 
     template <LongRowsStore store>
     __aicore__ inline void RunGroups()
     {
         // (dgamma is zeroed after; the layouts with dgamma in GM hold gamma as it is loaded)
-        LoadGammaWhole(gm_, gammaBuf_, dgammaInUb_ ? dgammaBuf_.Get<T>() : LocalTensor<T>(), gammaF32_);
+        LoadGammaWhole(gm_, gamma_.Buffer(), dgammaInUb_ ? dgammaBuf_.Get<T>() : LocalTensor<T>(), gamma_.InF32());
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
@@ -203,9 +197,6 @@ private:
         Chunk c;
         c.begin = chunk * t_.chunk_cols;
         c.count = ChunkCols(t_.cols, c.begin, t_.chunk_cols);
-        if (hasGamma_ && !gammaF32_) {  // (gamma held in fp32 is read by ScaleAsFloat as it is)
-            c.gamma = gammaBuf_.Get<T>()[c.begin];
-        }
         if constexpr (store != LongRowsStore::kRowBuffers) {
             if (firstPass) {
                 rings_.Take(chunk);
@@ -217,21 +208,6 @@ private:
             c.x = rowView.x[c.begin];
         }
         return c;
-    }
-
-    // The scale gamma + gamma_offset in fp32: gamma held in fp32 (float32 gamma, or 16-bit gamma widened
-    // once: GammaInF32) holds its offset since it was loaded; 16-bit gamma takes it after each widening.
-    __aicore__ inline LocalTensor<float> ScaleAsFloat(const LocalTensor<float> &scratch, const Chunk &c)
-    {
-        if (gammaF32_) {
-            return gammaBuf_.Get<float>()[c.begin];
-        }
-        const uint32_t count = c.count;
-        const LocalTensor<float> scale = AsFloat(scratch, c.gamma, count);
-        if constexpr (!kIsFloat<T>) {
-            AddGammaOffset(scale, t_.gamma_offset, count);
-        }
-        return scale;
     }
 
     // With xhat = x*rstd the per-row factor rstd moves out of the lanes: dy*xhat = rstd*(dy*x),
@@ -282,9 +258,8 @@ private:
             }
             const Chunk c = LoadChunk<store>(rowView, chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
             if (keepChunk_ && chunk == 0) {
-                KeptChunkPass1(a, b, sumBuf_.Get<float>(), Dgamma(),
-                               hasGamma_ ? gammaBuf_.Get<float>() : LocalTensor<float>(), c.dy, c.x, rstd, hasGamma_,
-                               c.count, keptSummed_);
+                KeptChunkPass1(a, b, rowSum_.Lanes(), Dgamma(), hasGamma_ ? gamma_.WholeF32() : LocalTensor<float>(),
+                               c.dy, c.x, rstd, hasGamma_, c.count, keptSummed_);
                 continue;
             }
             const LocalTensor<float> dyX = a;
@@ -294,14 +269,14 @@ private:
                     MulAddDst(Dgamma()[c.begin], c.dy, b, c.count);
                 }
             }
-            DyTimesX(dyX, b, c.dy, c.x, halfProducts_, c.count);
+            DyTimesX(dyX, b, c.dy, c.x, gamma_.Halves(), c.count);
             if (hasGamma_) {
                 if constexpr (!kIsFloat<T>) {
                     Axpy(Dgamma()[c.begin], dyX, rstd, c.count);
                 }
-                AddRowSum<true>(ScaleAsFloat(b, c), dyX, chunk, i == 0, c.count);
+                rowSum_.Add<true>(gamma_.Scale(b, c.begin, c.count), dyX, b, chunk, i == 0, c.count);
             } else {
-                AddRowSum<false>(b, dyX, chunk, i == 0, c.count);
+                rowSum_.Add<false>(b, dyX, b, chunk, i == 0, c.count);
             }
         }
     }
@@ -320,46 +295,12 @@ private:
         partial_.AddProduct(partialGm_, c.dy, xhat, c.begin, c.count, !firstRow);
     }
 
-    // The row sum of gamma*(dy*x) (of dy*x without gamma, `scaled` false): per chunk into sum[chunk]
-    // (sum_cols = 0), else lane-wise over the chunks in sum_cols lanes.
-    template <bool scaled>
-    __aicore__ inline void AddRowSum(const LocalTensor<float> &gamma, const LocalTensor<float> &dyX, uint32_t chunk,
-                                     bool first, uint32_t count)
-    {
-        const LocalTensor<float> sum = sumBuf_.Get<float>();
-        if (sumPerChunk_) {
-            const LocalTensor<float> b = bBuf_.Get<float>();
-            if constexpr (scaled) {
-                Mul(b, gamma, dyX, count);
-            }
-            ReduceSum(sum[chunk], scaled ? b : dyX, workBuf_.Get<float>(), count);
-            return;
-        }
-        AddLaneSum<scaled>(sum, gamma, dyX, count, t_.sum_cols, first);
-    }
-
     // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks); a kept
     // chunk scaled the sum by rstd already.
     __aicore__ inline float XScale(float rstd)
     {
-        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
-        const uint32_t sumCount = sumPerChunk_ ? chunks : (t_.cols < t_.sum_cols ? t_.cols : t_.sum_cols);
-        const float meanGXhat = RowTotal(rowSumBuf_.Get<float>(), sumBuf_.Get<float>(), workBuf_.Get<float>(), sumCount, pipe_) * t_.inv_cols * (keepChunk_ ? 1.0f : rstd);
+        const float meanGXhat = rowSum_.Total(pipe_) * t_.inv_cols * (keepChunk_ ? 1.0f : rstd);
         return -(rstd * meanGXhat);
-    }
-
-    // g = dy*gamma + xScale*x in fp32 (b is scratch); from the halves where halfProducts_.
-    __aicore__ inline void GammaDyPlusX(const LocalTensor<float> &g, const LocalTensor<float> &b, const Chunk &c,
-                                        float xScale)
-    {
-        if constexpr (kDtypeOf<T> == RmsNormBackwardDtype::kFloat16) {
-            if (halfProducts_) {
-                HalfProductAxpy(g, c.dy, c.gamma, c.x, xScale, c.count);
-                return;
-            }
-        }
-        Mul(g, AsFloat(g, c.dy, c.count), ScaleAsFloat(b, c), c.count);
-        Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
     }
 
     // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype; in the ring each slot pass 2 is
@@ -383,7 +324,7 @@ private:
                 Axpy(g, b, rstd * xScale, c.count);
                 dxScale = 1.0f;
             } else if (hasGamma_) {
-                GammaDyPlusX(g, b, c, xScale);
+                gamma_.DyTimesPlusX(g, b, c.dy, c.x, xScale, c.begin, c.count);
             } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
                 Muls(g, c.x, xScale, c.count);
                 Add(g, g, c.dy, c.count);
@@ -445,19 +386,18 @@ private:
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
-    bool sumPerChunk_ = false;  // tiling.sum_cols == 0: the row sum is reduced per chunk, then over the chunks
     bool dgammaInGm_ = false;   // dgamma goes through the group's GM partial chunk by chunk (dgamma_ub_cols 0)
     bool dgammaInUb_ = false;   // dgamma is summed whole in UB (neither of the two without gamma)
-    bool gammaF32_ = false;     // gamma is held in fp32 (float32 gamma, or layout::GammaInF32)
     bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
-    bool halfProducts_ = false; // fp16 rows with fp16 gamma held as it is, no offset: HalfProduct
     uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags
     DgammaPartial partial_;     // dgamma in GM: the partial's chunks in (one fetched ahead) and out
     TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     DresChunks<T> dres_;        // pass 2 reads a chunk's dres, the next one queued
-    TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, aBuf_, bBuf_, sumBuf_, workBuf_, rowSumBuf_;
+    ChunkGamma<T> gamma_;       // gamma whole, as the chunks read it
+    LongRowSum rowSum_;         // the row sum of g*xhat and its total
+    TBuf<QuePosition::VECCALC> dgammaBuf_, aBuf_, bBuf_;
 };
 
 }  // namespace rmsnorm_backward::kernel
