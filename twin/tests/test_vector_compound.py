@@ -69,6 +69,16 @@ def test_mul_add_dst_half_sources_must_not_overlap_float_dst(rng, call, rule):
         run_elementwise(call, a, a.copy(), np.zeros(64, np.float32))
 
 
+@pytest.mark.parametrize("call", ["MulAddDst(d, x, m.ReinterpretCast<half>(), 16)",
+                                  "Axpy(d, m.ReinterpretCast<half>(), x.GetValue(0), 16)"])
+def test_half_sources_nothing_wrote_leave_the_float_lanes_undefined(rng, call):
+    """m (no mask given) is UB nothing wrote: the 16 float lanes computed from it are undefined and may
+    not reach GM."""
+    a = random_array(rng, 64, np.float16)
+    with pytest.raises(TwinRuleError, match="holds undefined data after the launch: element 0"):
+        run_elementwise(call, a, a.copy(), np.zeros(64, np.float32))
+
+
 def test_mul_add_dst_float_sources_into_half_is_rejected(rng):
     a = random_array(rng, 64, np.float32)
     with pytest.raises(TwinRuleError, match="MulAddDst: A2 supports src/dst half/half, float/float and half/float"):

@@ -66,11 +66,8 @@ void AxpyRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint32_t n, U s)
         for (uint32_t i = 0; i < n; ++i) d[i] = Apply2<AddOp>(Apply2<MulOp>(a[i], s), d[i]);
         AndShadow(sh + off[0], sh + off[0], sh + off[1], n * sizeof(T));
     } else {
-        for (uint32_t i = 0; i < n; ++i) {
-            d[i] = float(a[i]) * float(s) + d[i];
-            const bool defined = std::memchr(sh + off[1] + i * sizeof(U), 0, sizeof(U)) == nullptr;
-            if (!defined) std::memset(sh + off[0] + i * sizeof(T), 0, sizeof(T));
-        }
+        for (uint32_t i = 0; i < n; ++i) d[i] = float(a[i]) * float(s) + d[i];
+        WidenShadow(sh + off[0], sh + off[1], n);
     }
 }
 
