@@ -62,8 +62,9 @@ def test_mul_add_dst_half_sources_repeat_form_takes_float_lanes(rng):
 @pytest.mark.parametrize("call,rule", [
     ("MulAddDst(d, d.ReinterpretCast<half>(), y, N)", "the src0 operand \\(half\\) overlaps the dst operand"),
     ("MulAddDst(d, x, d.ReinterpretCast<half>()[N], N)", "the src1 operand \\(half\\) overlaps the dst operand"),
+    ("Axpy(d, d.ReinterpretCast<half>(), x.GetValue(0), N)", "Axpy: the src operand \\(half\\) overlaps the dst operand"),
 ])
-def test_mul_add_dst_half_sources_must_not_overlap_float_dst(rng, call, rule):
+def test_half_sources_must_not_overlap_float_dst(rng, call, rule):
     a = random_array(rng, 64, np.float16)
     with pytest.raises(TwinRuleError, match=rule):
         run_elementwise(call, a, a.copy(), np.zeros(64, np.float32))

@@ -45,8 +45,8 @@ inline void MulAddDstWideRun(uint8_t *ub, uint8_t *sh, const uint32_t *off, uint
     WidenShadow(sh + off[0], sh + off[2], n);
 }
 
-// Half sources into a float destination must not overlap it at all (A2 MulAddDst's documented
-// constraint: "no address overlap" for that type pair).
+// Half sources into a float destination must not overlap it at all (the documented constraint of A2's
+// MulAddDst and Axpy: "no address overlap" for that type pair).
 inline void CheckDisjoint(const char *call, const VecOperand &dst, const VecOperand &src, const LanePlan &p)
 {
     uint64_t d0, d1, s0, s1;
@@ -114,7 +114,10 @@ void Axpy(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<U> &src
                TypeName<U>(), "/", TypeName<T>(), ")");
     VecOperand ops[2];
     UnaryOperands(call, dst, src, rp, ops);
-    if (!Issue(call, ops, p, -1, !std::is_same_v<T, U>)) return;
+    if constexpr (!std::is_same_v<T, U>) {
+        CheckDisjoint(call, ops[0], ops[1], p);
+    }
+    if (!Issue(call, ops, p)) return;
     CoreState &core = Core();
     if constexpr (same || (std::is_same_v<T, float> && std::is_same_v<U, half>)) {
         ForEachRun(p, ops, [&](const uint32_t *off, uint32_t n) { AxpyRun<T, U>(core.ub.data(), core.shadow.data(), off, n, scalar); });
