@@ -130,7 +130,8 @@ RMSNB_LAYOUT bool WideRow(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuf
 }
 // 16-bit gamma is held in fp32, widened once per launch, where the row is one chunk (WideRow) or its
 // chunks are at least kGammaInF32Cols long: widened per chunk it costs 2 of a 16-bit chunk's 13 vector
-// instructions (fp16 forms dy*gamma from the halves instead: 1 of its 10). Shorter chunks are the layouts of rows too long to hold gamma in fp32 beside them.
+// instructions (fp16 forms dy*gamma from the halves instead: 1 of its 10). Shorter chunks are the
+// layouts of rows too long to hold gamma in fp32 beside them.
 inline constexpr uint32_t kGammaInF32Cols = 4096;
 RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers)
 {

@@ -49,9 +49,9 @@ struct LongRowsLayoutChoice {
 // whole chunks only.
 // Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too
 // (about 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's
-// GM partial, read (from L2) and written back per chunk in pass 2. Each byte of dy and x is read once, where the
-// streamed path reads it twice and so keeps it in L2, which then cannot hold dx: dx's writes went
-// to HBM. dx over dy orders the partial's reads after the previous row's writes (its refills wait
+// GM partial, read (from L2) and written back per chunk in pass 2. Each byte of dy and x is read
+// once, where the streamed path reads it twice and so keeps it in L2, which then cannot hold dx:
+// dx's writes went to HBM. dx over dy orders the partial's reads after the previous row's writes (its refills wait
 // for MTE3). These rows keep every core: pass 1 leaves HBM idle beyond the spare slots' copies, so
 // spare slots come first, then a lane-wise row sum (512 lanes: two MulAddDst a chunk, where a sum per
 // chunk costs a Mul and a ReduceSum), which shortens pass 1.

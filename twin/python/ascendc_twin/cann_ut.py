@@ -6,11 +6,11 @@ builds against its CPU-debug runtime (tikicpulib) with the operator's kernel sou
 builds the same sources the way ops-nn's cmake/ut.cmake does for ascend910B1 (the kernel directories
 of the operator and of the dependencies its UT CMakeLists names copied into a build directory, the
 UT's tiling header force-included, -DKERNELUT=1; bisheng's --cce-auto-sync modelled unless the
-CMakeLists.txt of the kernel's directory says AUTO_SYNC false, as ops-nn's add_kernel_sources does) against the twin's headers and its tikicpulib.h
-stand-in and the twin's launcher (launch_runtime.cpp), links the system gtest, and runs every test: each ICPU_RUN_KF runs the kernel on twin
-cores, and a broken Ascend C rule fails that test. CANN's advanced API comes from an asc-devkit
-checkout when given. Nothing is copied into any repository: the build directory is a temporary one
-(or --keep).
+CMakeLists.txt of the kernel's directory says AUTO_SYNC false, as ops-nn's add_kernel_sources does)
+against the twin's headers, its tikicpulib.h stand-in and its compiled-once part (launch_runtime.cpp),
+links the system gtest, and runs every test: each ICPU_RUN_KF runs the kernel on twin cores, and a
+broken Ascend C rule fails that test. CANN's advanced API comes from an asc-devkit checkout when
+given. Nothing is copied into any repository: the build directory is a temporary one (or --keep).
 
     python -m ascendc_twin.cann_ut rms_norm_grad --ops-nn $OPS_NN_SRC --asc-devkit $ASC_DEVKIT_SRC
 """
