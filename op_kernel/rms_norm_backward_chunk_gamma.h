@@ -58,9 +58,6 @@ public:
         Axpy(g, AsFloat(scratch, x, count), xScale, count);
     }
 
-    // fp16 dy*x is formed from the halves too where gamma is (DyTimesX).
-    __aicore__ inline bool Halves() const { return halves_; }
-
 private:
     TBuf<QuePosition::VECCALC> buf_;
     bool inF32_ = false;

@@ -107,19 +107,17 @@ __aicore__ inline void HalfProductAxpy(const LocalTensor<float> &dst, const Loca
     MulAddDst(dst, a, b, count);
 }
 
-// dyX = dy*x in fp32: from the halves where `halves` (fp16 inputs only), else as widened (scratch
-// takes x).
+// dyX = dy*x in fp32: fp16 from the halves (whatever gamma is: the product needs dy and x only),
+// 16-bit else widened (scratch takes x).
 template <typename T>
 __aicore__ inline void DyTimesX(const LocalTensor<float> &dyX, const LocalTensor<float> &scratch,
-                                const LocalTensor<T> &dy, const LocalTensor<T> &x, bool halves, uint32_t count)
+                                const LocalTensor<T> &dy, const LocalTensor<T> &x, uint32_t count)
 {
     if constexpr (kDtypeOf<T> == RmsNormBackwardDtype::kFloat16) {
-        if (halves) {
-            HalfProduct(dyX, dy, x, count);
-            return;
-        }
+        HalfProduct(dyX, dy, x, count);
+    } else {
+        Mul(dyX, AsFloat(dyX, dy, count), AsFloat(scratch, x, count), count);
     }
-    Mul(dyX, AsFloat(dyX, dy, count), AsFloat(scratch, x, count), count);
 }
 
 // A 16-bit row (or chunk) widened as a = rstd*dy and b = x: dgamma += a*b (= dy*xhat), then a *= gamma

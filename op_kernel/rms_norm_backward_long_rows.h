@@ -215,8 +215,8 @@ private:
     // Axpy and MulAddDst leave 13 vector instructions per element for 16-bit data (7 for fp32, whose
     // dgamma takes dy*xhat: Pass1) in two fp32 scratch chunks a and b and the lane-wise row sum
     // (sum_cols lanes: one more MulAddDst per further sum_cols of a chunk); 11 with gamma in fp32, 9 for
-    // the chunk a row keeps widened, 10 for fp16 with its fp16 gamma (dy*x and dy*gamma formed from the
-    // halves: HalfProduct, HalfProductAxpy).
+    // the chunk a row keeps widened. fp16 forms dy*x from the halves (HalfProduct), one fewer, and with
+    // its fp16 gamma dy*gamma too (HalfProductAxpy): 10 either way.
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool firstRow, bool lastRow)
     {
@@ -269,7 +269,7 @@ private:
                     MulAddDst(Dgamma()[c.begin], c.dy, b, c.count);
                 }
             }
-            DyTimesX(dyX, b, c.dy, c.x, gamma_.Halves(), c.count);
+            DyTimesX(dyX, b, c.dy, c.x, c.count);
             if (hasGamma_) {
                 if constexpr (!kIsFloat<T>) {
                     Axpy(Dgamma()[c.begin], dyX, rstd, c.count);

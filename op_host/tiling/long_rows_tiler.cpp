@@ -34,8 +34,9 @@ struct LongRowsLayoutChoice {
 // costs one instruction per further sum_cols of a chunk; 0 needs no lane-wise accumulator at all).
 // Short chunks make the path vector-bound: each instruction's issue cost nears its repeats, so no
 // chunk is shorter than 2048 cols. 16-bit rows widen dy and x in both passes (11 vector instructions
-// per chunk against fp32's 6; 13 below 4096-col chunks, which widen gamma too: layout::GammaInF32;
-// fp16 with an fp16 gamma there forms dy*x and dy*gamma from the halves instead, 10):
+// per chunk against fp32's 6, fp16 10 as it forms dy*x from the halves; 13 below 4096-col chunks,
+// which widen gamma too: layout::GammaInF32; fp16 with an fp16 gamma there forms dy*gamma from the
+// halves as well, 10):
 // they take chunks of at least kMin16BitChunkCols, in row
 // buffers or in rings that keep HBM streaming (spare slots), and otherwise the streamed path, whose
 // chunks stay longer: on the twin's timeline 2048-col chunks of 16-bit rows model slower than a

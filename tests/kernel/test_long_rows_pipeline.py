@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward import _tiling
+from rmsnorm_backward.golden import golden
+from rmsnorm_backward.precision import compare
 from rmsnorm_backward.simulate import simulate
 
 from kernel_cases import limiting_unit_share, run_and_check
@@ -72,6 +74,28 @@ def test_fp16_ring_rows_form_their_products_from_the_halves(rng):
     chunks = rows * cols // 3072
     assert instrs["bfloat16"] - instrs["float16"] == 3 * chunks
     assert repeats["bfloat16"] - repeats["float16"] == 3 * chunks * 3072 // 64
+
+
+# fp16 forms dy*x from the halves whatever gamma is (it needs dy and x only): with gamma held in fp32
+# (4096-col chunks) and without gamma, one vector instruction fewer than bf16 per chunk that forms
+# dy*x, and C/64 repeats fewer; both dtypes keep a row's chunk 0 widened for pass 2 instead. dx (and
+# dgamma) meet the golden either way.
+@pytest.mark.parametrize("no_gamma", [False, True], ids=["gamma in fp32", "no gamma"])
+def test_fp16_rows_form_dy_x_from_the_halves_whatever_gamma_is(rng, no_gamma):
+    rows, cols, chunk = 5, 8192, 4096
+    instrs, repeats = {}, {}
+    for dtype in ("float16", "bfloat16"):
+        dy, x, rstd, gamma = make_inputs(rng, (rows, cols), dtype=dtype, no_gamma=no_gamma)
+        dx, dgamma, stats = simulate(dy, x, rstd, gamma)
+        golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
+        assert compare(dx, golden_dx, dtype).passed
+        assert no_gamma or compare(dgamma, golden_dgamma, "float32", round_golden=False).passed
+        assert stats["path"] == "long_rows" and stats["tiling"]["chunk_cols"] == chunk
+        instrs[dtype] = sum(core["vector_instrs"] for core in stats["cores"])
+        repeats[dtype] = sum(core["vector_repeats"] for core in stats["cores"])
+    products = rows * (cols // chunk - 1)
+    assert instrs["bfloat16"] - instrs["float16"] == products
+    assert repeats["bfloat16"] - repeats["float16"] == products * chunk // 64
 
 
 # 6200 rows make 48 groups of 129 rows: three rstd batches per group, the third landing in the half
