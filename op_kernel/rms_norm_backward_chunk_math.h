@@ -107,8 +107,8 @@ __aicore__ inline void HalfProductAxpy(const LocalTensor<float> &dst, const Loca
     MulAddDst(dst, a, b, count);
 }
 
-// dyX = dy*x in fp32: fp16 from the halves (whatever gamma is: the product needs dy and x only),
-// 16-bit else widened (scratch takes x).
+// dyX = dy*x in fp32: fp16 from the halves (whatever gamma is: the product needs dy and x only), bf16
+// widened (scratch takes x), fp32 as it is.
 template <typename T>
 __aicore__ inline void DyTimesX(const LocalTensor<float> &dyX, const LocalTensor<float> &scratch,
                                 const LocalTensor<T> &dy, const LocalTensor<T> &x, uint32_t count)
