@@ -35,6 +35,12 @@ def long_rows_fields(rows, cols, dtype):
     return result["fields"]
 
 
+def vector_work(stats) -> tuple[int, int]:
+    """The launch's vector instructions and their repeats, summed over its cores."""
+    return (sum(core["vector_instrs"] for core in stats["cores"]),
+            sum(core["vector_repeats"] for core in stats["cores"]))
+
+
 # The ring writes dx over dy's slot and keeps spare slots, so the next row streams in across the
 # row boundary: the limiting unit idles only for the first row, the drain and the dgamma reduction.
 @pytest.mark.parametrize("cols", [7168, 12288])
@@ -69,8 +75,7 @@ def test_fp16_ring_rows_form_their_products_from_the_halves(rng):
         dy, x, rstd, gamma = make_inputs(rng, (rows, cols), dtype=dtype)
         _, _, stats = run_and_check(dy, x, rstd, gamma)
         assert stats["path"] == "long_rows" and stats["tiling"]["chunk_cols"] == 3072
-        instrs[dtype] = sum(core["vector_instrs"] for core in stats["cores"])
-        repeats[dtype] = sum(core["vector_repeats"] for core in stats["cores"])
+        instrs[dtype], repeats[dtype] = vector_work(stats)
     chunks = rows * cols // 3072
     assert instrs["bfloat16"] - instrs["float16"] == 3 * chunks
     assert repeats["bfloat16"] - repeats["float16"] == 3 * chunks * 3072 // 64
@@ -91,8 +96,7 @@ def test_fp16_rows_form_dy_x_from_the_halves_whatever_gamma_is(rng, no_gamma):
         assert compare(dx, golden_dx, dtype).passed
         assert no_gamma or compare(dgamma, golden_dgamma, "float32", round_golden=False).passed
         assert stats["path"] == "long_rows" and stats["tiling"]["chunk_cols"] == chunk
-        instrs[dtype] = sum(core["vector_instrs"] for core in stats["cores"])
-        repeats[dtype] = sum(core["vector_repeats"] for core in stats["cores"])
+        instrs[dtype], repeats[dtype] = vector_work(stats)
     products = rows * (cols // chunk - 1)
     assert instrs["bfloat16"] - instrs["float16"] == products
     assert repeats["bfloat16"] - repeats["float16"] == products * chunk // 64
