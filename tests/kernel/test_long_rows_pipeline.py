@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward import _tiling
-from rmsnorm_backward.golden import golden
-from rmsnorm_backward.precision import compare
 from rmsnorm_backward.simulate import simulate
 
 from kernel_cases import limiting_unit_share, run_and_check
@@ -91,10 +89,7 @@ def test_fp16_rows_form_dy_x_from_the_halves_whatever_gamma_is(rng, no_gamma):
     instrs, repeats = {}, {}
     for dtype in ("float16", "bfloat16"):
         dy, x, rstd, gamma = make_inputs(rng, (rows, cols), dtype=dtype, no_gamma=no_gamma)
-        dx, dgamma, stats = simulate(dy, x, rstd, gamma)
-        golden_dx, golden_dgamma = golden(dy, x, rstd, gamma)
-        assert compare(dx, golden_dx, dtype).passed
-        assert no_gamma or compare(dgamma, golden_dgamma, "float32", round_golden=False).passed
+        _, _, stats = run_and_check(dy, x, rstd, gamma)
         assert stats["path"] == "long_rows" and stats["tiling"]["chunk_cols"] == chunk
         instrs[dtype], repeats[dtype] = vector_work(stats)
     products = rows * (cols // chunk - 1)
