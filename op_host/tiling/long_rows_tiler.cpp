@@ -33,11 +33,9 @@ struct LongRowsLayoutChoice {
 // first, then shorter chunks, fewer spare slots and narrower row sums (sum_cols below chunk_cols
 // costs one instruction per further sum_cols of a chunk; 0 needs no lane-wise accumulator at all).
 // Short chunks make the path vector-bound: each instruction's issue cost nears its repeats, so no
-// chunk is shorter than 2048 cols. 16-bit rows widen dy and x in both passes (11 vector instructions
-// per chunk against fp32's 6, fp16 10 as it forms dy*x from the halves; 13 below 4096-col chunks,
-// which widen gamma too: layout::GammaInF32; fp16 with an fp16 gamma there forms dy*gamma from the
-// halves as well, 10):
-// they take chunks of at least kMin16BitChunkCols, in row
+// chunk is shorter than 2048 cols. 16-bit rows widen their inputs in both passes, so a chunk of them
+// issues about half again to twice fp32's vector instructions (rms_norm_backward_long_rows.h counts
+// them per layout and dtype): they take chunks of at least kMin16BitChunkCols, in row
 // buffers or in rings that keep HBM streaming (spare slots), and otherwise the streamed path, whose
 // chunks stay longer: on the twin's timeline 2048-col chunks of 16-bit rows model slower than a
 // 3072-col ring with spare slots, and slower than streaming from 14000 cols on.
