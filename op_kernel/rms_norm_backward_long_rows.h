@@ -7,8 +7,8 @@
 // into spare row buffers when two or three rows fit, else into rings of chunk slots
 // (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
 // once the dx written over it has left). fp32 rows too long to keep whole beside gamma and a whole
-// fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2
-// read-modifies-writes it chunk by chunk, rms_norm_backward_dgamma_partial.h). Rows too long to keep
+// fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2 adds into it
+// chunk by chunk, rms_norm_backward_dgamma_partial.h). Rows too long to keep
 // whole take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
@@ -23,7 +23,7 @@
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
 //   | gamma                         | 1                          | S * (4 if F else g)    |
 //   | dgamma (fp32)                 | (g != 0) * (DR == N)       | S * 4                  |
-//   | dgamma partial in, out        | (2 + 1) * (DR < N)         | C * 4                  |
+//   | dgamma partial out            | 1 * (DR < N)               | C * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
 //   | dx queue                      | 2 * (D == 0)               | C * s                  |
@@ -71,11 +71,9 @@ public:
         keepChunk_ = !kIsFloat<T> && gammaF32 && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0 &&
                      !dgammaInGm_;
         if (store_ != LongRowsStore::kRowBuffers) {
-            // dres's and the partial's queue buffers hold two each of the MTE2_V ids the ring would
-            // otherwise take
+            // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
-                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0) -
-                            (layout.partialBytes > 0 ? uint32_t(kDoubleBuffer) : 0));
+                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0));
         } else {
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
@@ -281,18 +279,15 @@ private:
         }
     }
 
-    // dgamma in GM (fp32 rows): pass 2 adds dy*xhat into the group's partial, xhat = rstd*x rounded first
-    // as in pass 1, before dx is written over dy; after the group's first row it reads the partial's chunk,
-    // fetched a chunk ahead. Pass 1 then holds the vector unit only for the row sum, so the spare slots'
-    // copies cover it, and the partial's reads and writes join pass 2's refills.
-    __aicore__ inline void DgammaInGm(const Chunk &c, float rstd, bool firstRow, uint32_t chunk)
+    // dgamma in GM (fp32 rows): pass 2 adds dy*xhat into the group's partial (atomically after the
+    // group's first row), xhat = rstd*x rounded first as in pass 1, before dx is written over dy. Pass 1
+    // then holds the vector unit only for the row sum, so the spare slots' copies cover it, and the
+    // partial's writes join dx's on MTE3.
+    __aicore__ inline void DgammaInGm(const Chunk &c, float rstd, bool firstRow)
     {
-        if (!firstRow) {
-            partial_.FetchChunk(partialGm_, chunk + 1, t_.chunk_cols, t_.cols);
-        }
         const LocalTensor<float> xhat = bBuf_.Get<float>();
         Muls(xhat, c.x, rstd, c.count);
-        partial_.AddProduct(partialGm_, c.dy, xhat, c.begin, c.count, !firstRow);
+        partial_.AddProduct(partialGm_, c.dy, xhat, c.begin, c.count, firstRow);
     }
 
     // x's factor in dx: -rstd*mean(g*xhat), the row sum reduced across its lanes (or chunks); a kept
@@ -310,9 +305,6 @@ private:
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
-        if (dgammaInGm_ && !firstRow) {
-            partial_.FetchChunk(partialGm_, 0, t_.chunk_cols, t_.cols);
-        }
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             const Chunk c = LoadChunk<store>(rowView, chunk, false);
             if (hasDres_ && chunk + 1 < chunks) {
@@ -334,7 +326,7 @@ private:
             }
             if constexpr (kIsFloat<T>) {
                 if (dgammaInGm_) {
-                    DgammaInGm(c, rstd, firstRow, chunk);
+                    DgammaInGm(c, rstd, firstRow);
                 }
             }
             if constexpr (store != LongRowsStore::kRowBuffers) {

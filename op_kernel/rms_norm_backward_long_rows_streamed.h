@@ -15,9 +15,8 @@
 // Keeping part of the row in UB from pass 1 to pass 2 instead (fewer re-reads) measured slower: the
 // slots it holds are missing from the stream.
 // gamma stays whole in UB (gamma_slots = 0) or comes per chunk through gamma_slots buffers; dgamma is
-// accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them
-// read-modified-written per row in the group's GM partial (rows of about 10^6 cols:
-// rms_norm_backward_dgamma_partial.h).
+// accumulated in UB for its leading dgamma_ub_cols (a multiple of C) and beyond them added per row
+// into the group's GM partial (rows of about 10^6 cols: rms_norm_backward_dgamma_partial.h).
 //
 // UB budget: Streamed in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick chunks and slots); tests/kernel/test_ub_budget.py checks this table against both.
@@ -34,7 +33,7 @@
 //   | row total                     | 1                 | 32                     |
 //   | coef (a repeat)               | 1                 | 256                    |
 //   | rstd batches                  | 2                 | 64 * 4                 |
-//   | dgamma partial in, out        | 2 * 2 * (DR < N)  | C * 4                  |
+//   | dgamma partial out            | 2 * (DR < N)      | C * 4                  |
 //   | dres queue                    | 2 * E             | C * s                  |
 #pragma once
 #include "rms_norm_backward_chunk_math.h"

@@ -101,8 +101,8 @@ RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
 // ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma whole (16-bit
-// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm, fp32 rows) through fp32 partial
-// chunks (two in, one out), and neither without gamma; fp32 chunks a and b; the row sum over SC lanes
+// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm, fp32 rows) through an fp32 partial
+// chunk on its way out, and neither without gamma; fp32 chunks a and b; the row sum over SC lanes
 // (SC = 0: one sum per chunk, up to kMaxRowSlots); a dx queue unless dx is written over dy's slot; two
 // rstd batches; ReduceSum's work.
 struct LongRowsLayout {
@@ -116,11 +116,10 @@ struct LongRowsLayout {
     bool dxQueue;
     uint64_t workBytes;
     bool dres;             // a dres queue of 2 chunks, read in pass 2
-    uint64_t partialBytes; // one fp32 partial chunk in or out (0 when dgamma is whole in UB)
+    uint64_t partialBytes; // one fp32 partial chunk out (0 when dgamma is whole in UB)
 };
-// dgamma in GM: the partial chunks written back wait in one buffer (its copy-out, on a lightly loaded
-// MTE3, is done by the next chunk's), so a second spare ring slot fits beside the two partial chunks
-// read ahead.
+// dgamma in GM: the partial chunks added into it wait in one buffer (its copy-out, on a lightly loaded
+// MTE3, is done by the next chunk's).
 inline constexpr int32_t kLongRowsPartialOutBuffers = 1;
 // A 16-bit row held whole in a row buffer as one chunk: it is widened once and stays in fp32 from pass
 // 1 to pass 2, so gamma is widened once per launch and held in fp32 too.
@@ -158,12 +157,12 @@ RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
     return rows + Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) + 2 * Blocks(l.chunkF32Bytes) + Blocks(l.sumBytes) +
            ((l.dxQueue ? kDoubleBuffer : 0) + (l.dres ? kDoubleBuffer : 0)) * Blocks(l.chunkBytes) +
            kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + Blocks(l.workBytes) + kBlockBytes +
-           (kDoubleBuffer + kLongRowsPartialOutBuffers) * Blocks(l.partialBytes);
+           kLongRowsPartialOutBuffers * Blocks(l.partialBytes);
 }
 
 // Long rows streamed: C-col chunks of dy | x through `streamSlots` slots; gamma whole
 // (gammaSlots = 0) or through gammaSlots chunk buffers; dgamma's first DR cols accumulated in UB and
-// the rest through two fp32 partial chunks in and out; 16-bit: dy, x, gamma widened (3 chunks); the
+// the rest through two fp32 partial chunks out; 16-bit: dy, x, gamma widened (3 chunks); the
 // row sum over SC lanes with ReduceSum's work, its total (a block) and the coefficient (a repeat);
 // two rstd batches.
 struct StreamedLayout {
@@ -175,7 +174,7 @@ struct StreamedLayout {
     uint64_t wideBytes;    // 0 for fp32
     uint64_t sumBytes;
     uint64_t workBytes;
-    uint64_t partialBytes; // one partial chunk in or out (0 when dgamma is whole in UB)
+    uint64_t partialBytes; // one partial chunk out (0 when dgamma is whole in UB)
     uint64_t dresBytes;    // one dres chunk of the 2 read in pass 2 (0 without dres)
 };
 RMSNB_LAYOUT StreamedLayout Streamed(uint64_t cols, uint32_t s, uint32_t C, uint32_t streamSlots,
@@ -189,7 +188,7 @@ RMSNB_LAYOUT uint64_t UbBytes(const StreamedLayout &l)
 {
     return l.streamSlots * Blocks(l.slotBytes) + l.gammaBuffers * Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) +
            Blocks(l.wideBytes) + Blocks(l.sumBytes) + Blocks(l.workBytes) + kBlockBytes + kRepeatBytes +
-           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + 2 * kDoubleBuffer * Blocks(l.partialBytes) +
+           kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + kDoubleBuffer * Blocks(l.partialBytes) +
            kDoubleBuffer * Blocks(l.dresBytes);
 }
 

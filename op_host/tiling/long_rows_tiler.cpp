@@ -48,10 +48,10 @@ struct LongRowsLayoutChoice {
 // whole chunks only.
 // Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too
 // (about 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's
-// GM partial, read (from L2) and written back per chunk in pass 2. Each byte of dy and x is read
-// once, where the streamed path reads it twice and so keeps it in L2, which then cannot hold dx:
-// dx's writes went to HBM. dx over dy orders the partial's reads after the previous row's writes (its refills wait
-// for MTE3). These rows keep every core: pass 1 leaves HBM idle beyond the spare slots' copies, so
+// GM partial, added into it per chunk in pass 2 (SetAtomicAdd: MTE3 writes only, nothing read back).
+// Each byte of dy and x is read once, where the streamed path reads it twice and so keeps it in L2,
+// which then cannot hold dx: dx's writes went to HBM. These rows keep every core: pass 1 leaves HBM
+// idle beyond the spare slots' copies, so
 // spare slots come first, then a lane-wise row sum (512 lanes: two MulAddDst a chunk, where a sum per
 // chunk costs a Mul and a ReduceSum), which shortens pass 1.
 // `rmsnorm-backward bench` models each of these shapes (PERFORMANCE.md).
@@ -120,9 +120,8 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
     if (c.whole_chunks && shape.cols % c.chunk_cols != 0) {
         return false;
     }
-    // fp32 rows only (the kernel adds dy*xhat in pass 2 in fp32 as it is); the partial's reads are
-    // ordered after its writes by the refills of dx-over-dy slots
-    if (c.dgamma_in_gm && (shape.elem_bytes != sizeof(float) || c.row_buffers != 1 || c.dx_queue)) {
+    // fp32 rows in a ring only (the kernel adds dy*xhat in pass 2 in fp32 as it is)
+    if (c.dgamma_in_gm && (shape.elem_bytes != sizeof(float) || c.row_buffers != 1)) {
         return false;
     }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||

@@ -68,7 +68,7 @@ def test_value_scales(rng, shape, x_scale, dy_scale):
     run_and_check(dy * dy_scale, x * x_scale, (rstd / x_scale).astype(rstd.dtype), gamma)
 
 
-# Beyond what UB holds: dy, x, gamma partly streamed, the dgamma partial read-modified-written in GM
+# Beyond what UB holds: dy, x, gamma partly streamed, the dgamma partial added into in GM
 # (the 150-row case has three row groups, so the partials of the streamed cols live in the workspace).
 @pytest.mark.parametrize("dtype,shape", [("float32", (2, 1000000)), ("bfloat16", (3, 1000000)),
                                          ("float32", (150, 40000)), ("float16", (120, 70000))])
