@@ -8,7 +8,8 @@
 // (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
 // once the dx written over it has left). fp32 rows too long to keep whole beside gamma and a whole
 // fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2 adds into it
-// chunk by chunk, rms_norm_backward_dgamma_partial.h). Rows too long to keep
+// chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do bf16 rows that hold gamma in fp32 in
+// its place (pass 1 adds into it). Rows too long to keep
 // whole take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
@@ -17,13 +18,13 @@
 // C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
 // g = gamma_bytes, DR = dgamma_ub_cols
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
-// where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S))  (16-bit gamma widened once)
+// where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S) or DR < N)  (16-bit gamma widened once)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
 //   | gamma                         | 1                          | S * (4 if F else g)    |
 //   | dgamma (fp32)                 | (g != 0) * (DR == N)       | S * 4                  |
-//   | dgamma partial out            | 1 * (DR < N)               | C * 4                  |
+//   | dgamma partial out            | 2 * (DR < N)               | C * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
 //   | row sum                       | 1                          | (SC or 16) * 4         |
 //   | dx queue                      | 2 * (D == 0)               | C * s                  |
@@ -62,9 +63,10 @@ public:
         store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
                                       : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
-        dgammaInGm_ = layout.partialBytes > 0;  // fp32 rows with gamma only (the layout's rule)
+        dgammaInGm_ = layout.partialBytes > 0;  // rows with gamma only (the layout's rule)
         dgammaInUb_ = layout.dgammaBytes > 0;
-        const bool gammaF32 = WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers);
+        const bool gammaF32 =
+            WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers, dgammaInGm_);
         // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
         const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
@@ -126,7 +128,10 @@ private:
     __aicore__ inline void RunGroups()
     {
         // (dgamma is zeroed after; the layouts with dgamma in GM hold gamma as it is loaded)
-        LoadGammaWhole(gm_, gamma_.Buffer(), dgammaInUb_ ? dgammaBuf_.Get<T>() : LocalTensor<T>(), gamma_.InF32());
+        // (a 16-bit gamma widened once goes through dgamma's buffer, or a's where dgamma is in GM)
+        TBuf<QuePosition::VECCALC> &scratch = dgammaInUb_ ? dgammaBuf_ : aBuf_;
+        const uint32_t scratchCols = dgammaInUb_ ? t_.row_stride * 2 : t_.chunk_cols * 2;
+        LoadGammaWhole(gm_, gamma_.Buffer(), scratch.Get<T>(), scratchCols, gamma_.InF32());
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
@@ -224,7 +229,7 @@ private:
             rowView.x = inQueXRow_.DeQue<T>();
         }
         const float rstd = rstd_.Get(row);
-        Pass1<store>(rowView, rstd);
+        Pass1<store>(rowView, rstd, firstRow);
         if (lastRow && !dgammaInGm_) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, Dgamma(), t_.cols);
         }
@@ -243,9 +248,10 @@ private:
     // rounding does not depend on rstd, so rows that repeat (padding, repeated tokens) would add the same
     // error to dgamma once per repeat; rounded after rstd enters, the errors of such rows differ and
     // partly cancel. (16-bit dy*x is exact in fp32, so its rstd*(dy*x) has no such common error.)
-    // dgamma in GM is summed in pass 2 instead (DgammaInGm).
+    // fp32 dgamma in GM is summed in pass 2 instead (DgammaInGm); 16-bit dgamma in GM takes rstd*(dy*x)
+    // here as in UB, added into the group's partial (its first row writes it).
     template <LongRowsStore store>
-    __aicore__ inline void Pass1(const RowView &rowView, float rstd)
+    __aicore__ inline void Pass1(const RowView &rowView, float rstd, bool firstRow)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
@@ -270,7 +276,11 @@ private:
             DyTimesX(dyX, b, c.dy, c.x, c.count);
             if (hasGamma_) {
                 if constexpr (!kIsFloat<T>) {
-                    Axpy(Dgamma()[c.begin], dyX, rstd, c.count);
+                    if (dgammaInGm_) {
+                        partial_.Accumulate(partialGm_, dyX, rstd, c.begin, c.count, firstRow);
+                    } else {
+                        Axpy(Dgamma()[c.begin], dyX, rstd, c.count);
+                    }
                 }
                 rowSum_.Add<true>(gamma_.Scale(b, c.begin, c.count), dyX, b, chunk, i == 0, c.count);
             } else {

@@ -84,7 +84,7 @@ public:
     __aicore__ inline void Process()
     {
         if (t_.gamma_slots == 0) {
-            LoadGammaWhole(gm_, gammaBuf_, LocalTensor<T>(), false);
+            LoadGammaWhole(gm_, gammaBuf_, LocalTensor<T>(), 0, false);
         }
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);

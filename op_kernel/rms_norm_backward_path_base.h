@@ -35,11 +35,12 @@ protected:
     }
 
     // gamma whole in UB: float32 gamma (beside 16-bit data too) as it is, 16-bit gamma in its dtype or,
-    // `widen`, widened once through `scratch`. A gamma held in fp32 takes its offset here, once. No flag
-    // before the first use: that follows a DeQue, whose MTE2 -> V flag waits for this copy too.
+    // `widen`, widened once through `scratch` in pieces of `scratchCols` (a multiple of a repeat's
+    // floats). A gamma held in fp32 takes its offset here, once. No flag before the first use: that
+    // follows a DeQue, whose MTE2 -> V flag waits for this copy too.
     template <typename T>
     __aicore__ inline void LoadGammaWhole(const OperatorGm<T> &gm, TBuf<QuePosition::VECCALC> &gammaBuf,
-                                          const LocalTensor<T> &scratch, bool widen)
+                                          const LocalTensor<T> &scratch, uint32_t scratchCols, bool widen)
     {
         if (!hasGamma_) {
             return;
@@ -48,10 +49,17 @@ protected:
             CopyInPad(gammaBuf.Get<float>(), gm.gammaF32, t_.cols);
         } else if (widen) {
             if constexpr (!kIsFloat<T>) {
-                CopyInPad(scratch, gm.gamma, t_.cols);
-                WaitFor<HardEvent::MTE2_V>(pipe_);
-                Widen(gammaBuf.Get<float>(), scratch, t_.cols);
-                AddGammaOffset(gammaBuf.Get<float>(), t_.gamma_offset, t_.cols);
+                const LocalTensor<float> gamma = gammaBuf.Get<float>();
+                for (uint32_t begin = 0; begin < t_.cols; begin += scratchCols) {
+                    const uint32_t n = ChunkCols(t_.cols, begin, scratchCols);
+                    if (begin > 0) {  // the last piece's widening has read the scratch
+                        WaitFor<HardEvent::V_MTE2>(pipe_);
+                    }
+                    CopyInPad(scratch, gm.gamma[begin], n);
+                    WaitFor<HardEvent::MTE2_V>(pipe_);
+                    Widen(gamma[begin], scratch, n);
+                }
+                AddGammaOffset(gamma, t_.gamma_offset, t_.cols);
             }
         } else {
             CopyInPad(gammaBuf.Get<T>(), gm.gamma, t_.cols);

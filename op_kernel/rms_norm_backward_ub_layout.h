@@ -101,8 +101,8 @@ RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
 // ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma whole (16-bit
-// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm, fp32 rows) through an fp32 partial
-// chunk on its way out, and neither without gamma; fp32 chunks a and b; the row sum over SC lanes
+// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm) through an fp32 partial chunk on its
+// way out, and neither without gamma; fp32 chunks a and b; the row sum over SC lanes
 // (SC = 0: one sum per chunk, up to kMaxRowSlots); a dx queue unless dx is written over dy's slot; two
 // rstd batches; ReduceSum's work.
 struct LongRowsLayout {
@@ -118,23 +118,25 @@ struct LongRowsLayout {
     bool dres;             // a dres queue of 2 chunks, read in pass 2
     uint64_t partialBytes; // one fp32 partial chunk out (0 when dgamma is whole in UB)
 };
-// dgamma in GM: the partial chunks added into it wait in one buffer (its copy-out, on a lightly loaded
-// MTE3, is done by the next chunk's).
-inline constexpr int32_t kLongRowsPartialOutBuffers = 1;
+// dgamma in GM: the partial chunks added into it leave through two buffers, so the vector unit fills
+// one while the other's copy-out waits behind dx's on MTE3 (with one, the vector unit waits there
+// where dx's writes go to HBM).
+inline constexpr int32_t kLongRowsPartialOutBuffers = 2;
 // A 16-bit row held whole in a row buffer as one chunk: it is widened once and stays in fp32 from pass
 // 1 to pass 2, so gamma is widened once per launch and held in fp32 too.
 RMSNB_LAYOUT bool WideRow(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers)
 {
     return s < sizeof(float) && rowBuffers > 1 && C >= RowStride(cols, s);
 }
-// 16-bit gamma is held in fp32, widened once per launch, where the row is one chunk (WideRow) or its
-// chunks are at least kGammaInF32Cols long: widened per chunk it costs 2 of a 16-bit chunk's 13 vector
-// instructions (fp16 forms dy*gamma from the halves instead: 1 of its 10). Shorter chunks are the
-// layouts of rows too long to hold gamma in fp32 beside them.
+// 16-bit gamma is held in fp32, widened once per launch, where the row is one chunk (WideRow), its
+// chunks are at least kGammaInF32Cols long, or dgamma goes through the GM partial (gamma takes the UB
+// a whole dgamma would): widened per chunk it costs 2 of a 16-bit chunk's 13 vector instructions
+// (fp16 forms dy*gamma from the halves instead: 1 of its 10). Shorter chunks are the layouts of rows
+// too long to hold gamma in fp32 beside them.
 inline constexpr uint32_t kGammaInF32Cols = 4096;
-RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers)
+RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers, bool dgammaInGm)
 {
-    return s < sizeof(float) && (C >= kGammaInF32Cols || WideRow(cols, s, C, rowBuffers));
+    return s < sizeof(float) && (C >= kGammaInF32Cols || WideRow(cols, s, C, rowBuffers) || dgammaInGm);
 }
 RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
                                                  bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g,
@@ -142,9 +144,9 @@ RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint
 {
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
-    const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers) ? sizeof(float) : g;
-    // No gamma, no dgamma; only fp32 rows send it through the partial (pass 2 adds their dy*xhat as it is)
-    const bool viaGm = g != 0 && dgammaInGm && s == sizeof(float);
+    // No gamma, no dgamma
+    const bool viaGm = g != 0 && dgammaInGm;
+    const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers, viaGm) ? sizeof(float) : g;
     return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, g == 0 || viaGm ? 0 : S * sizeof(float),
             uint64_t(C) * sizeof(float), (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue,
             ReduceWorkBytes(SC == 0 ? C : SC), dres, viaGm ? uint64_t(C) * sizeof(float) : 0};

@@ -24,6 +24,7 @@ struct LongRowsLayoutChoice {
     uint32_t spare_slots;  // ring slots beyond the row's chunks
     bool whole_chunks;     // only for rows of whole chunks (a short last chunk costs a chunk's issues)
     bool dgamma_in_gm;     // dgamma through the group's GM partial chunk by chunk, not whole in UB
+    bool wide_gamma;       // bf16 rows only: dgamma in GM so that gamma is held in fp32 in its UB
 };
 
 // Best first. After the whole-row buffers (below), the ring with dx over dy's slot and two spare
@@ -57,12 +58,14 @@ struct LongRowsLayoutChoice {
 // `rmsnorm-backward bench` models each of these shapes (PERFORMANCE.md).
 constexpr uint32_t kWholeRow = 0xFFFFFFFFu;  // chunk_cols: the row's stride; sum_cols: the chunk's cols
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
-    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks, dgamma_in_gm
+    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks, dgamma_in_gm, wide_gamma
     {kMaxRowBuffers, kWholeRow, true, kWholeRow, 0, false, false},
     {1, 4096, false, 4096, 2, false, false},
     {kMaxRowBuffers, 4096, true, 4096, 0, false, false},
     {2, 4096, true, 4096, 0, false, false},
     {2, 2048, true, 2048, 0, false, false},
+    {1, 3072, false, 3072, 3, false, true, true},
+    {1, 3072, false, 3072, 2, false, true, true},
     {1, 3072, false, 3072, 2, false, false},
     {1, 3072, false, 0, 2, true, false},
     {1, 2048, false, 0, 2, false, false},
@@ -120,8 +123,10 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
     if (c.whole_chunks && shape.cols % c.chunk_cols != 0) {
         return false;
     }
-    // fp32 rows in a ring only (the kernel adds dy*xhat in pass 2 in fp32 as it is)
-    if (c.dgamma_in_gm && (shape.elem_bytes != sizeof(float) || c.row_buffers != 1)) {
+    // in a ring only: fp32 rows (the kernel adds dy*xhat in pass 2 in fp32 as it is), and bf16 rows
+    // for gamma in fp32 (fp16 forms dy*gamma from the halves: an fp32 gamma saves it nothing)
+    if (c.dgamma_in_gm && (c.row_buffers != 1 || (c.wide_gamma ? shape.dtype != RmsNormBackwardDtype::kBfloat16
+                                                                : shape.elem_bytes != sizeof(float)))) {
         return false;
     }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||

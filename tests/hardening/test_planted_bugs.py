@@ -134,6 +134,9 @@ BUGS = {
         DGAMMA_PARTIAL, "        if (add) {\n            SetAtomicNone();\n        }\n", "", (96, 12289), "float32", GOLDEN),
     "streamed GM dgamma partial written on the tensor's first row, not each row group's": Bug(
         STREAMED, "chunk * C_, n, row == group.begin);", "chunk * C_, n, row == 0);", (83, 43512), "float32", GOLDEN),
+    "bf16 GM dgamma partial overwritten by every row of its group": Bug(
+        LONG_ROWS, "partial_.Accumulate(partialGm_, dyX, rstd, c.begin, c.count, firstRow);",
+        "partial_.Accumulate(partialGm_, dyX, rstd, c.begin, c.count, true);", (96, 12288), "bfloat16", GOLDEN),
     "fp16 dy*x summed onto a scratch chunk nothing zeroed": Bug(
         CHUNK_MATH, "    Duplicate(dst, 0.0f, count);\n    MulAddDst(dst, a, b, count);",
         "    MulAddDst(dst, a, b, count);", (3, 12288), "float16",
