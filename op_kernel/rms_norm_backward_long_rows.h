@@ -8,17 +8,18 @@
 // (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
 // once the dx written over it has left). fp32 rows too long to keep whole beside gamma and a whole
 // fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2 adds into it
-// chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do bf16 rows that hold gamma in fp32 in
-// its place (pass 1 adds into it). Rows too long to keep
-// whole take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
+// chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do 16-bit rows in a 3072-col ring
+// (pass 1 adds into it): bf16 rows to hold gamma in fp32 in its place, fp16 rows past 12288 cols to
+// hold the row at all. Rows too long to keep whole take the streamed path instead
+// (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick the store); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  N = cols, S = row_stride, s = sizeof(T),
 // C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
-// g = gamma_bytes, DR = dgamma_ub_cols
+// g = gamma_bytes, DR = dgamma_ub_cols, DT = dtype (2: bf16)
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
-// where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S) or DR < N)  (16-bit gamma widened once)
+// where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S) or (DR < N and DT == 2))  (16-bit gamma widened once)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
@@ -66,7 +67,8 @@ public:
         dgammaInGm_ = layout.partialBytes > 0;  // rows with gamma only (the layout's rule)
         dgammaInUb_ = layout.dgammaBytes > 0;
         const bool gammaF32 =
-            WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers, dgammaInGm_);
+            WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers,
+                                                                   dgammaInGm_ && kDtypeOf<T> == RmsNormBackwardDtype::kBfloat16);
         // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
         const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
@@ -289,7 +291,7 @@ private:
         }
     }
 
-    // dgamma in GM (fp32 rows): pass 2 adds dy*xhat into the group's partial (atomically after the
+    // dgamma in GM, fp32 rows: pass 2 adds dy*xhat into the group's partial (atomically after the
     // group's first row), xhat = rstd*x rounded first as in pass 1, before dx is written over dy. Pass 1
     // then holds the vector unit only for the row sum, so the spare slots' copies cover it, and the
     // partial's writes join dx's on MTE3.

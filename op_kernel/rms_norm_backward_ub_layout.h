@@ -129,24 +129,25 @@ RMSNB_LAYOUT bool WideRow(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuf
     return s < sizeof(float) && rowBuffers > 1 && C >= RowStride(cols, s);
 }
 // 16-bit gamma is held in fp32, widened once per launch, where the row is one chunk (WideRow), its
-// chunks are at least kGammaInF32Cols long, or dgamma goes through the GM partial (gamma takes the UB
-// a whole dgamma would): widened per chunk it costs 2 of a 16-bit chunk's 13 vector instructions
-// (fp16 forms dy*gamma from the halves instead: 1 of its 10). Shorter chunks are the layouts of rows
-// too long to hold gamma in fp32 beside them.
+// chunks are at least kGammaInF32Cols long, or a bf16 row's dgamma goes through the GM partial (gamma
+// takes the UB a whole dgamma would): widened per chunk it costs 2 of a bf16 chunk's 13 vector
+// instructions. fp16 forms dy*gamma from the halves instead (1 of its 10), so beside a GM dgamma its
+// gamma stays 16-bit and the UB holds longer rows. Shorter chunks are the layouts of rows too long to
+// hold gamma in fp32 beside them.
 inline constexpr uint32_t kGammaInF32Cols = 4096;
-RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers, bool dgammaInGm)
+RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers, bool bf16DgammaInGm)
 {
-    return s < sizeof(float) && (C >= kGammaInF32Cols || WideRow(cols, s, C, rowBuffers) || dgammaInGm);
+    return s < sizeof(float) && (C >= kGammaInF32Cols || WideRow(cols, s, C, rowBuffers) || bf16DgammaInGm);
 }
 RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
                                                  bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g,
-                                                 bool dgammaInGm)
+                                                 bool dgammaInGm, bool bf16)
 {
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
     // No gamma, no dgamma
     const bool viaGm = g != 0 && dgammaInGm;
-    const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers, viaGm) ? sizeof(float) : g;
+    const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers, viaGm && bf16) ? sizeof(float) : g;
     return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, g == 0 || viaGm ? 0 : S * sizeof(float),
             uint64_t(C) * sizeof(float), (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue,
             ReduceWorkBytes(SC == 0 ? C : SC), dres, viaGm ? uint64_t(C) * sizeof(float) : 0};
@@ -214,7 +215,8 @@ RMSNB_LAYOUT SmallColsLayout SmallCols(const RmsNormBackwardTilingData &t)
 RMSNB_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_t s)
 {
     return LongRows(t.cols, s, t.chunk_cols, t.row_buffers, !(t.row_buffers == 1 && t.dx_over_dy != 0), t.sum_cols,
-                    t.spare_slots, t.has_dres != 0, t.gamma_bytes, t.dgamma_ub_cols < t.cols);
+                    t.spare_slots, t.has_dres != 0, t.gamma_bytes, t.dgamma_ub_cols < t.cols,
+                    t.dtype == uint32_t(RmsNormBackwardDtype::kBfloat16));
 }
 RMSNB_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
 {

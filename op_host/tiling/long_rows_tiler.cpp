@@ -24,7 +24,7 @@ struct LongRowsLayoutChoice {
     uint32_t spare_slots;  // ring slots beyond the row's chunks
     bool whole_chunks;     // only for rows of whole chunks (a short last chunk costs a chunk's issues)
     bool dgamma_in_gm;     // dgamma through the group's GM partial chunk by chunk, not whole in UB
-    bool wide_gamma;       // bf16 rows only: dgamma in GM so that gamma is held in fp32 in its UB
+    bool wide_gamma;       // with dgamma_in_gm: bf16 rows, gamma held in fp32 where dgamma was; else fp32 and fp16 rows
 };
 
 // Best first. After the whole-row buffers (below), the ring with dx over dy's slot and two spare
@@ -47,6 +47,12 @@ struct LongRowsLayoutChoice {
 // with dres they read each byte once, where the streamed path reads them again from L2, in the
 // streamed path's time. A row with a short last chunk streams faster, so the ring takes rows of
 // whole chunks only.
+// 16-bit rows past those send dgamma to the group's GM partial chunk by chunk (below), in a 3072-col
+// ring with two spare slots: bf16 rows (wide_gamma) hold gamma in fp32 where dgamma was, which saves
+// the two instructions a chunk that widen it (layout::GammaInF32), up to 12288 cols; fp16 rows keep
+// gamma 16-bit and so hold rows up to about 16900 cols, each byte read once, where the streamed path
+// reads it twice. bf16 rows past 12288 cols stream: with a 16-bit gamma their ring issues 13
+// instructions a chunk and models slower than streaming at 16384 rows.
 // Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too
 // (about 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's
 // GM partial, added into it per chunk in pass 2 (SetAtomicAdd: MTE3 writes only, nothing read back).
@@ -68,6 +74,8 @@ constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     {1, 3072, false, 3072, 2, false, true, true},
     {1, 3072, false, 3072, 2, false, false, false},
     {1, 3072, false, 0, 2, true, false, false},
+    {1, 3072, false, 3072, 2, false, true, false},
+    {1, 3072, false, 1536, 2, false, true, false},
     {1, 2048, false, 0, 2, false, false, false},
     {1, 4096, true, 4096, 0, false, false, false},
     {1, 3072, true, 3072, 1, false, false, false},
@@ -111,7 +119,8 @@ LongRowsLayoutChoice ForShape(LongRowsLayoutChoice c, const TilingShape &shape)
 layout::LongRowsLayout LayoutOf(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
     return layout::LongRows(shape.cols, shape.elem_bytes, c.chunk_cols, c.row_buffers, c.dx_queue, c.sum_cols,
-                            c.spare_slots, shape.dres, shape.gamma_bytes, c.dgamma_in_gm);
+                            c.spare_slots, shape.dres, shape.gamma_bytes, c.dgamma_in_gm,
+                            shape.dtype == RmsNormBackwardDtype::kBfloat16);
 }
 
 bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
@@ -123,10 +132,9 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
     if (c.whole_chunks && shape.cols % c.chunk_cols != 0) {
         return false;
     }
-    // in a ring only: fp32 rows (the kernel adds dy*xhat in pass 2 in fp32 as it is), and bf16 rows
-    // for gamma in fp32 (fp16 forms dy*gamma from the halves: an fp32 gamma saves it nothing)
-    if (c.dgamma_in_gm && (c.row_buffers != 1 || (c.wide_gamma ? shape.dtype != RmsNormBackwardDtype::kBfloat16
-                                                                : shape.elem_bytes != sizeof(float)))) {
+    // in a ring only; bf16 rows only where gamma is held in fp32 in dgamma's place (wide_gamma), fp32
+    // and fp16 rows, which gain nothing from it, only where gamma stays in its dtype
+    if (c.dgamma_in_gm && (c.row_buffers != 1 || c.wide_gamma != (shape.dtype == RmsNormBackwardDtype::kBfloat16))) {
         return false;
     }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The whole-row-resident long rows as a pipeline, as the twin's timeline models it (modelled, not
-measured): the rings of chunk slots keep the busiest core's limiting unit busy (and 16-bit rows too
+measured): the rings of chunk slots keep the busiest core's limiting unit busy (and bf16 rows too
 long for them stream), fp16 rows form their products from the halves, and rstd, fetched per group one batch ahead, reaches every
 row of a group longer than two batches."""
 import numpy as np
@@ -40,16 +40,18 @@ def vector_work(stats) -> tuple[int, int]:
 
 
 # The ring writes dx over dy's slot and keeps spare slots, so the next row streams in across the
-# row boundary: the limiting unit idles only for the first row, the drain and the dgamma reduction.
-@pytest.mark.parametrize("cols", [7168, 12288])
+# row boundary: the limiting unit idles only for the first row, the drain and the dgamma reduction
+# (16384 cols: dgamma through the group's GM partial, gamma in fp16, a short sixth chunk).
+@pytest.mark.parametrize("cols", [7168, 12288, 16384])
 def test_ring_keeps_its_limiting_unit_busy(cols):
     fields = long_rows_fields(4096, cols, "float16")
     assert fields["row_buffers"] == 1 and fields["dx_over_dy"] == 1 and fields["spare_slots"] >= 1
     assert busy_share((4096, cols), "float16") >= 0.95
 
 
-# 16-bit rows of 16384 cols would need 1856-col chunks in a ring, where the vector pipe is the
-# bottleneck; they stream instead (longer chunks, fewer instructions per byte). With dx's writes in
+# bf16 rows of 16384 cols in a 3072-col ring would widen gamma per chunk (13 vector instructions a
+# chunk; no room for it in fp32), which models slower than streaming at 16384 rows: they stream
+# instead (longer chunks, fewer instructions per byte). With dx's writes in
 # L2 the stream leaves MTE2 idle for a share of the launch (0.93 busy, modelled): a known miss of the
 # schedule, which the strict xfail keeps in view until the kernel closes it.
 @pytest.mark.xfail(strict=True, reason="the streamed 16-bit long rows keep MTE2 about 93 % busy (modelled) "

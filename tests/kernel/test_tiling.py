@@ -18,7 +18,8 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0, gamma=Tr
     ("float32", 576, "small_cols"), ("float32", 577, "rows_in_ub"), ("float32", 2000, "rows_in_ub"),
     ("float16", 3000, "rows_in_ub"),
     ("float16", 6080, "long_rows"), ("bfloat16", 12288, "long_rows"), ("float32", 8192, "long_rows"),
-    ("float16", 12289, "long_rows_streamed"), ("bfloat16", 16384, "long_rows_streamed"),
+    ("float16", 12289, "long_rows"), ("float16", 16897, "long_rows"), ("float16", 17024, "long_rows_streamed"),
+    ("bfloat16", 12289, "long_rows_streamed"), ("bfloat16", 16384, "long_rows_streamed"),
     ("float32", 12288, "long_rows"), ("float32", 13312, "long_rows"), ("float32", 13313, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
     ("float32", 1000000, "long_rows_streamed"),
 ])
@@ -44,15 +45,23 @@ def test_bf16_ring_rows_hold_gamma_in_fp32_where_dgamma_was(cols):
     assert bf16["fields"]["dgamma_ub_cols"] == 0 and fp16["fields"]["dgamma_ub_cols"] == cols
 
 
-# fp32 rows too long to hold beside gamma and a whole fp32 dgamma keep dgamma in the GM partial, in a
-# ring with dx over dy, on every core.
-@pytest.mark.parametrize("cols", [10241, 12288, 13080, 13312])
-def test_fp32_rows_past_a_whole_dgamma_keep_it_in_gm(cols):
-    result = tiling(4096, cols, "float32")
+# Rows too long to hold beside gamma and a whole fp32 dgamma keep dgamma in the group's GM partial, in
+# a ring with dx over dy, on every core: fp32 rows from about 10000 cols, and fp16 rows past 12288 cols,
+# which keep gamma in fp16 (they gain nothing from an fp32 one) beside 3072-col chunks and so hold rows
+# of up to about 16900 cols, read once.
+@pytest.mark.parametrize("dtype,cols", [("float32", 10241), ("float32", 12288), ("float32", 13080),
+                                        ("float32", 13312), ("float16", 12289), ("float16", 14336),
+                                        ("float16", 16384), ("float16", 16897)])
+def test_rows_past_a_whole_dgamma_keep_it_in_gm(dtype, cols):
+    result = tiling(4096, cols, dtype)
     fields = result["fields"]
     assert result["path"] == "long_rows" and fields["dgamma_ub_cols"] == 0
     assert fields["row_buffers"] == 1 and fields["dx_over_dy"] == 1 and fields["groups"] == 48
-    assert tiling(4096, cols, "float16")["fields"]["dgamma_ub_cols"] == cols  # 16-bit rows: dgamma whole in UB
+    if dtype == "float16":
+        assert fields["chunk_cols"] == 3072 and fields["spare_slots"] == 2
+        assert result["ub_bytes"] + 2 * cols > 192 * 1024  # gamma in fp32 would not fit beside the ring
+    elif cols <= 12288:  # fp16 rows of these widths still hold a whole dgamma beside the ring
+        assert tiling(4096, cols, "float16")["fields"]["dgamma_ub_cols"] == cols
 
 
 # Without gamma there is no dgamma: the UB a whole dgamma (or the partial's chunks) would take holds
@@ -63,7 +72,7 @@ def test_rows_without_gamma_hold_the_row_where_dgamma_would_be(dtype, cols):
     plain, with_gamma = tiling(4096, cols, dtype, gamma=False), tiling(4096, cols, dtype)
     assert plain["path"] == "long_rows" and plain["fields"]["dgamma_ub_cols"] == cols
     assert plain["fields"]["chunk_cols"] > with_gamma["fields"]["chunk_cols"] or with_gamma["path"] == "long_rows_streamed"
-    if cols > 12288:
+    if cols > 12288 and dtype != "float16":
         assert with_gamma["path"] == "long_rows_streamed"
 
 
