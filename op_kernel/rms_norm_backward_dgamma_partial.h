@@ -2,8 +2,9 @@
 // dgamma beyond what UB holds, summed in the row group's fp32 partial in GM (which the reduction after
 // SyncAll reads, or dgamma itself for one group): the group's first row writes it, later rows add into
 // it with SetAtomicAdd, so no chunk is read back into UB; a group without rows writes zeros. The
-// long-rows ring sends all of dgamma this way (fp32 rows too long to hold it beside gamma), the
-// streamed path the cols beyond dgamma_ub_cols (rows of about 10^6 cols).
+// long-rows ring sends all of dgamma this way (rows too long to hold it beside gamma, and bf16 rows
+// that hold gamma in fp32 in its place), the streamed path the cols beyond dgamma_ub_cols (rows of
+// about 10^6 cols).
 // The adds are deterministic: a group's partial is written by the one core that owns the group, and
 // its MTE3 copies land in issue order, so each col sums its rows in row order. The adds round as
 // reading the chunk back and adding it on the vector unit would (fp32, to nearest), so dgamma's bits
