@@ -14,17 +14,25 @@ namespace {
 
 namespace ref = reference_platform;
 
+// Where a layout keeps dgamma: whole in UB (every dtype), or in the group's GM partial, added into chunk
+// by chunk, for the rows of one dtype (the layouts differ by what the UB holds instead).
+enum class DgammaIn : uint8_t {
+    kUb,
+    kGmFp32Rows,  // pass 2 adds dy*xhat in fp32 as the row holds it
+    kGmFp16Rows,  // gamma stays fp16: fp16 forms dy*gamma from the halves and gains nothing from fp32
+    kGmBf16Rows,  // gamma held in fp32 where dgamma was: bf16 has no half-source product
+};
+
 // A way to hold the row: in row buffers (the next rows stream in during both passes) or in a ring of
 // chunk slots per tensor (the next row streams into the slots pass 2 frees).
 struct LongRowsLayoutChoice {
     uint32_t row_buffers;  // 2 or 3 row buffers; 1 = a ring of chunk slots
-    uint32_t chunk_cols;   // cols per fp32 work chunk and per ring slot (kWholeRow below: the row's stride)
+    uint32_t chunk_cols;   // cols per fp32 work chunk and per ring slot (kWholeRow, kFewestChunks below)
     bool dx_queue;         // dx leaves through its own queue; false: written over dy's ring slot
     uint32_t sum_cols;     // lanes of the row-sum accumulator; 0 = one Mul and ReduceSum per chunk
     uint32_t spare_slots;  // ring slots beyond the row's chunks
     bool whole_chunks;     // only for rows of whole chunks (a short last chunk costs a chunk's issues)
-    bool dgamma_in_gm;     // dgamma through the group's GM partial chunk by chunk, not whole in UB
-    bool wide_gamma;       // with dgamma_in_gm: bf16 rows, gamma held in fp32 where dgamma was; else fp32 and fp16 rows
+    DgammaIn dgamma;       // whole in UB, or through the group's GM partial chunk by chunk for one dtype's rows
 };
 
 // Best first. After the whole-row buffers (below), the ring with dx over dy's slot and two spare
@@ -47,11 +55,13 @@ struct LongRowsLayoutChoice {
 // with dres they read each byte once, where the streamed path reads them again from L2, in the
 // streamed path's time. A row with a short last chunk streams faster, so the ring takes rows of
 // whole chunks only.
-// 16-bit rows past those send dgamma to the group's GM partial chunk by chunk (below), in a 3072-col
-// ring with two spare slots: bf16 rows (wide_gamma) hold gamma in fp32 where dgamma was, which saves
-// the two instructions a chunk that widen it (layout::GammaInF32), up to 12288 cols; fp16 rows keep
-// gamma 16-bit and so hold rows up to about 16900 cols, each byte read once, where the streamed path
-// reads it twice. bf16 rows past 12288 cols stream: with a 16-bit gamma their ring issues 13
+// 16-bit rows past those send dgamma to the group's GM partial chunk by chunk (below), in a ring with
+// two spare slots: bf16 rows hold gamma in fp32 where dgamma was, which saves the two instructions a
+// chunk that widen it (layout::GammaInF32), in 3072-col chunks up to 12288 cols; fp16 rows keep gamma
+// 16-bit and so hold rows up to about 16900 cols, each byte read once, where the streamed path reads
+// it twice. Each chunk costs its instructions' issues however short it is, so fp16 rows split in the
+// fewest chunks of at least 3072 cols, of equal length where those fit (16384 cols: five of 3328, not
+// five of 3072 and one of 1024). fp32 rows gain nothing from it (a 2048-col ring holds their dgamma). bf16 rows past 12288 cols stream: with a 16-bit gamma their ring issues 13
 // instructions a chunk and models slower than streaming at 16384 rows.
 // Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too
 // (about 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's
@@ -63,35 +73,39 @@ struct LongRowsLayoutChoice {
 // chunk costs a Mul and a ReduceSum), which shortens pass 1.
 // `rmsnorm-backward bench` models each of these shapes (PERFORMANCE.md).
 constexpr uint32_t kWholeRow = 0xFFFFFFFFu;  // chunk_cols: the row's stride; sum_cols: the chunk's cols
+constexpr uint32_t kFewestChunks = 0xFFFFFFFEu;  // chunk_cols: the row in the fewest of at least kMin16BitChunkCols
+constexpr uint32_t kHalfChunk = 0xFFFFFFFDu;     // sum_cols: half the chunk's cols
 constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
-    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks, dgamma_in_gm, wide_gamma
-    {kMaxRowBuffers, kWholeRow, true, kWholeRow, 0, false, false, false},
-    {1, 4096, false, 4096, 2, false, false, false},
-    {kMaxRowBuffers, 4096, true, 4096, 0, false, false, false},
-    {2, 4096, true, 4096, 0, false, false, false},
-    {2, 2048, true, 2048, 0, false, false, false},
-    {1, 3072, false, 3072, 3, false, true, true},
-    {1, 3072, false, 3072, 2, false, true, true},
-    {1, 3072, false, 3072, 2, false, false, false},
-    {1, 3072, false, 0, 2, true, false, false},
-    {1, 3072, false, 3072, 2, false, true, false},
-    {1, 3072, false, 1536, 2, false, true, false},
-    {1, 2048, false, 0, 2, false, false, false},
-    {1, 4096, true, 4096, 0, false, false, false},
-    {1, 3072, true, 3072, 1, false, false, false},
-    {1, 3072, true, 3072, 0, false, false, false},
-    {1, 2048, true, 2048, 0, false, false, false},
-    {1, 2048, false, 2048, 0, false, false, false},
-    {1, 2048, false, 1024, 0, false, false, false},
-    {1, 1024, false, 1024, 4, false, true, false},
-    {1, 1024, false, 512, 4, false, true, false},
-    {1, 1024, false, 1024, 3, false, true, false},
-    {1, 1024, false, 512, 3, false, true, false},
-    {1, 1024, false, 1024, 2, false, true, false},
-    {1, 1024, false, 512, 2, false, true, false},
-    {1, 1024, false, 0, 2, false, true, false},
-    {1, 1024, false, 512, 1, false, true, false},
-    {1, 1024, false, 0, 1, false, true, false},
+    // row_buffers, chunk_cols, dx_queue, sum_cols, spare_slots, whole_chunks, dgamma
+    {kMaxRowBuffers, kWholeRow, true, kWholeRow, 0, false, DgammaIn::kUb},
+    {1, 4096, false, 4096, 2, false, DgammaIn::kUb},
+    {kMaxRowBuffers, 4096, true, 4096, 0, false, DgammaIn::kUb},
+    {2, 4096, true, 4096, 0, false, DgammaIn::kUb},
+    {2, 2048, true, 2048, 0, false, DgammaIn::kUb},
+    {1, 3072, false, 3072, 3, false, DgammaIn::kGmBf16Rows},
+    {1, 3072, false, 3072, 2, false, DgammaIn::kGmBf16Rows},
+    {1, 3072, false, 3072, 2, false, DgammaIn::kUb},
+    {1, 3072, false, 0, 2, true, DgammaIn::kUb},
+    {1, kFewestChunks, false, kWholeRow, 2, false, DgammaIn::kGmFp16Rows},
+    {1, kFewestChunks, false, kHalfChunk, 2, false, DgammaIn::kGmFp16Rows},
+    {1, 3072, false, 3072, 2, false, DgammaIn::kGmFp16Rows},
+    {1, 3072, false, 1536, 2, false, DgammaIn::kGmFp16Rows},
+    {1, 2048, false, 0, 2, false, DgammaIn::kUb},
+    {1, 4096, true, 4096, 0, false, DgammaIn::kUb},
+    {1, 3072, true, 3072, 1, false, DgammaIn::kUb},
+    {1, 3072, true, 3072, 0, false, DgammaIn::kUb},
+    {1, 2048, true, 2048, 0, false, DgammaIn::kUb},
+    {1, 2048, false, 2048, 0, false, DgammaIn::kUb},
+    {1, 2048, false, 1024, 0, false, DgammaIn::kUb},
+    {1, 1024, false, 1024, 4, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 512, 4, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 1024, 3, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 512, 3, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 1024, 2, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 512, 2, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 0, 2, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 512, 1, false, DgammaIn::kGmFp32Rows},
+    {1, 1024, false, 0, 1, false, DgammaIn::kGmFp32Rows},
 };
 
 // Row buffers are the buffers of two VECIN queues, each queued or freed one holding an event id of
@@ -103,14 +117,23 @@ static_assert(2 * kMaxRowBuffers <= layout::kEventIdsPerEvent, "row buffers of d
 constexpr uint32_t kMin16BitChunkCols = 3072;
 constexpr uint32_t kMin16BitSpareSlots = 2;
 
-// The choice with kWholeRow resolved for this shape.
+// kFewestChunks: chunks of a multiple of kFewestChunksAlign cols (two repeats of fp32, so half a
+// chunk is whole repeats too).
+constexpr uint32_t kFewestChunksAlign = 128;
+
+// The choice with kWholeRow, kFewestChunks and kHalfChunk resolved for this shape.
 LongRowsLayoutChoice ForShape(LongRowsLayoutChoice c, const TilingShape &shape)
 {
     if (c.chunk_cols == kWholeRow) {
         c.chunk_cols = uint32_t(layout::RowStride(shape.cols, shape.elem_bytes));
+    } else if (c.chunk_cols == kFewestChunks) {
+        const uint64_t chunks = std::max<uint64_t>(2, shape.cols / kMin16BitChunkCols);
+        c.chunk_cols = uint32_t(layout::RoundUp(layout::CeilDiv(shape.cols, chunks), kFewestChunksAlign));
     }
     if (c.sum_cols == kWholeRow) {
         c.sum_cols = c.chunk_cols;
+    } else if (c.sum_cols == kHalfChunk) {
+        c.sum_cols = c.chunk_cols / 2;
     }
     return c;
 }
@@ -119,8 +142,16 @@ LongRowsLayoutChoice ForShape(LongRowsLayoutChoice c, const TilingShape &shape)
 layout::LongRowsLayout LayoutOf(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
     return layout::LongRows(shape.cols, shape.elem_bytes, c.chunk_cols, c.row_buffers, c.dx_queue, c.sum_cols,
-                            c.spare_slots, shape.dres, shape.gamma_bytes, c.dgamma_in_gm,
+                            c.spare_slots, shape.dres, shape.gamma_bytes, c.dgamma != DgammaIn::kUb,
                             shape.dtype == RmsNormBackwardDtype::kBfloat16);
+}
+
+// The GM-partial layouts of this dtype's rows (in a ring only).
+DgammaIn GmRowsOf(RmsNormBackwardDtype dtype)
+{
+    return dtype == RmsNormBackwardDtype::kFloat32   ? DgammaIn::kGmFp32Rows
+           : dtype == RmsNormBackwardDtype::kFloat16 ? DgammaIn::kGmFp16Rows
+                                                     : DgammaIn::kGmBf16Rows;
 }
 
 bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
@@ -132,9 +163,7 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
     if (c.whole_chunks && shape.cols % c.chunk_cols != 0) {
         return false;
     }
-    // in a ring only; bf16 rows only where gamma is held in fp32 in dgamma's place (wide_gamma), fp32
-    // and fp16 rows, which gain nothing from it, only where gamma stays in its dtype
-    if (c.dgamma_in_gm && (c.row_buffers != 1 || c.wide_gamma != (shape.dtype == RmsNormBackwardDtype::kBfloat16))) {
+    if (c.dgamma != DgammaIn::kUb && (c.row_buffers != 1 || c.dgamma != GmRowsOf(shape.dtype))) {
         return false;
     }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||

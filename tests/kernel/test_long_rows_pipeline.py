@@ -41,7 +41,7 @@ def vector_work(stats) -> tuple[int, int]:
 
 # The ring writes dx over dy's slot and keeps spare slots, so the next row streams in across the
 # row boundary: the limiting unit idles only for the first row, the drain and the dgamma reduction
-# (16384 cols: dgamma through the group's GM partial, gamma in fp16, a short sixth chunk).
+# (16384 cols: dgamma through the group's GM partial, gamma in fp16, five chunks of 3328 cols).
 @pytest.mark.parametrize("cols", [7168, 12288, 16384])
 def test_ring_keeps_its_limiting_unit_busy(cols):
     fields = long_rows_fields(4096, cols, "float16")

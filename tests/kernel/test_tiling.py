@@ -47,8 +47,12 @@ def test_bf16_ring_rows_hold_gamma_in_fp32_where_dgamma_was(cols):
 
 # Rows too long to hold beside gamma and a whole fp32 dgamma keep dgamma in the group's GM partial, in
 # a ring with dx over dy, on every core: fp32 rows from about 10000 cols, and fp16 rows past 12288 cols,
-# which keep gamma in fp16 (they gain nothing from an fp32 one) beside 3072-col chunks and so hold rows
-# of up to about 16900 cols, read once.
+# which keep gamma in fp16 (they gain nothing from an fp32 one) and so hold rows of up to about 16900
+# cols, read once, in the fewest chunks of at least 3072 cols that fit, of equal length (no stub of a
+# last chunk, which would cost a whole chunk's issues).
+FP16_GM_CHUNKS = {12289: 4, 14336: 4, 16384: 5, 16897: 6}  # 16897: five chunks of 3456 do not fit
+
+
 @pytest.mark.parametrize("dtype,cols", [("float32", 10241), ("float32", 12288), ("float32", 13080),
                                         ("float32", 13312), ("float16", 12289), ("float16", 14336),
                                         ("float16", 16384), ("float16", 16897)])
@@ -58,8 +62,9 @@ def test_rows_past_a_whole_dgamma_keep_it_in_gm(dtype, cols):
     assert result["path"] == "long_rows" and fields["dgamma_ub_cols"] == 0
     assert fields["row_buffers"] == 1 and fields["dx_over_dy"] == 1 and fields["groups"] == 48
     if dtype == "float16":
-        assert fields["chunk_cols"] == 3072 and fields["spare_slots"] == 2
-        assert result["ub_bytes"] + 2 * cols > 192 * 1024  # gamma in fp32 would not fit beside the ring
+        chunk, chunks = fields["chunk_cols"], -(-cols // fields["chunk_cols"])
+        assert chunk >= 3072 and chunk % 128 == 0 and fields["spare_slots"] == 2
+        assert chunks == FP16_GM_CHUNKS[cols] and cols - (chunks - 1) * chunk >= chunk // 2
     elif cols <= 12288:  # fp16 rows of these widths still hold a whole dgamma beside the ring
         assert tiling(4096, cols, "float16")["fields"]["dgamma_ub_cols"] == cols
 

@@ -57,11 +57,6 @@ MISSES = {
                                                "its 3072-col chunks widen dy and x in both passes (11 vector "
                                                "instructions a chunk, gamma held in fp32 where dgamma was), and "
                                                "longer chunks do not fit UB beside them",
-    (Case((4096, 16384), "fp16"), "roofline"): "88.0 %: ours 203.34 us against 173.22, bound by the vector unit: "
-                                               "its 3072-col ring chunks widen dy and x in both passes (10 vector "
-                                               "instructions a chunk, one more for the 1536-lane row sum that makes "
-                                               "room for gamma), and the last chunk, 1024 cols, costs a whole "
-                                               "chunk's issues",
     (Case((4096, 16384), "fp32"), "roofline"): "71.6 %: ours 551.08 us against 389.76 (dx, 256 MiB, is larger than "
                                                "L2); the streamed path's dy and x stay in L2 for their second read, "
                                                "so dx's writes go to HBM",
