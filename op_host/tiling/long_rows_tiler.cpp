@@ -58,11 +58,16 @@ struct LongRowsLayoutChoice {
 // 16-bit rows past those send dgamma to the group's GM partial chunk by chunk (below), in a ring with
 // two spare slots: bf16 rows hold gamma in fp32 where dgamma was, which saves the two instructions a
 // chunk that widen it (layout::GammaInF32), in 3072-col chunks up to 12288 cols; fp16 rows keep gamma
-// 16-bit and so hold rows up to about 16900 cols, each byte read once, where the streamed path reads
+// 16-bit and so hold rows up to about 19500 cols, each byte read once, where the streamed path reads
 // it twice. Each chunk costs its instructions' issues however short it is, so fp16 rows split in the
 // fewest chunks of at least 3072 cols, of equal length where those fit (16384 cols: five of 3328, not
-// five of 3072 and one of 1024). fp32 rows gain nothing from it (a 2048-col ring holds their dgamma). bf16 rows past 12288 cols stream: with a 16-bit gamma their ring issues 13
-// instructions a chunk and models slower than streaming at 16384 rows.
+// five of 3072 and one of 1024). fp32 rows gain nothing from it (a 2048-col ring holds their dgamma).
+// Where even those do not fit (dres's queue beside 16384 cols, rows past about 16900 cols) fp16 rows
+// take a 2432-col ring (seven chunks of a 16384-col row), up to about 19500 cols: its shorter chunks
+// cost issues, but the streamed path, reading each byte twice, models far slower (4096 x 18432 fp16:
+// 234.6 against 371.1 us), so the 3072-col floor of 16-bit chunks does not hold for these layouts.
+// bf16 rows past 12288 cols stream: with a 16-bit gamma their ring issues 13 instructions a chunk and
+// models slower than streaming at 16384 rows.
 // Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too
 // (about 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's
 // GM partial, added into it per chunk in pass 2 (SetAtomicAdd: MTE3 writes only, nothing read back).
@@ -90,6 +95,7 @@ constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     {1, kFewestChunks, false, kHalfChunk, 2, false, DgammaIn::kGmFp16Rows},
     {1, 3072, false, 3072, 2, false, DgammaIn::kGmFp16Rows},
     {1, 3072, false, 1536, 2, false, DgammaIn::kGmFp16Rows},
+    {1, 2432, false, 2432, 2, false, DgammaIn::kGmFp16Rows},  // below kMin16BitChunkCols (above)
     {1, 2048, false, 0, 2, false, DgammaIn::kUb},
     {1, 4096, true, 4096, 0, false, DgammaIn::kUb},
     {1, 3072, true, 3072, 1, false, DgammaIn::kUb},
@@ -157,7 +163,8 @@ DgammaIn GmRowsOf(RmsNormBackwardDtype dtype)
 bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
     if (shape.elem_bytes < sizeof(float) &&
-        (c.chunk_cols < kMin16BitChunkCols || (c.row_buffers == 1 && c.spare_slots < kMin16BitSpareSlots))) {
+        ((c.chunk_cols < kMin16BitChunkCols && c.dgamma != DgammaIn::kGmFp16Rows) ||
+         (c.row_buffers == 1 && c.spare_slots < kMin16BitSpareSlots))) {
         return false;
     }
     if (c.whole_chunks && shape.cols % c.chunk_cols != 0) {

@@ -28,6 +28,7 @@ LAYOUT_CASES = [
     ("long_rows", "float32", (3, 12288)),     # a ring, dgamma through the GM partial
     ("long_rows", "float16", (3, 15361)),     # a ring of 3200-col chunks, dgamma through the GM partial, gamma in fp16
     ("long_rows", "float16", (3, 16897)),     # the same in 3072-col chunks with a 1536-lane row sum
+    ("long_rows", "float16", (2, 18432)),     # the same in 2432-col chunks
     ("long_rows_streamed", "float32", (2, 13440)),
     ("long_rows_streamed", "float16", (2, 20000)),
     ("long_rows_streamed", "float32", (2, 100000)),   # fp32 gamma in slots
