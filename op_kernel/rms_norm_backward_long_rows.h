@@ -8,9 +8,9 @@
 // (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
 // once the dx written over it has left). fp32 rows too long to keep whole beside gamma and a whole
 // fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2 adds into it
-// chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do 16-bit rows in a 3072-col ring
-// (pass 1 adds into it): bf16 rows to hold gamma in fp32 in its place, fp16 rows past 12288 cols to
-// hold the row at all. Rows too long to keep whole take the streamed path instead
+// chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do some 16-bit rows in a ring (pass 1
+// adds into it): bf16 rows to hold gamma in fp32 in its place, fp16 rows past 12288 cols to hold the
+// row at all. Rows too long to keep whole take the streamed path instead
 // (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the

@@ -54,9 +54,9 @@ def test_ring_keeps_its_limiting_unit_busy(cols):
 # instead (longer chunks, fewer instructions per byte). With dx's writes in
 # L2 the stream leaves MTE2 idle for a share of the launch (0.93 busy, modelled): a known miss of the
 # schedule, which the strict xfail keeps in view until the kernel closes it.
-@pytest.mark.xfail(strict=True, reason="the streamed 16-bit long rows keep MTE2 about 93 % busy (modelled) "
+@pytest.mark.xfail(strict=True, reason="the streamed bf16 long rows keep MTE2 about 93 % busy (modelled) "
                                        "once dx's writes land in L2, below the 95 % the rings reach")
-def test_16_bit_rows_too_long_for_a_3072_col_ring_stream_and_keep_their_limiting_unit_busy():
+def test_bf16_rows_too_long_for_a_3072_col_ring_stream_and_keep_their_limiting_unit_busy():
     shape = [4096, 16384]
     result = _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[4096, 1], gamma_shape=[16384],
                                   dy_dtype="bfloat16", x_dtype="bfloat16", rstd_dtype="float32",
