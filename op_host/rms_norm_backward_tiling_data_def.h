@@ -23,7 +23,7 @@ BEGIN_TILING_DATA_DEF(RmsNormBackwardTilingData)
     TILING_DATA_FIELD_DEF(uint32_t, sum_cols);        // long rows, long rows streamed: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); long rows 0 = one sum per chunk; 0 on the paths that hold whole rows
     TILING_DATA_FIELD_DEF(uint32_t, spare_slots);     // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any; 0 otherwise
     TILING_DATA_FIELD_DEF(uint32_t, stream_slots);    // long rows streamed: dy | x chunk slots; every chunk is read in pass 1 and again in pass 2; 0 on the other paths
-    TILING_DATA_FIELD_DEF(uint32_t, gamma_slots);     // gamma's slots in UB, each one of the path's units of gamma: long rows streamed: chunks gamma streams through (0 = gamma whole in UB); small cols: rows of widened gamma over a tile (tile_rows where that fits beside the tile, 0 = the layout's own pattern); 0 on the other paths
+    TILING_DATA_FIELD_DEF(uint32_t, gamma_slots);     // gamma's slots in UB, each one of the path's units of gamma: long rows streamed, long rows ring: chunks gamma streams through (0 = gamma whole in UB); small cols: rows of widened gamma over a tile (tile_rows where that fits beside the tile, 0 = the layout's own pattern); 0 on the other paths
     TILING_DATA_FIELD_DEF(uint32_t, partial_stride);  // fp32 elements between group partials of dgamma in the workspace
     TILING_DATA_FIELD_DEF(uint32_t, reduce_chunk);    // fp32 elements per step of the final dgamma reduction
     TILING_DATA_FIELD_DEF(float, inv_cols);           // 1 / cols, for the row mean

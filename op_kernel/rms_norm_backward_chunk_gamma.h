@@ -3,8 +3,12 @@
 // widened once with its offset: layout::GammaInF32), or in its 16-bit dtype, widened per chunk and
 // given its offset after each widening. fp16 gamma without an offset is read as halves where a chunk
 // forms dy*gamma (HalfProductAxpy): the product is exact in fp32 either way.
+// Or, where the row leaves no room for gamma whole (fp32 rows in a ring), a float32 gamma comes chunk
+// by chunk through a queue of chunk buffers, in the order the row steps take them: each chunk is
+// taken (TakeChunk) for the steps that read it, given its offset once, and released (ReleaseChunk),
+// which reads the chunk the queue's buffers are next free for.
 //
-// UB budget: the "gamma" row of the long-rows table.
+// UB budget: the "gamma" rows of the long-rows table.
 #pragma once
 #include "rms_norm_backward_chunk_math.h"
 
@@ -24,6 +28,45 @@ public:
         halves_ = kDtypeOf<T> == RmsNormBackwardDtype::kFloat16 && bytes > 0 && !inF32 && offset == 0.0f;
     }
 
+    // gamma (float32 in GM) through `slots` buffers of chunkCols floats instead of whole: the rows'
+    // chunks of `cols` in turn.
+    __aicore__ inline void InitChunks(TPipe *pipe, uint32_t slots, const GlobalTensor<float> &gamma, uint32_t cols,
+                                      uint32_t chunkCols, float offset)
+    {
+        pipe->InitBuffer(chunks_, slots, chunkCols * sizeof(float));
+        gammaGm_ = gamma;
+        slots_ = slots;
+        cols_ = cols;
+        chunkCols_ = chunkCols;
+        chunked_ = true;
+        inF32_ = true;
+        offset_ = offset;
+    }
+    __aicore__ inline bool Chunked() const { return chunked_; }
+
+    // The next `rounds` passes over the row's chunks will take them: the first ones are read now.
+    __aicore__ inline void StartChunks(uint32_t rounds)
+    {
+        fillBegin_ = 0;
+        toFill_ = uint64_t(rounds) * CeilDiv(cols_, chunkCols_);
+        for (uint32_t i = 0; i < slots_; ++i) {
+            FillNext();
+        }
+    }
+    // The next chunk, landed, with its offset; Scale and DyTimesPlusX read it until ReleaseChunk.
+    __aicore__ inline void TakeChunk(uint32_t count)
+    {
+        taken_ = chunks_.DeQue<float>();
+        if (offset_ != 0.0f) {
+            AddGammaOffset(taken_, offset_, count);
+        }
+    }
+    __aicore__ inline void ReleaseChunk()
+    {
+        chunks_.FreeTensor(taken_);
+        FillNext();
+    }
+
     // The buffer LoadGammaWhole fills (in fp32 where InF32).
     __aicore__ inline TBuf<QuePosition::VECCALC> &Buffer() { return buf_; }
     __aicore__ inline bool InF32() const { return inF32_; }
@@ -33,6 +76,9 @@ public:
     // gamma is held in its 16-bit dtype.
     __aicore__ inline LocalTensor<float> Scale(const LocalTensor<float> &scratch, uint32_t begin, uint32_t count)
     {
+        if (chunked_) {
+            return taken_;
+        }
         if (inF32_) {
             return buf_.Get<float>()[begin];
         }
@@ -59,7 +105,27 @@ public:
     }
 
 private:
+    // The chunk after the last one read (the row's first after its last), while any is left to read.
+    __aicore__ inline void FillNext()
+    {
+        if (toFill_ == 0) {
+            return;
+        }
+        const uint32_t n = ChunkCols(cols_, fillBegin_, chunkCols_);
+        LocalTensor<float> chunk = chunks_.AllocTensor<float>();
+        CopyInPad(chunk, gammaGm_[fillBegin_], n);
+        chunks_.EnQue(chunk);
+        fillBegin_ = fillBegin_ + chunkCols_ < cols_ ? fillBegin_ + chunkCols_ : 0;
+        --toFill_;
+    }
+
     TBuf<QuePosition::VECCALC> buf_;
+    TQue<QuePosition::VECIN, kDoubleBuffer> chunks_;  // gamma's chunks where it is not held whole
+    GlobalTensor<float> gammaGm_;
+    LocalTensor<float> taken_;
+    uint64_t toFill_ = 0;
+    uint32_t slots_ = 0, cols_ = 0, chunkCols_ = 0, fillBegin_ = 0;
+    bool chunked_ = false;
     bool inF32_ = false;
     bool halves_ = false;
     float offset_ = 0.0f;

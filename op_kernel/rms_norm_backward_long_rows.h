@@ -10,24 +10,27 @@
 // fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2 adds into it
 // chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do some 16-bit rows in a ring (pass 1
 // adds into it): bf16 rows to hold gamma in fp32 in its place, fp16 rows past 12288 cols to hold the
-// row at all. Rows too long to keep whole take the streamed path instead
+// row at all. fp32 rows too long to keep whole beside gamma too (about 13300 to 19400 cols) take gamma
+// chunk by chunk as well, pass 2 of a row side by side with pass 1 of the next so that both read one
+// copy of each gamma chunk (ComputeRowsSharingGamma). Rows too long to keep whole take the streamed path instead
 // (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick the store); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  N = cols, S = row_stride, s = sizeof(T),
 // C = chunk_cols, B = row_buffers, D = dx_over_dy, P = spare_slots, SC = sum_cols, E = has_dres,
-// g = gamma_bytes, DR = dgamma_ub_cols, DT = dtype (2: bf16)
+// g = gamma_bytes, DR = dgamma_ub_cols, DT = dtype (2: bf16), GS = gamma_slots
 // where ring = B == 1  (a ring of chunk slots per tensor instead of row buffers)
 // where F = g != 0 and s < 4 and (C >= 4096 or (B > 1 and C >= S) or (DR < N and DT == 2))  (16-bit gamma widened once)
 //   | buffer                        | buffers                    | bytes each             |
 //   | dy, x row buffers             | 2 * B * (not ring)         | S * s                  |
 //   | dy, x ring slots              | 2 * (cdiv(N, C) + P) * ring | C * s                 |
-//   | gamma                         | 1                          | S * (4 if F else g)    |
+//   | gamma whole                   | GS == 0                    | S * (4 if F else g)    |
+//   | gamma chunk slots             | GS                         | C * g                  |
 //   | dgamma (fp32)                 | (g != 0) * (DR == N)       | S * 4                  |
 //   | dgamma partial out            | 2 * (DR < N)               | C * 4                  |
 //   | a, b (fp32 chunks)            | 2                          | C * 4                  |
-//   | row sum                       | 1                          | (SC or 16) * 4         |
+//   | row sum                       | 1                          | (SC or 20) * 4         |
 //   | dx queue                      | 2 * (D == 0)               | C * s                  |
 //   | dres queue                    | 2 * E                      | C * s                  |
 //   | rstd batches                  | 2                          | 64 * 4                 |
@@ -74,15 +77,23 @@ public:
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
         keepChunk_ = !kIsFloat<T> && gammaF32 && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0 &&
                      !dgammaInGm_;
+        gammaChunks_ = hasGamma_ && t_.gamma_slots > 0;
         if (store_ != LongRowsStore::kRowBuffers) {
-            // dres's queue buffers hold two of the MTE2_V ids the ring would otherwise take
+            // dres's and gamma's queue buffers hold MTE2_V ids the ring would otherwise take
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
-                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0));
+                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0) -
+                            (gammaChunks_ ? t_.gamma_slots : 0));
         } else {
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
         }
-        gamma_.Init(pipe_, layout.gammaBytes, gammaF32, t_.gamma_offset);
+        if (!gammaChunks_) {
+            gamma_.Init(pipe_, layout.gammaBytes, gammaF32, t_.gamma_offset);
+        } else if constexpr (kIsFloat<T>) {
+            gamma_.InitChunks(pipe_, t_.gamma_slots, gm_.gamma, t_.cols, C, t_.gamma_offset);
+        } else {
+            gamma_.InitChunks(pipe_, t_.gamma_slots, gm_.gammaF32, t_.cols, C, t_.gamma_offset);
+        }
         if (layout.dgammaBytes > 0) {
             pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
         }
@@ -133,7 +144,9 @@ private:
         // (a 16-bit gamma widened once goes through dgamma's buffer, or a's where dgamma is in GM)
         TBuf<QuePosition::VECCALC> &scratch = dgammaInUb_ ? dgammaBuf_ : aBuf_;
         const uint32_t scratchCols = dgammaInUb_ ? t_.row_stride * 2 : t_.chunk_cols * 2;
-        LoadGammaWhole(gm_, gamma_.Buffer(), scratch.Get<T>(), scratchCols, gamma_.InF32());
+        if (!gammaChunks_) {
+            LoadGammaWhole(gm_, gamma_.Buffer(), scratch.Get<T>(), scratchCols, gamma_.InF32());
+        }
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             partialGm_ = gm_.Partial(t_, groupIdx);
@@ -149,7 +162,12 @@ private:
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
                 CopyInRow<store>(row);
             }
-            for (uint64_t row = group.begin; row < group.end; ++row) {
+            if constexpr (store != LongRowsStore::kRowBuffers) {
+                if (gammaChunks_) {
+                    ComputeRowsSharingGamma<store>(group);
+                }
+            }
+            for (uint64_t row = group.begin; row < group.end && !gammaChunks_; ++row) {
                 // The row's first dres chunk (read in pass 2, the next one a chunk ahead) goes before the
                 // next row's copies, so it lands while pass 1 runs.
                 if (hasDres_) {
@@ -255,39 +273,47 @@ private:
     template <LongRowsStore store>
     __aicore__ inline void Pass1(const RowView &rowView, float rstd, bool firstRow)
     {
-        const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         for (uint32_t i = 0; i < chunks; ++i) {
             const uint32_t chunk = keepChunk_ ? (i + 1) % chunks : i;
             if (store != LongRowsStore::kRowBuffers && keepChunk_ && i == 0 && chunk != 0) {
                 rings_.Take(0);
             }
-            const Chunk c = LoadChunk<store>(rowView, chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
-            if (keepChunk_ && chunk == 0) {
-                KeptChunkPass1(a, b, rowSum_.Lanes(), Dgamma(), hasGamma_ ? gamma_.WholeF32() : LocalTensor<float>(),
-                               c.dy, c.x, rstd, hasGamma_, c.count, keptSummed_);
-                continue;
+            Pass1Chunk<store>(rowView, chunk, i, rstd, firstRow);
+        }
+    }
+
+    // Pass 1 over the row's chunk `chunk`, the i-th it takes.
+    template <LongRowsStore store>
+    __aicore__ inline void Pass1Chunk(const RowView &rowView, uint32_t chunk, uint32_t i, float rstd, bool firstRow)
+    {
+        const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
+        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        const Chunk c = LoadChunk<store>(rowView, chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
+        if (keepChunk_ && chunk == 0) {
+            KeptChunkPass1(a, b, rowSum_.Lanes(), Dgamma(), hasGamma_ ? gamma_.WholeF32() : LocalTensor<float>(),
+                           c.dy, c.x, rstd, hasGamma_, c.count, keptSummed_);
+            return;
+        }
+        const LocalTensor<float> dyX = a;
+        if constexpr (kIsFloat<T>) {
+            if (dgammaInUb_) {  // dgamma first: b = xhat, then dyX (b is free again after)
+                Muls(b, c.x, rstd, c.count);
+                MulAddDst(Dgamma()[c.begin], c.dy, b, c.count);
             }
-            const LocalTensor<float> dyX = a;
-            if constexpr (kIsFloat<T>) {
-                if (dgammaInUb_) {  // dgamma first: b = xhat, then dyX (b is free again after)
-                    Muls(b, c.x, rstd, c.count);
-                    MulAddDst(Dgamma()[c.begin], c.dy, b, c.count);
+        }
+        DyTimesX(dyX, b, c.dy, c.x, c.count);
+        if (hasGamma_) {
+            if constexpr (!kIsFloat<T>) {
+                if (dgammaInGm_) {
+                    partial_.Accumulate(partialGm_, dyX, rstd, c.begin, c.count, firstRow);
+                } else {
+                    Axpy(Dgamma()[c.begin], dyX, rstd, c.count);
                 }
             }
-            DyTimesX(dyX, b, c.dy, c.x, c.count);
-            if (hasGamma_) {
-                if constexpr (!kIsFloat<T>) {
-                    if (dgammaInGm_) {
-                        partial_.Accumulate(partialGm_, dyX, rstd, c.begin, c.count, firstRow);
-                    } else {
-                        Axpy(Dgamma()[c.begin], dyX, rstd, c.count);
-                    }
-                }
-                rowSum_.Add<true>(gamma_.Scale(b, c.begin, c.count), dyX, b, chunk, i == 0, c.count);
-            } else {
-                rowSum_.Add<false>(b, dyX, b, chunk, i == 0, c.count);
-            }
+            rowSum_.Add<true>(gamma_.Scale(b, c.begin, c.count), dyX, b, chunk, i == 0, c.count);
+        } else {
+            rowSum_.Add<false>(b, dyX, b, chunk, i == 0, c.count);
         }
     }
 
@@ -315,51 +341,101 @@ private:
     template <LongRowsStore store>
     __aicore__ inline void Pass2(const RowView &rowView, uint64_t row, float rstd, float xScale, bool firstRow)
     {
-        const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
-            const Chunk c = LoadChunk<store>(rowView, chunk, false);
-            if (hasDres_ && chunk + 1 < chunks) {
-                CopyInDres(row, chunk + 1);
-            }
-            const LocalTensor<float> g = a;
-            float dxScale = rstd;
-            if (keepChunk_ && chunk == 0) {  // g = a + rstd*xScale*x holds rstd already
-                Axpy(g, b, rstd * xScale, c.count);
-                dxScale = 1.0f;
-            } else if (hasGamma_) {
-                gamma_.DyTimesPlusX(g, b, c.dy, c.x, xScale, c.begin, c.count);
-            } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
-                Muls(g, c.x, xScale, c.count);
-                Add(g, g, c.dy, c.count);
-            } else {
-                Widen(g, c.dy, c.count);
-                Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
-            }
-            if constexpr (kIsFloat<T>) {
-                if (dgammaInGm_) {
-                    DgammaInGm(c, rstd, firstRow);
-                }
-            }
-            if constexpr (store != LongRowsStore::kRowBuffers) {
-                rings_.RefillX();
-            }
-            const uint64_t offset = row * t_.cols + c.begin;
-            if constexpr (store == LongRowsStore::kRingDxOverDy) {
-                ComputeDx(c.dy, g, dxScale, c.count);
-                rings_.CopyOutOverDy(offset, c.dy, c.count, chunk);
-            } else {
-                const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
-                ComputeDx(dx, g, dxScale, c.count);
-                outQueDx_.EnQue(dx);
-                if constexpr (store == LongRowsStore::kRing) {
-                    rings_.RefillDy(true);
-                }
-                CopyOut(offset, c.count);
-            }
+            Pass2Chunk<store>(rowView, row, chunk, rstd, xScale, firstRow);
         }
         if constexpr (store == LongRowsStore::kRingDxOverDy) {
             rings_.RefillAfterDx();
+        }
+    }
+
+    // Pass 2 over the row's chunk `chunk`.
+    template <LongRowsStore store>
+    __aicore__ inline void Pass2Chunk(const RowView &rowView, uint64_t row, uint32_t chunk, float rstd, float xScale,
+                                      bool firstRow)
+    {
+        const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
+        const Chunk c = LoadChunk<store>(rowView, chunk, false);
+        if (hasDres_ && chunk + 1 < CeilDiv(t_.cols, t_.chunk_cols)) {
+            CopyInDres(row, chunk + 1);
+        }
+        const LocalTensor<float> g = a;
+        float dxScale = rstd;
+        if (keepChunk_ && chunk == 0) {  // g = a + rstd*xScale*x holds rstd already
+            Axpy(g, b, rstd * xScale, c.count);
+            dxScale = 1.0f;
+        } else if (hasGamma_) {
+            gamma_.DyTimesPlusX(g, b, c.dy, c.x, xScale, c.begin, c.count);
+        } else if constexpr (kIsFloat<T>) {  // g = dy + xScale*x, dy left as it is
+            Muls(g, c.x, xScale, c.count);
+            Add(g, g, c.dy, c.count);
+        } else {
+            Widen(g, c.dy, c.count);
+            Axpy(g, AsFloat(b, c.x, c.count), xScale, c.count);
+        }
+        if constexpr (kIsFloat<T>) {
+            if (dgammaInGm_) {
+                DgammaInGm(c, rstd, firstRow);
+            }
+        }
+        if constexpr (store != LongRowsStore::kRowBuffers) {
+            rings_.RefillX();
+        }
+        const uint64_t offset = row * t_.cols + c.begin;
+        if constexpr (store == LongRowsStore::kRingDxOverDy) {
+            ComputeDx(c.dy, g, dxScale, c.count);
+            rings_.CopyOutOverDy(offset, c.dy, c.count, chunk);
+        } else {
+            const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
+            ComputeDx(dx, g, dxScale, c.count);
+            outQueDx_.EnQue(dx);
+            if constexpr (store == LongRowsStore::kRing) {
+                rings_.RefillDy(true);
+            }
+            CopyOut(offset, c.count);
+        }
+    }
+
+    // gamma through chunk buffers (a ring of fp32 rows): pass 2 of a row and pass 1 of the next go chunk
+    // by chunk side by side, P2(r, c) then P1(r + 1, c), so both read gamma's chunk c from one copy and
+    // gamma costs the row a read of its bytes, not two. Pass 1 of the next row takes its chunk c from
+    // the ring right after pass 2 of this one frees chunk c's slot: the spare slots (at least one, the
+    // tiler's rule) hold its chunks that land before.
+    template <LongRowsStore store>
+    __aicore__ inline void ComputeRowsSharingGamma(const RowGroup &group)
+    {
+        if (group.begin == group.end) {
+            return;
+        }
+        const RowView rows{};  // (a ring: no row buffers)
+        const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
+        gamma_.StartChunks(uint32_t(group.end - group.begin) + 1);
+        float rstd = rstd_.Get(group.begin);
+        for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
+            gamma_.TakeChunk(ChunkCols(t_.cols, chunk * t_.chunk_cols, t_.chunk_cols));
+            Pass1Chunk<store>(rows, chunk, chunk, rstd, true);
+            gamma_.ReleaseChunk();
+        }
+        for (uint64_t row = group.begin; row < group.end; ++row) {
+            if (hasDres_) {
+                CopyInDres(row, 0);
+            }
+            const float xScale = XScale(rstd);
+            const bool next = row + 1 < group.end;
+            const float nextRstd = next ? rstd_.Get(row + 1) : 0.0f;
+            for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
+                gamma_.TakeChunk(ChunkCols(t_.cols, chunk * t_.chunk_cols, t_.chunk_cols));
+                Pass2Chunk<store>(rows, row, chunk, rstd, xScale, row == group.begin);
+                if (next) {
+                    Pass1Chunk<store>(rows, chunk, chunk, nextRstd, false);
+                }
+                gamma_.ReleaseChunk();
+            }
+            if constexpr (store == LongRowsStore::kRingDxOverDy) {
+                rings_.RefillAfterDx();
+            }
+            rstd = nextRstd;
         }
     }
 
@@ -392,6 +468,7 @@ private:
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool dgammaInGm_ = false;   // dgamma goes through the group's GM partial chunk by chunk (dgamma_ub_cols 0)
     bool dgammaInUb_ = false;   // dgamma is summed whole in UB (neither of the two without gamma)
+    bool gammaChunks_ = false;  // gamma through chunk buffers, rows' passes side by side (ComputeRowsSharingGamma)
     bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
     uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags

@@ -52,7 +52,7 @@ constexpr const char *PathName(RmsNormBackwardPath path)
 
 // Long rows kept whole in a ring of chunk slots (row_buffers = 1): at most this many slots per
 // tensor.
-inline constexpr uint32_t kMaxRowSlots = 16;
+inline constexpr uint32_t kMaxRowSlots = 20;
 
 // Long rows kept whole in row buffers: at most this many (the next rows stream in while one is
 // computed).
@@ -78,7 +78,7 @@ struct RmsNormBackwardTilingData {
     uint32_t sum_cols;        // long rows, long rows streamed: fp32 lanes of the row-sum accumulator (chunk_cols, or fewer to make room for longer chunks); long rows 0 = one sum per chunk; 0 on the paths that hold whole rows
     uint32_t spare_slots;     // long rows ring: slots beyond the row's chunks, so the next row's first chunks land before pass 2 frees any; 0 otherwise
     uint32_t stream_slots;    // long rows streamed: dy | x chunk slots; every chunk is read in pass 1 and again in pass 2; 0 on the other paths
-    uint32_t gamma_slots;     // gamma's slots in UB, each one of the path's units of gamma: long rows streamed: chunks gamma streams through (0 = gamma whole in UB); small cols: rows of widened gamma over a tile (tile_rows where that fits beside the tile, 0 = the layout's own pattern); 0 on the other paths
+    uint32_t gamma_slots;     // gamma's slots in UB, each one of the path's units of gamma: long rows streamed, long rows ring: chunks gamma streams through (0 = gamma whole in UB); small cols: rows of widened gamma over a tile (tile_rows where that fits beside the tile, 0 = the layout's own pattern); 0 on the other paths
     uint32_t partial_stride;  // fp32 elements between group partials of dgamma in the workspace
     uint32_t reduce_chunk;    // fp32 elements per step of the final dgamma reduction
     float inv_cols;           // 1 / cols, for the row mean

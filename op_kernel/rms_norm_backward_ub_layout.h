@@ -101,7 +101,8 @@ RMSNB_LAYOUT uint64_t UbBytes(const SmallColsLayout &l, uint32_t s)
 
 // Long rows, held whole: dy and x in `rowBuffers` row buffers of S = row_stride elements, or in a
 // ring of C-col slots (rowBuffers = 1) holding the row's chunks plus `spareSlots`; gamma whole (16-bit
-// gamma in fp32 where GammaInF32); dgamma whole, or (dgammaInGm) through an fp32 partial chunk on its
+// gamma in fp32 where GammaInF32), or (gammaSlots > 0, fp32 rows in a ring) through gammaSlots C-col
+// chunk buffers; dgamma whole, or (dgammaInGm) through an fp32 partial chunk on its
 // way out, and neither without gamma; fp32 chunks a and b; the row sum over SC lanes
 // (SC = 0: one sum per chunk, up to kMaxRowSlots); a dx queue unless dx is written over dy's slot; two
 // rstd batches; ReduceSum's work.
@@ -117,6 +118,7 @@ struct LongRowsLayout {
     uint64_t workBytes;
     bool dres;             // a dres queue of 2 chunks, read in pass 2
     uint64_t partialBytes; // one fp32 partial chunk out (0 when dgamma is whole in UB)
+    uint32_t gammaBuffers; // 1: gamma whole; else the chunk buffers gamma streams through
 };
 // dgamma in GM: the partial chunks added into it leave through two buffers, so the vector unit fills
 // one while the other's copy-out waits behind dx's on MTE3 (with one, the vector unit waits there
@@ -141,23 +143,26 @@ RMSNB_LAYOUT bool GammaInF32(uint64_t cols, uint32_t s, uint32_t C, uint32_t row
 }
 RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint32_t rowBuffers,
                                                  bool dxQueue, uint32_t SC, uint32_t spareSlots, bool dres, uint32_t g,
-                                                 bool dgammaInGm, bool bf16)
+                                                 bool dgammaInGm, bool bf16, uint32_t gammaSlots)
 {
     const uint64_t S = RowStride(cols, s);
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
     // No gamma, no dgamma
     const bool viaGm = g != 0 && dgammaInGm;
     const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers, viaGm && bf16) ? sizeof(float) : g;
-    return {S * s, ring, uint64_t(C) * s, rowBuffers, S * gammaElemBytes, g == 0 || viaGm ? 0 : S * sizeof(float),
-            uint64_t(C) * sizeof(float), (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue,
-            ReduceWorkBytes(SC == 0 ? C : SC), dres, viaGm ? uint64_t(C) * sizeof(float) : 0};
+    const bool gammaChunks = g != 0 && gammaSlots > 0;
+    return {S * s, ring, uint64_t(C) * s, rowBuffers, gammaChunks ? uint64_t(C) * g : S * gammaElemBytes,
+            g == 0 || viaGm ? 0 : S * sizeof(float), uint64_t(C) * sizeof(float),
+            (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC), dres,
+            viaGm ? uint64_t(C) * sizeof(float) : 0, gammaChunks ? gammaSlots : 1u};
 }
 RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
 {
     // dy and x: a ring or row buffers each
     const uint64_t rows = l.ringSlots != 0 ? 2 * l.ringSlots * Blocks(l.chunkBytes)
                                            : 2 * l.rowBuffers * Blocks(l.rowBytes);
-    return rows + Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) + 2 * Blocks(l.chunkF32Bytes) + Blocks(l.sumBytes) +
+    return rows + l.gammaBuffers * Blocks(l.gammaBytes) + Blocks(l.dgammaBytes) + 2 * Blocks(l.chunkF32Bytes) +
+           Blocks(l.sumBytes) +
            ((l.dxQueue ? kDoubleBuffer : 0) + (l.dres ? kDoubleBuffer : 0)) * Blocks(l.chunkBytes) +
            kDoubleBuffer * Blocks(kRstdBatchRows * sizeof(float)) + Blocks(l.workBytes) + kBlockBytes +
            kLongRowsPartialOutBuffers * Blocks(l.partialBytes);
@@ -216,7 +221,7 @@ RMSNB_LAYOUT LongRowsLayout LongRows(const RmsNormBackwardTilingData &t, uint32_
 {
     return LongRows(t.cols, s, t.chunk_cols, t.row_buffers, !(t.row_buffers == 1 && t.dx_over_dy != 0), t.sum_cols,
                     t.spare_slots, t.has_dres != 0, t.gamma_bytes, t.dgamma_ub_cols < t.cols,
-                    t.dtype == uint32_t(RmsNormBackwardDtype::kBfloat16));
+                    t.dtype == uint32_t(RmsNormBackwardDtype::kBfloat16), t.gamma_slots);
 }
 RMSNB_LAYOUT StreamedLayout Streamed(const RmsNormBackwardTilingData &t, uint32_t s)
 {

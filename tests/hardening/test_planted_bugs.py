@@ -116,7 +116,7 @@ BUGS = {
         (8, 1000), "float16", EXACT),
     "streamed tail repeat count rounded down": Bug(
         STREAMED, "uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),",
-        "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 13313), "float32", TAIL),
+        "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 17409), "float32", TAIL),
     "dgamma zeroed once per core instead of once per row group": Bug(
         ROWS_IN_UB, "            if (hasGamma_) {\n                Duplicate(dgamma_, 0.0f, t_.cols);",
         "            if (hasGamma_ && groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, t_.cols);",
@@ -126,7 +126,7 @@ BUGS = {
         "        const uint32_t n = Count(chunk);\n        const LocalTensor<float> g =",
         "        const float rstd = rstd_[(row + 1) % kRowsInFlight];\n        LocalTensor<T> slot = inQueSlot_.DeQue<T>();\n"
         "        const uint32_t n = Count(chunk);\n        const LocalTensor<float> g =",
-        (3, 13313), "float32", GOLDEN),
+        (3, 17409), "float32", GOLDEN),
     "long-rows GM dgamma partial written on the tensor's first row, not each row group's": Bug(
         LONG_ROWS, "ComputeRow<store>(row, row == group.begin, row + 1 == group.end);",
         "ComputeRow<store>(row, row == 0, row + 1 == group.end);", (96, 12289), "float32", GOLDEN),

@@ -154,20 +154,24 @@ CASES = [
     Case("float32", (3, 4097), "long_rows"), Case("float16", (3, 8193), "long_rows"),
     Case("bfloat16", (3, 12287), "long_rows"), Case("float16", (340, 4100), "long_rows", 2),
     Case("float32", (96, 12289), "long_rows"),  # dgamma through the GM partial, two rows a group
-    Case("float32", (3, 13313), "long_rows_streamed"), Case("float32", (2, 32769), "long_rows_streamed"),
+    Case("float32", (96, 13313), "long_rows"),  # gamma in chunks shared by pass 2 and the next row's pass 1
+    Case("float32", (3, 17409), "long_rows_streamed"), Case("float32", (2, 32769), "long_rows_streamed"),
     Case("float16", (2, 65537), "long_rows_streamed"), Case("float16", (200, 20001), "long_rows_streamed", 1),
     # No rows: a group that owes zeros for dgamma, on each path.
     Case("float32", (0, 13), "small_cols"), Case("float16", (0, 1000), "rows_in_ub"),
     Case("float16", (0, 8193), "long_rows"), Case("float32", (0, 4097), "long_rows"),
     Case("float32", (0, 12289), "long_rows"),
-    Case("float32", (0, 13313), "long_rows_streamed"), Case("float16", (0, 65537), "long_rows_streamed"),
+    Case("float32", (0, 13313), "long_rows"),
+    Case("float32", (0, 17409), "long_rows_streamed"), Case("float16", (0, 65537), "long_rows_streamed"),
     # The forms, last (a site the cases above catch never reaches them): fp32 gamma taking its offset
     # once, dres's queues on every path and store, no gamma.
-    Case("float32", (3, 4097), "long_rows", offset=1.0), Case("float32", (3, 13313), "long_rows_streamed", offset=1.0),
+    Case("float32", (3, 4097), "long_rows", offset=1.0), Case("float32", (3, 17409), "long_rows_streamed", offset=1.0),
+    Case("float32", (3, 13313), "long_rows", offset=1.0),
     Case("float16", (37, 13), "small_cols", dres=True), Case("float32", (300, 40), "small_cols", 2, dres=True),
     Case("float32", (5, 1001), "rows_in_ub", dres=True), Case("float16", (300, 1000), "rows_in_ub", 2, dres=True),
     Case("float32", (3, 4000), "long_rows", dres=True), Case("float32", (3, 7250), "long_rows", dres=True),
-    Case("float16", (3, 4250), "long_rows", dres=True), Case("float32", (3, 13313), "long_rows_streamed", dres=True),
+    Case("float16", (3, 4250), "long_rows", dres=True), Case("float32", (3, 17409), "long_rows_streamed", dres=True),
+    Case("float32", (3, 13313), "long_rows", dres=True),
     Case("float32", (96, 12288), "long_rows", dres=True),
     Case("float16", (2, 65537), "long_rows_streamed", dres=True),
     Case("float16", (37, 13), "small_cols", gamma=False), Case("float32", (5, 1001), "rows_in_ub", gamma=False),
@@ -184,6 +188,7 @@ PATHS = {
     "rms_norm_backward_long_rows_ring.h": {"long_rows"}, "rms_norm_backward_dgamma_partial.h": {"long_rows", "long_rows_streamed"},
     "rms_norm_backward_rstd.h": {"long_rows", "long_rows_streamed", "small_cols"},
     "rms_norm_backward_chunk_math.h": {"long_rows", "long_rows_streamed"},
+    "rms_norm_backward_chunk_gamma.h": {"long_rows"},
 }
 
 

@@ -29,7 +29,8 @@ LAYOUT_CASES = [
     ("long_rows", "float16", (3, 15361)),     # a ring of 3200-col chunks, dgamma through the GM partial, gamma in fp16
     ("long_rows", "float16", (3, 16897)),     # the same in 3072-col chunks with a 1536-lane row sum
     ("long_rows", "float16", (2, 18432)),     # the same in 2432-col chunks
-    ("long_rows_streamed", "float32", (2, 13440)),
+    ("long_rows", "float32", (3, 13440)),     # gamma in chunks, pass 2 of a row beside pass 1 of the next
+    ("long_rows_streamed", "float32", (2, 17536)),
     ("long_rows_streamed", "float16", (2, 20000)),
     ("long_rows_streamed", "float32", (2, 100000)),   # fp32 gamma in slots
     ("long_rows_streamed", "bfloat16", (2, 1000000)),

@@ -19,8 +19,8 @@ from rmsnorm_backward.simulate import simulate
 TAILS = [1, 2, 31, 63, 65, 127]
 
 # (path, variant, dtype) -> (rows, cols): the shapes each path takes; long rows and the streamed path
-# come in their variants (resident rows, a chunk ring, dgamma in GM; gamma whole or streamed, dgamma
-# partly in GM).
+# come in their variants (resident rows, a chunk ring, dgamma in GM, gamma in chunks; gamma whole or
+# streamed, dgamma partly in GM).
 EXACT_CASES = {
     ("small_cols", "spread", "float32"): (37, 13), ("small_cols", "spread", "float16"): (37, 13),
     ("small_cols", "spread", "bfloat16"): (37, 13),
@@ -32,8 +32,8 @@ EXACT_CASES = {
     ("rows_in_ub", "", "bfloat16"): (5, 2049),
     ("long_rows", "row buffers", "float32"): (3, 4097), ("long_rows", "ring", "float32"): (3, 8193),
     ("long_rows", "ring", "float16"): (3, 8193), ("long_rows", "ring", "bfloat16"): (3, 12287),
-    ("long_rows", "dgamma in GM", "float32"): (3, 12289),
-    ("long_rows_streamed", "gamma whole", "float32"): (2, 13313),
+    ("long_rows", "dgamma in GM", "float32"): (3, 12289), ("long_rows", "gamma in chunks", "float32"): (3, 13313),
+    ("long_rows_streamed", "gamma whole", "float32"): (2, 17409),
     ("long_rows_streamed", "gamma whole", "float16"): (2, 20001),
     ("long_rows_streamed", "gamma whole", "bfloat16"): (2, 20001),
     ("long_rows_streamed", "gamma streamed", "float32"): (2, 32769),
@@ -55,6 +55,7 @@ def test_exact_answer(rng, path, variant, dtype):
 DRES_CASES = [("small_cols", "float32", (9, 301)), ("small_cols", "bfloat16", (9, 700)),
               ("rows_in_ub", "float32", (5, 1001)), ("rows_in_ub", "float16", (5, 2049)),
               ("rows_in_ub", "bfloat16", (5, 2049)), ("long_rows", "bfloat16", (3, 8193)),
+              ("long_rows", "float32", (3, 14337)),
               ("long_rows_streamed", "float16", (2, 20001))]
 
 
@@ -81,7 +82,7 @@ def test_streamed_dgamma_partial_of_every_row_group(rng):
 @pytest.mark.parametrize("dtype,shape,path", [
     ("float32", (600, 40), "small_cols"), ("bfloat16", (300, 1500), "rows_in_ub"),
     ("float16", (340, 4100), "long_rows"), ("float32", (260, 12289), "long_rows"),
-    ("float32", (260, 13313), "long_rows_streamed"),
+    ("float32", (260, 13313), "long_rows"), ("float32", (260, 17409), "long_rows_streamed"),
 ])
 def test_exact_answer_with_several_groups_per_core(rng, dtype, shape, path, block_dim):
     inputs = exact_inputs(rng, *shape, dtype)
@@ -94,8 +95,8 @@ def test_exact_answer_with_several_groups_per_core(rng, dtype, shape, path, bloc
 TAIL_BASES = {
     "small_cols": {"float32": (0, 256), "float16": (0, 512), "bfloat16": (0, 512)},
     "rows_in_ub": {"float32": (1024,), "float16": (1024,), "bfloat16": (1024,)},
-    "long_rows": {"float32": (4096, 8192, 12288), "float16": (8192,), "bfloat16": (8192,)},
-    "long_rows_streamed": {"float32": (13312,), "float16": (20480,), "bfloat16": (20480,)},
+    "long_rows": {"float32": (4096, 8192, 12288, 14336), "float16": (8192,), "bfloat16": (8192,)},
+    "long_rows_streamed": {"float32": (17408,), "float16": (20480,), "bfloat16": (20480,)},
 }
 TAIL_CASES = [(path, dtype, base + tail) for path, bases in TAIL_BASES.items() for dtype in DTYPES
               for base in bases[dtype] for tail in TAILS]

@@ -20,7 +20,8 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0, gamma=Tr
     ("float16", 6080, "long_rows"), ("bfloat16", 12288, "long_rows"), ("float32", 8192, "long_rows"),
     ("float16", 12289, "long_rows"), ("float16", 16897, "long_rows"), ("float16", 19456, "long_rows"),
     ("bfloat16", 12289, "long_rows_streamed"), ("bfloat16", 16384, "long_rows_streamed"),
-    ("float32", 12288, "long_rows"), ("float32", 13312, "long_rows"), ("float32", 13313, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
+    ("float32", 12288, "long_rows"), ("float32", 13312, "long_rows"), ("float32", 13313, "long_rows"),
+    ("float32", 17408, "long_rows"), ("float32", 17409, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
     ("float32", 1000000, "long_rows_streamed"),
 ])
 def test_path_by_width(dtype, cols, path):
@@ -55,7 +56,8 @@ FP16_GM_CHUNK_COLS = {12289: 3200, 14336: 3584, 16384: 3328, 16897: 3072, 18432:
 
 
 @pytest.mark.parametrize("dtype,cols", [("float32", 10241), ("float32", 12288), ("float32", 13080),
-                                        ("float32", 13312), ("float16", 12289), ("float16", 14336),
+                                        ("float32", 13312), ("float32", 13313), ("float32", 16384),
+                                        ("float32", 17408), ("float16", 12289), ("float16", 14336),
                                         ("float16", 16384), ("float16", 16897), ("float16", 18432)])
 def test_rows_past_a_whole_dgamma_keep_it_in_gm(dtype, cols):
     result = tiling(4096, cols, dtype)
@@ -66,13 +68,17 @@ def test_rows_past_a_whole_dgamma_keep_it_in_gm(dtype, cols):
         chunk, chunks = fields["chunk_cols"], -(-cols // fields["chunk_cols"])
         assert chunk == FP16_GM_CHUNK_COLS[cols] and fields["spare_slots"] == 2
         assert cols - (chunks - 1) * chunk >= chunk // 2
-    elif cols <= 12288:  # fp16 rows of these widths still hold a whole dgamma beside the ring
-        assert tiling(4096, cols, "float16")["fields"]["dgamma_ub_cols"] == cols
+    else:  # fp32 rows past a whole gamma beside them take it in chunks, with two spare slots at least
+        chunks_of_gamma = cols > 13312
+        assert fields["gamma_slots"] == (2 if chunks_of_gamma else 0)
+        assert not chunks_of_gamma or fields["spare_slots"] >= 2
+        if cols <= 12288:  # fp16 rows of these widths still hold a whole dgamma beside the ring
+            assert tiling(4096, cols, "float16")["fields"]["dgamma_ub_cols"] == cols
 
 
 # Without gamma there is no dgamma: the UB a whole dgamma (or the partial's chunks) would take holds
 # the row, so rows that stream with gamma stay whole, read once.
-@pytest.mark.parametrize("dtype,cols", [("float32", 12288), ("float32", 16384), ("float32", 20000),
+@pytest.mark.parametrize("dtype,cols", [("float32", 12288), ("float32", 18432), ("float32", 20000),
                                         ("float16", 16384), ("bfloat16", 24576)])
 def test_rows_without_gamma_hold_the_row_where_dgamma_would_be(dtype, cols):
     plain, with_gamma = tiling(4096, cols, dtype, gamma=False), tiling(4096, cols, dtype)
@@ -82,7 +88,7 @@ def test_rows_without_gamma_hold_the_row_where_dgamma_would_be(dtype, cols):
         assert with_gamma["path"] == "long_rows_streamed"
 
 
-@pytest.mark.parametrize("cols,min_slots", [(13440, 3), (16384, 4)])
+@pytest.mark.parametrize("cols,min_slots", [(17536, 3), (18432, 3)])
 def test_streamed_rows_keep_gamma_and_dgamma_whole_and_stream_dy_and_x(cols, min_slots):
     fields = tiling(4096, cols, "float32")["fields"]
     assert fields["gamma_slots"] == 0 and fields["dgamma_ub_cols"] == cols
