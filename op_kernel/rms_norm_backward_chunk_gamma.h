@@ -47,6 +47,9 @@ public:
     // The next `rounds` passes over the row's chunks will take them: the first ones are read now.
     __aicore__ inline void StartChunks(uint32_t rounds)
     {
+        if (!chunked_) {
+            return;
+        }
         fillBegin_ = 0;
         toFill_ = uint64_t(rounds) * CeilDiv(cols_, chunkCols_);
         for (uint32_t i = 0; i < slots_; ++i) {
@@ -56,6 +59,9 @@ public:
     // The next chunk, landed, with its offset; Scale and DyTimesPlusX read it until ReleaseChunk.
     __aicore__ inline void TakeChunk(uint32_t count)
     {
+        if (!chunked_) {
+            return;
+        }
         taken_ = chunks_.DeQue<float>();
         if (offset_ != 0.0f) {
             AddGammaOffset(taken_, offset_, count);
@@ -63,6 +69,9 @@ public:
     }
     __aicore__ inline void ReleaseChunk()
     {
+        if (!chunked_) {
+            return;
+        }
         chunks_.FreeTensor(taken_);
         FillNext();
     }

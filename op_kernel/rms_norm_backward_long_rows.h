@@ -10,9 +10,9 @@
 // fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2 adds into it
 // chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do some 16-bit rows in a ring (pass 1
 // adds into it): bf16 rows to hold gamma in fp32 in its place, fp16 rows past 12288 cols to hold the
-// row at all. fp32 rows too long to keep whole beside gamma too (about 13300 to 19400 cols) take gamma
-// chunk by chunk as well, pass 2 of a row side by side with pass 1 of the next so that both read one
-// copy of each gamma chunk (ComputeRowsSharingGamma). Rows too long to keep whole take the streamed path instead
+// row at all. fp32 rows too long to keep whole beside gamma too (about 13300 to 17400 cols) take gamma
+// chunk by chunk as well. These rings run pass 2 of a row side by side with pass 1 of the next
+// (ComputeRowsSideBySide). Rows too long to keep whole take the streamed path instead
 // (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
@@ -78,6 +78,9 @@ public:
         keepChunk_ = !kIsFloat<T> && gammaF32 && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0 &&
                      !dgammaInGm_;
         gammaChunks_ = hasGamma_ && t_.gamma_slots > 0;
+        // fp32 rows with gamma whole gain nothing from it: they keep HBM busy either way (4096 x 12288:
+        // 273.2 us row by row, 273.4 side by side)
+        sideBySide_ = gammaChunks_ || (store_ != LongRowsStore::kRowBuffers && dgammaInGm_ && !kIsFloat<T>);
         if (store_ != LongRowsStore::kRowBuffers) {
             // dres's and gamma's queue buffers hold MTE2_V ids the ring would otherwise take
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
@@ -163,11 +166,11 @@ private:
                 CopyInRow<store>(row);
             }
             if constexpr (store != LongRowsStore::kRowBuffers) {
-                if (gammaChunks_) {
-                    ComputeRowsSharingGamma<store>(group);
+                if (sideBySide_) {
+                    ComputeRowsSideBySide<store>(group);
                 }
             }
-            for (uint64_t row = group.begin; row < group.end && !gammaChunks_; ++row) {
+            for (uint64_t row = group.begin; row < group.end && !sideBySide_; ++row) {
                 // The row's first dres chunk (read in pass 2, the next one a chunk ahead) goes before the
                 // next row's copies, so it lands while pass 1 runs.
                 if (hasDres_) {
@@ -397,13 +400,16 @@ private:
         }
     }
 
-    // gamma through chunk buffers (a ring of fp32 rows): pass 2 of a row and pass 1 of the next go chunk
-    // by chunk side by side, P2(r, c) then P1(r + 1, c), so both read gamma's chunk c from one copy and
-    // gamma costs the row a read of its bytes, not two. Pass 1 of the next row takes its chunk c from
-    // the ring right after pass 2 of this one frees chunk c's slot: the spare slots (at least one, the
-    // tiler's rule) hold its chunks that land before.
+    // Rings with dgamma in GM (sideBySide_): pass 2 of a row and pass 1 of the next go chunk by chunk
+    // side by side, P2(r, c) then P1(r + 1, c). Pass 1 then takes the next row's chunks one at a time,
+    // as pass 2 frees slots for them, not all of them at the row's start, so HBM streams at an even
+    // rate: where dx's writes go to HBM too, the row-by-row order leaves it idle while pass 1 waits
+    // (16384 x 16384 fp16: 935.1 us side by side, 1048.2 row by row). With gamma through chunk buffers
+    // (fp32 rows) both steps read gamma's chunk c from one copy, so gamma costs the row one read of its
+    // bytes, not two. The spare slots (at least two, the tiler's rule) hold the next row's chunks that
+    // land before pass 2 frees their own slots. (No kept chunk: that needs a dgamma in UB.)
     template <LongRowsStore store>
-    __aicore__ inline void ComputeRowsSharingGamma(const RowGroup &group)
+    __aicore__ inline void ComputeRowsSideBySide(const RowGroup &group)
     {
         if (group.begin == group.end) {
             return;
@@ -468,7 +474,8 @@ private:
     LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool dgammaInGm_ = false;   // dgamma goes through the group's GM partial chunk by chunk (dgamma_ub_cols 0)
     bool dgammaInUb_ = false;   // dgamma is summed whole in UB (neither of the two without gamma)
-    bool gammaChunks_ = false;  // gamma through chunk buffers, rows' passes side by side (ComputeRowsSharingGamma)
+    bool gammaChunks_ = false;  // gamma through chunk buffers (ChunkGamma::TakeChunk)
+    bool sideBySide_ = false;   // pass 2 of a row beside pass 1 of the next (ComputeRowsSideBySide)
     bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
     uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
     LongRowsRings<T> rings_;    // the ring store's slots and landing flags

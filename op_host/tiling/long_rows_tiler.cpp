@@ -67,8 +67,12 @@ struct LongRowsLayoutChoice {
 // take a 2432-col ring (seven chunks of a 16384-col row), up to about 19500 cols: its shorter chunks
 // cost issues, but the streamed path, reading each byte twice, models far slower (4096 x 18432 fp16:
 // 234.6 against 371.1 us), so the 3072-col floor of 16-bit chunks does not hold for these layouts.
-// bf16 rows past 12288 cols stream: with a 16-bit gamma their ring issues 13 instructions a chunk and
-// models slower than streaming at 16384 rows.
+// bf16 rows past 12288 cols keep gamma in fp32 in a 2048-col ring, up to 16384 cols: the 3072-col
+// floor does not hold for them either (4096 x 16384 bf16: 248.0 us against 289.3 streamed, 16384 rows:
+// 1016.3 against 1091.1). With a 16-bit gamma their ring would issue 13 instructions a chunk, not 11,
+// and model slower than streaming at 16384 rows. These rings, dgamma in GM, run pass 2 of a row beside
+// pass 1 of the next (rms_norm_backward_long_rows.h), which keeps HBM streaming where dx's writes go
+// there too.
 // Last, for fp32 rows whose dy and x fit UB beside gamma but not beside a whole fp32 dgamma too
 // (about 10000 to 13000 cols, fewer with dres): a 1024-col ring whose dgamma goes through the group's
 // GM partial, added into it per chunk in pass 2 (SetAtomicAdd: MTE3 writes only, nothing read back).
@@ -101,6 +105,8 @@ constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
     {1, 3072, false, 3072, 2, false, DgammaIn::kGmFp16Rows, 0},
     {1, 3072, false, 1536, 2, false, DgammaIn::kGmFp16Rows, 0},
     {1, 2432, false, 2432, 2, false, DgammaIn::kGmFp16Rows, 0},  // below kMin16BitChunkCols (above)
+    {1, 2048, false, 2048, 2, false, DgammaIn::kGmBf16Rows, 0},  // so are these
+    {1, 2048, false, 1024, 2, false, DgammaIn::kGmBf16Rows, 0},
     {1, 2048, false, 0, 2, false, DgammaIn::kUb, 0},
     {1, 4096, true, 4096, 0, false, DgammaIn::kUb, 0},
     {1, 3072, true, 3072, 1, false, DgammaIn::kUb, 0},
@@ -173,8 +179,9 @@ DgammaIn GmRowsOf(RmsNormBackwardDtype dtype)
 
 bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
 {
+    // (the 16-bit layouts with dgamma in GM are exempt from the chunk floor: above)
     if (shape.elem_bytes < sizeof(float) &&
-        ((c.chunk_cols < kMin16BitChunkCols && c.dgamma != DgammaIn::kGmFp16Rows) ||
+        ((c.chunk_cols < kMin16BitChunkCols && c.dgamma == DgammaIn::kUb) ||
          (c.row_buffers == 1 && c.spare_slots < kMin16BitSpareSlots))) {
         return false;
     }

@@ -155,6 +155,7 @@ CASES = [
     Case("bfloat16", (3, 12287), "long_rows"), Case("float16", (340, 4100), "long_rows", 2),
     Case("float32", (96, 12289), "long_rows"),  # dgamma through the GM partial, two rows a group
     Case("float32", (96, 13313), "long_rows"),  # gamma in chunks shared by pass 2 and the next row's pass 1
+    Case("bfloat16", (96, 14337), "long_rows"),  # pass 2 beside the next row's pass 1, dgamma through GM
     Case("float32", (3, 17409), "long_rows_streamed"), Case("float32", (2, 32769), "long_rows_streamed"),
     Case("float16", (2, 65537), "long_rows_streamed"), Case("float16", (200, 20001), "long_rows_streamed", 1),
     # No rows: a group that owes zeros for dgamma, on each path.

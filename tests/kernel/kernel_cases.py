@@ -25,6 +25,7 @@ LAYOUT_CASES = [
     ("long_rows", "float16", (3, 11081)),     # a ring with a dx queue
     ("long_rows", "float32", (3, 8192)),      # a ring, dx over dy
     ("long_rows", "bfloat16", (2, 12287)),
+    ("long_rows", "bfloat16", (3, 14337)),    # a 2048-col ring, gamma in fp32, dgamma through the GM partial
     ("long_rows", "float32", (3, 12288)),     # a ring, dgamma through the GM partial
     ("long_rows", "float16", (3, 15361)),     # a ring of 3200-col chunks, dgamma through the GM partial, gamma in fp16
     ("long_rows", "float16", (3, 16897)),     # the same in 3072-col chunks with a 1536-lane row sum

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The whole-row-resident long rows as a pipeline, as the twin's timeline models it (modelled, not
-measured): the rings of chunk slots keep the busiest core's limiting unit busy (and bf16 rows too
-long for them stream), fp16 rows form their products from the halves, and rstd, fetched per group one batch ahead, reaches every
-row of a group longer than two batches."""
+measured): the rings of chunk slots keep the busiest core's limiting unit busy, fp16 rows form their
+products from the halves, and rstd, fetched per group one batch ahead, reaches every row of a group
+longer than two batches."""
 import numpy as np
 import pytest
 
@@ -49,20 +49,16 @@ def test_ring_keeps_its_limiting_unit_busy(cols):
     assert busy_share((4096, cols), "float16") >= 0.95
 
 
-# bf16 rows of 16384 cols in a 3072-col ring would widen gamma per chunk (13 vector instructions a
-# chunk; no room for it in fp32), which models slower than streaming at 16384 rows: they stream
-# instead (longer chunks, fewer instructions per byte). With dx's writes in
-# L2 the stream leaves MTE2 idle for a share of the launch (0.93 busy, modelled): a known miss of the
-# schedule, which the strict xfail keeps in view until the kernel closes it.
-@pytest.mark.xfail(strict=True, reason="the streamed bf16 long rows keep MTE2 about 93 % busy (modelled) "
-                                       "once dx's writes land in L2, below the 95 % the rings reach")
-def test_bf16_rows_too_long_for_a_3072_col_ring_stream_and_keep_their_limiting_unit_busy():
-    shape = [4096, 16384]
-    result = _tiling.compute_tiling(dy_shape=shape, x_shape=shape, rstd_shape=[4096, 1], gamma_shape=[16384],
-                                  dy_dtype="bfloat16", x_dtype="bfloat16", rstd_dtype="float32",
-                                  gamma_dtype="bfloat16")
-    assert result["path"] == "long_rows_streamed" and result["fields"]["stream_slots"] >= 4
-    assert busy_share((4096, 16384), "bfloat16") >= 0.95
+# bf16 rows past 12288 cols keep gamma in fp32 in a 2048-col ring, dgamma through the group's GM
+# partial (11 vector instructions a chunk and a MulAddDst per further 1024 lanes of the row sum, where
+# a 16-bit gamma would take 13), and run pass 2 of a row beside pass 1 of the next: each byte of dy
+# and x is read once and the vector unit, their limit, stays busy.
+@pytest.mark.parametrize("cols", [13312, 16384])
+def test_bf16_rows_past_a_3072_col_ring_keep_gamma_in_fp32_and_the_vector_unit_busy(cols):
+    fields = long_rows_fields(4096, cols, "bfloat16")
+    assert fields["row_buffers"] == 1 and fields["chunk_cols"] == 2048 and fields["dgamma_ub_cols"] == 0
+    assert fields["spare_slots"] >= 2 and fields["gamma_slots"] == 0
+    assert busy_share((4096, cols), "bfloat16") >= 0.95
 
 
 # fp16 ring rows form dy*x and dy*gamma from the halves (MulAddDst of half sources into fp32, exact as

@@ -19,7 +19,7 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0, gamma=Tr
     ("float16", 3000, "rows_in_ub"),
     ("float16", 6080, "long_rows"), ("bfloat16", 12288, "long_rows"), ("float32", 8192, "long_rows"),
     ("float16", 12289, "long_rows"), ("float16", 16897, "long_rows"), ("float16", 19456, "long_rows"),
-    ("bfloat16", 12289, "long_rows_streamed"), ("bfloat16", 16384, "long_rows_streamed"),
+    ("bfloat16", 12289, "long_rows"), ("bfloat16", 16384, "long_rows"), ("bfloat16", 16385, "long_rows_streamed"),
     ("float32", 12288, "long_rows"), ("float32", 13312, "long_rows"), ("float32", 13313, "long_rows"),
     ("float32", 17408, "long_rows"), ("float32", 17409, "long_rows_streamed"), ("float16", 20000, "long_rows_streamed"),
     ("float32", 1000000, "long_rows_streamed"),

@@ -74,7 +74,7 @@ def byte_limits(suite: str, case: Case) -> dict[str, float]:
     if suite in ("llm", "small"):
         out["hbm_ratio"] = 1.02
     # Rows read once where the long-rows path holds them: fp16 up to 12288 cols, fp32 and bf16 up to
-    # 8192 (fp32 rows held whole up to about 17400 cols, bf16 rows up to 12288 and fp16 rows up to about
+    # 8192 (fp32 rows held whole up to about 17400 cols, bf16 rows up to 16384 and fp16 rows up to about
     # 19500 read dy and x once too, but their link also carries the fp32 dgamma partial they add into per
     # row, and fp32 rows past 13312 cols gamma's chunks; longer rows stream, their second read from L2).
     if case.rows >= 4096 and case.cols <= (12288 if case.dtype == "fp16" else 8192):
