@@ -28,8 +28,8 @@ public:
         halves_ = kDtypeOf<T> == RmsNormBackwardDtype::kFloat16 && bytes > 0 && !inF32 && offset == 0.0f;
     }
 
-    // gamma (float32 in GM) through `slots` buffers of chunkCols floats instead of whole: the rows'
-    // chunks of `cols` in turn.
+    // gamma (float32 in GM) through `slots` (at most kDoubleBuffer) buffers of chunkCols floats instead
+    // of whole: the rows' chunks of `cols` in turn.
     __aicore__ inline void InitChunks(TPipe *pipe, uint32_t slots, const GlobalTensor<float> &gamma, uint32_t cols,
                                       uint32_t chunkCols, float offset)
     {
@@ -42,9 +42,9 @@ public:
         inF32_ = true;
         offset_ = offset;
     }
-    __aicore__ inline bool Chunked() const { return chunked_; }
 
-    // The next `rounds` passes over the row's chunks will take them: the first ones are read now.
+    // The next `rounds` passes over the row's chunks will take them: the first ones are read now. (This,
+    // TakeChunk and ReleaseChunk do nothing where gamma is held whole.)
     __aicore__ inline void StartChunks(uint32_t rounds)
     {
         if (!chunked_) {

@@ -191,11 +191,13 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
     if (c.dgamma != DgammaIn::kUb && (c.row_buffers != 1 || c.dgamma != GmRowsOf(shape.dtype))) {
         return false;
     }
-    // gamma through chunk buffers: fp32 rings only, with two spare slots. Pass 1 of the next row takes
-    // its chunk c right after pass 2 of this row's chunk c (they share gamma's chunk); with one spare
-    // slot that chunk lands in the slot pass 2 freed one step before, and the vector unit waits for
-    // each landing (4096 x 18432 fp32: 765 us, against 674 us streamed).
-    if (c.gamma_slots > 0 && (c.dgamma != DgammaIn::kGmFp32Rows || c.spare_slots < kGammaChunksSpareSlots)) {
+    // gamma through chunk buffers (at most the kernel queue's two): fp32 rings only, with two spare
+    // slots. Pass 1 of the next row takes its chunk c right after pass 2 of this row's chunk c (they
+    // share gamma's chunk); with one spare slot that chunk lands in the slot pass 2 freed one step
+    // before, and the vector unit waits for each landing (4096 x 18432 fp32: 765 us, against 674 us
+    // streamed).
+    if (c.gamma_slots > uint32_t(layout::kDoubleBuffer) ||
+        (c.gamma_slots > 0 && (c.dgamma != DgammaIn::kGmFp32Rows || c.spare_slots < kGammaChunksSpareSlots))) {
         return false;
     }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||
