@@ -28,12 +28,12 @@ public:
         halves_ = kDtypeOf<T> == RmsNormBackwardDtype::kFloat16 && bytes > 0 && !inF32 && offset == 0.0f;
     }
 
-    // gamma (float32 in GM) through `slots` (at most kDoubleBuffer) buffers of chunkCols floats instead
-    // of whole: the rows' chunks of `cols` in turn.
-    __aicore__ inline void InitChunks(TPipe *pipe, uint32_t slots, const GlobalTensor<float> &gamma, uint32_t cols,
-                                      uint32_t chunkCols, float offset)
+    // gamma (float32 in GM) through `slots` (at most kDoubleBuffer) buffers of `bytes` (chunkCols floats)
+    // instead of whole: the rows' chunks of `cols` in turn.
+    __aicore__ inline void InitChunks(TPipe *pipe, uint32_t slots, uint64_t bytes, const GlobalTensor<float> &gamma,
+                                      uint32_t cols, uint32_t chunkCols, float offset)
     {
-        pipe->InitBuffer(chunks_, slots, chunkCols * sizeof(float));
+        pipe->InitBuffer(chunks_, slots, bytes);
         gammaGm_ = gamma;
         slots_ = slots;
         cols_ = cols;
@@ -56,15 +56,16 @@ public:
             FillNext();
         }
     }
-    // The next chunk, landed, with its offset; Scale and DyTimesPlusX read it until ReleaseChunk.
-    __aicore__ inline void TakeChunk(uint32_t count)
+    // The next chunk (the row's chunk `chunk`), landed, with its offset; Scale and DyTimesPlusX read it
+    // until ReleaseChunk.
+    __aicore__ inline void TakeChunk(uint32_t chunk)
     {
         if (!chunked_) {
             return;
         }
         taken_ = chunks_.DeQue<float>();
         if (offset_ != 0.0f) {
-            AddGammaOffset(taken_, offset_, count);
+            AddGammaOffset(taken_, offset_, ChunkCols(cols_, chunk * chunkCols_, chunkCols_));
         }
     }
     __aicore__ inline void ReleaseChunk()

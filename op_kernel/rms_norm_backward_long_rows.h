@@ -85,7 +85,7 @@ public:
             // dres's and gamma's queue buffers hold MTE2_V ids the ring would otherwise take
             rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
                         kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0) -
-                            (gammaChunks_ ? t_.gamma_slots : 0));
+                            (gammaChunks_ ? layout.gammaBuffers : 0));
         } else {
             pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
             pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
@@ -93,9 +93,10 @@ public:
         if (!gammaChunks_) {
             gamma_.Init(pipe_, layout.gammaBytes, gammaF32, t_.gamma_offset);
         } else if constexpr (kIsFloat<T>) {
-            gamma_.InitChunks(pipe_, t_.gamma_slots, gm_.gamma, t_.cols, C, t_.gamma_offset);
+            gamma_.InitChunks(pipe_, layout.gammaBuffers, layout.gammaBytes, gm_.gamma, t_.cols, C, t_.gamma_offset);
         } else {
-            gamma_.InitChunks(pipe_, t_.gamma_slots, gm_.gammaF32, t_.cols, C, t_.gamma_offset);
+            gamma_.InitChunks(pipe_, layout.gammaBuffers, layout.gammaBytes, gm_.gammaF32, t_.cols, C,
+                              t_.gamma_offset);
         }
         if (layout.dgammaBytes > 0) {
             pipe_->InitBuffer(dgammaBuf_, layout.dgammaBytes);
@@ -165,21 +166,22 @@ private:
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
                 CopyInRow<store>(row);
             }
-            if constexpr (store != LongRowsStore::kRowBuffers) {
-                if (sideBySide_) {
+            if (sideBySide_) {
+                if constexpr (store != LongRowsStore::kRowBuffers) {
                     ComputeRowsSideBySide<store>(group);
                 }
-            }
-            for (uint64_t row = group.begin; row < group.end && !sideBySide_; ++row) {
-                // The row's first dres chunk (read in pass 2, the next one a chunk ahead) goes before the
-                // next row's copies, so it lands while pass 1 runs.
-                if (hasDres_) {
-                    CopyInDres(row, 0);
+            } else {
+                for (uint64_t row = group.begin; row < group.end; ++row) {
+                    // The row's first dres chunk (read in pass 2, the next one a chunk ahead) goes before
+                    // the next row's copies, so it lands while pass 1 runs.
+                    if (hasDres_) {
+                        CopyInDres(row, 0);
+                    }
+                    if (store == LongRowsStore::kRowBuffers && row + ahead < group.end) {
+                        CopyInRow<store>(row + ahead);
+                    }
+                    ComputeRow<store>(row, row == group.begin, row + 1 == group.end);
                 }
-                if (store == LongRowsStore::kRowBuffers && row + ahead < group.end) {
-                    CopyInRow<store>(row + ahead);
-                }
-                ComputeRow<store>(row, row == group.begin, row + 1 == group.end);
             }
             // dgamma: the group's rows wrote it (pass 1 of the last row, or each pass 2 in GM); a group
             // without rows owes zeros
@@ -419,7 +421,7 @@ private:
         gamma_.StartChunks(uint32_t(group.end - group.begin) + 1);
         float rstd = rstd_.Get(group.begin);
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
-            gamma_.TakeChunk(ChunkCols(t_.cols, chunk * t_.chunk_cols, t_.chunk_cols));
+            gamma_.TakeChunk(chunk);
             Pass1Chunk<store>(rows, chunk, chunk, rstd, true);
             gamma_.ReleaseChunk();
         }
@@ -431,7 +433,7 @@ private:
             const bool next = row + 1 < group.end;
             const float nextRstd = next ? rstd_.Get(row + 1) : 0.0f;
             for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
-                gamma_.TakeChunk(ChunkCols(t_.cols, chunk * t_.chunk_cols, t_.chunk_cols));
+                gamma_.TakeChunk(chunk);
                 Pass2Chunk<store>(rows, row, chunk, rstd, xScale, row == group.begin);
                 if (next) {
                     Pass1Chunk<store>(rows, chunk, chunk, nextRstd, false);

@@ -134,6 +134,18 @@ constexpr LongRowsLayoutChoice kLongRowsLayouts[] = {
 // the TPipe; the ring's slots are plain buffers ordered by flags.
 static_assert(2 * kMaxRowBuffers <= layout::kEventIdsPerEvent, "row buffers of dy and x must fit the event ids");
 
+// gamma's chunk buffers are the buffers of one double-buffered VECIN queue (ChunkGamma).
+constexpr bool GammaSlotsFitTheQueue()
+{
+    for (const LongRowsLayoutChoice &c : kLongRowsLayouts) {
+        if (c.gamma_slots > uint32_t(layout::kDoubleBuffer)) {
+            return false;
+        }
+    }
+    return true;
+}
+static_assert(GammaSlotsFitTheQueue(), "a layout's gamma chunk buffers must fit ChunkGamma's queue (two)");
+
 // A ring needs at least two chunks per row (one chunk holds only whole rows, which the row buffers do
 // better) and at most kMaxRowSlots slots.
 constexpr uint32_t kMin16BitChunkCols = 3072;
@@ -191,13 +203,11 @@ bool Fits(const LongRowsLayoutChoice &c, const TilingShape &shape)
     if (c.dgamma != DgammaIn::kUb && (c.row_buffers != 1 || c.dgamma != GmRowsOf(shape.dtype))) {
         return false;
     }
-    // gamma through chunk buffers (at most the kernel queue's two): fp32 rings only, with two spare
-    // slots. Pass 1 of the next row takes its chunk c right after pass 2 of this row's chunk c (they
-    // share gamma's chunk); with one spare slot that chunk lands in the slot pass 2 freed one step
-    // before, and the vector unit waits for each landing (4096 x 18432 fp32: 765 us, against 674 us
-    // streamed).
-    if (c.gamma_slots > uint32_t(layout::kDoubleBuffer) ||
-        (c.gamma_slots > 0 && (c.dgamma != DgammaIn::kGmFp32Rows || c.spare_slots < kGammaChunksSpareSlots))) {
+    // gamma through chunk buffers: fp32 rings only, with two spare slots. Pass 1 of the next row takes
+    // its chunk c right after pass 2 of this row's chunk c (they share gamma's chunk); with one spare
+    // slot that chunk lands in the slot pass 2 freed one step before, and the vector unit waits for
+    // each landing (4096 x 18432 fp32: 765 us, against 674 us streamed).
+    if (c.gamma_slots > 0 && (c.dgamma != DgammaIn::kGmFp32Rows || c.spare_slots < kGammaChunksSpareSlots)) {
         return false;
     }
     if (c.row_buffers == 1 && (layout::CeilDiv(shape.cols, c.chunk_cols) + c.spare_slots > kMaxRowSlots ||
