@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Long rows (CANN's equivalent: ops-nn rms_norm_grad's split_d, a row split in chunks of cols): one
-// row at a time. The row's dy and x stay in UB in their dtype and are widened to fp32 in chunks of C
-// cols, twice (16-bit rows keep chunk 0 widened from pass 1 to pass 2): pass 1 sums g*xhat for the
-// row mean and adds dy*xhat into dgamma, pass 2 writes dx. So each byte of dy and x is read from GM
-// once. The next rows stream in meanwhile:
-// into spare row buffers when two or three rows fit, else into rings of chunk slots
-// (rms_norm_backward_long_rows_ring.h), each slot refilled as soon as pass 2 is done with it (dy's:
-// once the dx written over it has left). fp32 rows too long to keep whole beside gamma and a whole
-// fp32 dgamma keep dgamma in the group's GM partial instead (dgamma_ub_cols = 0: pass 2 adds into it
-// chunk by chunk, rms_norm_backward_dgamma_partial.h), and so do some 16-bit rows in a ring (pass 1
-// adds into it): bf16 rows to hold gamma in fp32 in its place, fp16 rows past 12288 cols to hold the
-// row at all. fp32 rows too long to keep whole beside gamma too (about 13300 to 17400 cols) take gamma
-// chunk by chunk as well. These rings run pass 2 of a row side by side with pass 1 of the next
-// (ComputeRowsSideBySide). Rows too long to keep whole take the streamed path instead
-// (rms_norm_backward_long_rows_streamed.h).
+// row at a time. The row's dy and x stay in UB in their dtype and are widened to fp32 in chunks of
+// C cols, twice (16-bit rows keep chunk 0 widened from pass 1 to pass 2): pass 1 sums g*xhat for
+// the row mean and adds dy*xhat into dgamma, pass 2 writes dx. So each byte of dy and x is read
+// from GM once. The next rows stream in meanwhile (rms_norm_backward_long_rows_store.h): into spare
+// row buffers when two or three rows fit, else into rings of chunk slots, each slot refilled as
+// soon as pass 2 is done with it (dy's: once the dx written over it has left). fp32 rows too long
+// to keep whole beside gamma and a whole fp32 dgamma keep dgamma in the group's GM partial instead
+// (dgamma_ub_cols = 0: pass 2 adds into it chunk by chunk, rms_norm_backward_dgamma_partial.h), and
+// so do some 16-bit rows in a ring (pass 1 adds into it): bf16 rows to hold gamma in fp32 in its
+// place, fp16 rows past 12288 cols to hold the row at all. fp32 rows too long to keep whole beside
+// gamma too (about 13300 to 17400 cols) take gamma chunk by chunk as well. These rings run pass 2
+// of a row side by side with pass 1 of the next (ComputeRowsSideBySide). Rows too long to keep
+// whole take the streamed path instead (rms_norm_backward_long_rows_streamed.h).
 //
 // UB budget: LongRows in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick the store); tests/kernel/test_ub_budget.py checks this table against both.
@@ -40,20 +39,12 @@
 #include "rms_norm_backward_chunk_gamma.h"
 #include "rms_norm_backward_dgamma_partial.h"
 #include "rms_norm_backward_dres_chunks.h"
-#include "rms_norm_backward_long_rows_ring.h"
+#include "rms_norm_backward_long_rows_store.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_row_sum.h"
 #include "rms_norm_backward_rstd.h"
 
 namespace rmsnorm_backward::kernel {
-
-// Where a row's dy and x wait in UB, fixed per launch by the tiling (row_buffers, dx_over_dy); each
-// store runs as its own instantiation of the row loop.
-enum class LongRowsStore : uint32_t {
-    kRowBuffers,    // 2 or 3 whole-row queue buffers: the next rows are queued early
-    kRing,          // rings of chunk slots, dx through a queue of its own
-    kRingDxOverDy,  // rings of chunk slots, dx written over dy's slot (UB too tight for a dx queue)
-};
 
 template <typename T>
 class RmsNormBackwardLongRows : RmsNormBackwardPathBase {
@@ -64,32 +55,23 @@ public:
     {
         InitBase(args, tiling, pipe, gm_, true);
         const uint32_t C = t_.chunk_cols;
-        store_ = t_.row_buffers != 1 ? LongRowsStore::kRowBuffers
-                                      : (t_.dx_over_dy != 0 ? LongRowsStore::kRingDxOverDy : LongRowsStore::kRing);
         const auto layout = rmsnorm_backward::layout::LongRows(t_, sizeof(T));
         dgammaInGm_ = layout.partialBytes > 0;  // rows with gamma only (the layout's rule)
         dgammaInUb_ = layout.dgammaBytes > 0;
-        const bool gammaF32 =
-            WideGamma<T>() || rmsnorm_backward::layout::GammaInF32(t_.cols, sizeof(T), C, t_.row_buffers,
-                                                                   dgammaInGm_ && kDtypeOf<T> == RmsNormBackwardDtype::kBfloat16);
+        const bool gammaF32 = WideGamma<T>() || layout.gammaF32;
         // The kept chunk sums beyond the lanes the others filled from a block boundary on (KeptChunkPass1).
         const uint32_t rest = t_.cols > C ? t_.cols - C : 0;
         keptSummed_ = t_.sum_cols < rest ? t_.sum_cols : rest;
         keepChunk_ = !kIsFloat<T> && gammaF32 && t_.sum_cols >= C && keptSummed_ % kFloatsPerBlock == 0 &&
                      !dgammaInGm_;
         gammaChunks_ = hasGamma_ && t_.gamma_slots > 0;
+        // dres's and gamma's queue buffers hold MTE2_V ids the ring would otherwise take
+        const uint32_t queueIds =
+            (layout.dres ? uint32_t(kDoubleBuffer) : 0) + (gammaChunks_ ? layout.gammaBuffers : 0);
+        rows_.Init(pipe_, gm_, t_, layout, kRingLandings - queueIds);
         // fp32 rows with gamma whole gain nothing from it: they keep HBM busy either way (4096 x 12288:
         // 273.2 us row by row, 273.4 side by side)
-        sideBySide_ = gammaChunks_ || (store_ != LongRowsStore::kRowBuffers && dgammaInGm_ && !kIsFloat<T>);
-        if (store_ != LongRowsStore::kRowBuffers) {
-            // dres's and gamma's queue buffers hold MTE2_V ids the ring would otherwise take
-            rings_.Init(pipe_, gm_, uint32_t(layout.ringSlots), layout.chunkBytes, t_.cols, C,
-                        kRingLandings - (layout.dres ? uint32_t(kDoubleBuffer) : 0) -
-                            (gammaChunks_ ? layout.gammaBuffers : 0));
-        } else {
-            pipe_->InitBuffer(inQueDyRow_, t_.row_buffers, layout.rowBytes);
-            pipe_->InitBuffer(inQueXRow_, t_.row_buffers, layout.rowBytes);
-        }
+        sideBySide_ = gammaChunks_ || (rows_.Kind() != LongRowsStore::kRowBuffers && dgammaInGm_ && !kIsFloat<T>);
         if (!gammaChunks_) {
             gamma_.Init(pipe_, layout.gammaBytes, gammaF32, t_.gamma_offset);
         } else if constexpr (kIsFloat<T>) {
@@ -107,9 +89,6 @@ public:
         pipe_->InitBuffer(aBuf_, layout.chunkF32Bytes);
         pipe_->InitBuffer(bBuf_, layout.chunkF32Bytes);
         rowSum_.Init(pipe_, layout.sumBytes, layout.workBytes, t_.sum_cols, t_.cols, C);
-        if (layout.dxQueue) {
-            pipe_->InitBuffer(outQueDx_, kDoubleBuffer, layout.chunkBytes);
-        }
         if (layout.dres) {
             dres_.Init(pipe_, layout.chunkBytes);
         }
@@ -118,9 +97,9 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (store_ == LongRowsStore::kRowBuffers) {
+        if (rows_.Kind() == LongRowsStore::kRowBuffers) {
             RunGroups<LongRowsStore::kRowBuffers>();
-        } else if (store_ == LongRowsStore::kRing) {
+        } else if (rows_.Kind() == LongRowsStore::kRing) {
             RunGroups<LongRowsStore::kRing>();
         } else {
             RunGroups<LongRowsStore::kRingDxOverDy>();
@@ -128,18 +107,9 @@ public:
     }
 
 private:
-    // The row in whole-row buffers (empty in the ring layouts).
-    struct RowView {
-        LocalTensor<T> dy, x;
-    };
+    using Chunk = typename LongRowsRowStore<T>::Chunk;
     // dgamma's accumulator in UB; an empty tensor where there is none (no gamma, or dgamma in GM).
     __aicore__ inline LocalTensor<float> Dgamma() { return dgammaInUb_ ? dgammaBuf_.Get<float>() : LocalTensor<float>(); }
-
-    // The chunk's inputs: views of the resident row (or the ring's slots).
-    struct Chunk {
-        uint32_t begin, count;
-        LocalTensor<T> dy, x;
-    };
 
     template <LongRowsStore store>
     __aicore__ inline void RunGroups()
@@ -158,13 +128,10 @@ private:
                 Duplicate(Dgamma(), 0.0f, t_.cols);
             }
             rstd_.Start(group);  // before the group's row copies
-            if constexpr (store != LongRowsStore::kRowBuffers) {
-                rings_.Start(group.begin, group.end);
-            }
-            // Row buffers: rows stream in `ahead` rows before they are computed (the ring refills itself).
-            const uint32_t ahead = store == LongRowsStore::kRowBuffers ? t_.row_buffers - 1 : 1;
+            rows_.template Start<store>(group);
+            const uint32_t ahead = rows_.template Ahead<store>();
             for (uint64_t row = group.begin; row < group.end && row < group.begin + ahead; ++row) {
-                CopyInRow<store>(row);
+                rows_.template CopyInRow<store>(row);
             }
             if (sideBySide_) {
                 if constexpr (store != LongRowsStore::kRowBuffers) {
@@ -178,7 +145,7 @@ private:
                         CopyInDres(row, 0);
                     }
                     if (store == LongRowsStore::kRowBuffers && row + ahead < group.end) {
-                        CopyInRow<store>(row + ahead);
+                        rows_.template CopyInRow<store>(row + ahead);
                     }
                     ComputeRow<store>(row, row == group.begin, row + 1 == group.end);
                 }
@@ -196,46 +163,7 @@ private:
             }
             WaitDgammaLeft();
         }
-        if constexpr (store != LongRowsStore::kRowBuffers) {
-            rings_.Release();
-        }
-    }
-
-    template <LongRowsStore store>
-    __aicore__ inline void CopyInRow(uint64_t row)
-    {
-        if constexpr (store != LongRowsStore::kRowBuffers) {
-            for (uint32_t i = 0; i < rings_.Slots(); ++i) {
-                rings_.RefillX();
-                rings_.RefillDy(store == LongRowsStore::kRing);
-            }
-        } else {
-            LocalTensor<T> dyRow = inQueDyRow_.AllocTensor<T>();
-            LocalTensor<T> xRow = inQueXRow_.AllocTensor<T>();
-            CopyInPad(dyRow, gm_.dy[row * t_.cols], t_.cols);
-            CopyInPad(xRow, gm_.x[row * t_.cols], t_.cols);
-            inQueDyRow_.EnQue(dyRow);
-            inQueXRow_.EnQue(xRow);
-        }
-    }
-
-    template <LongRowsStore store>
-    __aicore__ inline Chunk LoadChunk(const RowView &rowView, uint32_t chunk, bool firstPass)
-    {
-        Chunk c;
-        c.begin = chunk * t_.chunk_cols;
-        c.count = ChunkCols(t_.cols, c.begin, t_.chunk_cols);
-        if constexpr (store != LongRowsStore::kRowBuffers) {
-            if (firstPass) {
-                rings_.Take(chunk);
-            }
-            c.dy = rings_.Dy(chunk);
-            c.x = rings_.X(chunk);
-        } else {
-            c.dy = rowView.dy[c.begin];
-            c.x = rowView.x[c.begin];
-        }
-        return c;
+        rows_.template Release<store>();
     }
 
     // With xhat = x*rstd the per-row factor rstd moves out of the lanes: dy*xhat = rstd*(dy*x),
@@ -248,22 +176,15 @@ private:
     template <LongRowsStore store>
     __aicore__ inline void ComputeRow(uint64_t row, bool firstRow, bool lastRow)
     {
-        RowView rowView;
-        if constexpr (store == LongRowsStore::kRowBuffers) {
-            rowView.dy = inQueDyRow_.DeQue<T>();
-            rowView.x = inQueXRow_.DeQue<T>();
-        }
+        rows_.template BeginRow<store>();
         const float rstd = rstd_.Get(row);
-        Pass1<store>(rowView, rstd, firstRow);
+        Pass1<store>(rstd, firstRow);
         if (lastRow && !dgammaInGm_) {  // the group's dgamma is final: it leaves while pass 2 runs, not after it
             CopyOutDgamma(partialGm_, Dgamma(), t_.cols);
         }
         const float xScale = XScale(rstd);
-        Pass2<store>(rowView, row, rstd, xScale, firstRow);
-        if constexpr (store == LongRowsStore::kRowBuffers) {
-            inQueDyRow_.FreeTensor(rowView.dy);
-            inQueXRow_.FreeTensor(rowView.x);
-        }
+        Pass2<store>(row, rstd, xScale, firstRow);
+        rows_.template EndRow<store>();
     }
 
     // Pass 1: dgamma += rstd*(dy*x); the row sum of gamma*(dy*x). A kept chunk (keepChunk_: chunk 0)
@@ -276,25 +197,25 @@ private:
     // fp32 dgamma in GM is summed in pass 2 instead (DgammaInGm); 16-bit dgamma in GM takes rstd*(dy*x)
     // here as in UB, added into the group's partial (its first row writes it).
     template <LongRowsStore store>
-    __aicore__ inline void Pass1(const RowView &rowView, float rstd, bool firstRow)
+    __aicore__ inline void Pass1(float rstd, bool firstRow)
     {
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         for (uint32_t i = 0; i < chunks; ++i) {
             const uint32_t chunk = keepChunk_ ? (i + 1) % chunks : i;
-            if (store != LongRowsStore::kRowBuffers && keepChunk_ && i == 0 && chunk != 0) {
-                rings_.Take(0);
+            if (keepChunk_ && i == 0 && chunk != 0) {
+                rows_.template Take<store>(0);
             }
-            Pass1Chunk<store>(rowView, chunk, i, rstd, firstRow);
+            Pass1Chunk<store>(chunk, i, rstd, firstRow);
         }
     }
 
     // Pass 1 over the row's chunk `chunk`, the i-th it takes.
     template <LongRowsStore store>
-    __aicore__ inline void Pass1Chunk(const RowView &rowView, uint32_t chunk, uint32_t i, float rstd, bool firstRow)
+    __aicore__ inline void Pass1Chunk(uint32_t chunk, uint32_t i, float rstd, bool firstRow)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
-        const Chunk c = LoadChunk<store>(rowView, chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
+        const Chunk c = rows_.template Load<store>(chunk, !(keepChunk_ && chunk == 0 && chunks > 1));
         if (keepChunk_ && chunk == 0) {
             KeptChunkPass1(a, b, rowSum_.Lanes(), Dgamma(), hasGamma_ ? gamma_.WholeF32() : LocalTensor<float>(),
                            c.dy, c.x, rstd, hasGamma_, c.count, keptSummed_);
@@ -344,24 +265,20 @@ private:
     // Pass 2: dx = rstd*(dy*gamma + xScale*x), rounded to the dtype; in the ring each slot pass 2 is
     // done with takes the next chunk.
     template <LongRowsStore store>
-    __aicore__ inline void Pass2(const RowView &rowView, uint64_t row, float rstd, float xScale, bool firstRow)
+    __aicore__ inline void Pass2(uint64_t row, float rstd, float xScale, bool firstRow)
     {
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
-            Pass2Chunk<store>(rowView, row, chunk, rstd, xScale, firstRow);
-        }
-        if constexpr (store == LongRowsStore::kRingDxOverDy) {
-            rings_.RefillAfterDx();
+            Pass2Chunk<store>(row, chunk, rstd, xScale, firstRow);
         }
     }
 
     // Pass 2 over the row's chunk `chunk`.
     template <LongRowsStore store>
-    __aicore__ inline void Pass2Chunk(const RowView &rowView, uint64_t row, uint32_t chunk, float rstd, float xScale,
-                                      bool firstRow)
+    __aicore__ inline void Pass2Chunk(uint64_t row, uint32_t chunk, float rstd, float xScale, bool firstRow)
     {
         const LocalTensor<float> a = aBuf_.Get<float>(), b = bBuf_.Get<float>();
-        const Chunk c = LoadChunk<store>(rowView, chunk, false);
+        const Chunk c = rows_.template Load<store>(chunk, false);
         if (hasDres_ && chunk + 1 < CeilDiv(t_.cols, t_.chunk_cols)) {
             CopyInDres(row, chunk + 1);
         }
@@ -384,22 +301,10 @@ private:
                 DgammaInGm(c, rstd, firstRow);
             }
         }
-        if constexpr (store != LongRowsStore::kRowBuffers) {
-            rings_.RefillX();
-        }
-        const uint64_t offset = row * t_.cols + c.begin;
-        if constexpr (store == LongRowsStore::kRingDxOverDy) {
-            ComputeDx(c.dy, g, dxScale, c.count);
-            rings_.CopyOutOverDy(offset, c.dy, c.count, chunk);
-        } else {
-            const LocalTensor<T> dx = outQueDx_.AllocTensor<T>();
-            ComputeDx(dx, g, dxScale, c.count);
-            outQueDx_.EnQue(dx);
-            if constexpr (store == LongRowsStore::kRing) {
-                rings_.RefillDy(true);
-            }
-            CopyOut(offset, c.count);
-        }
+        rows_.template DoneWithX<store>();
+        const LocalTensor<T> dx = rows_.template Dx<store>(c);
+        ComputeDx(dx, g, dxScale, c.count);
+        rows_.template SendDx<store>(row * t_.cols + c.begin, dx, c.count, chunk);
     }
 
     // Rings with dgamma in GM (sideBySide_): pass 2 of a row and pass 1 of the next go chunk by chunk
@@ -416,13 +321,12 @@ private:
         if (group.begin == group.end) {
             return;
         }
-        const RowView rows{};  // (a ring: no row buffers)
         const uint32_t chunks = CeilDiv(t_.cols, t_.chunk_cols);
         gamma_.StartChunks(uint32_t(group.end - group.begin) + 1);
         float rstd = rstd_.Get(group.begin);
         for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
             gamma_.TakeChunk(chunk);
-            Pass1Chunk<store>(rows, chunk, chunk, rstd, true);
+            Pass1Chunk<store>(chunk, chunk, rstd, true);
             gamma_.ReleaseChunk();
         }
         for (uint64_t row = group.begin; row < group.end; ++row) {
@@ -434,15 +338,13 @@ private:
             const float nextRstd = next ? rstd_.Get(row + 1) : 0.0f;
             for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
                 gamma_.TakeChunk(chunk);
-                Pass2Chunk<store>(rows, row, chunk, rstd, xScale, row == group.begin);
+                Pass2Chunk<store>(row, chunk, rstd, xScale, row == group.begin);
                 if (next) {
-                    Pass1Chunk<store>(rows, chunk, chunk, nextRstd, false);
+                    Pass1Chunk<store>(chunk, chunk, nextRstd, false);
                 }
                 gamma_.ReleaseChunk();
             }
-            if constexpr (store == LongRowsStore::kRingDxOverDy) {
-                rings_.RefillAfterDx();
-            }
+            rows_.template EndRow<store>();
             rstd = nextRstd;
         }
     }
@@ -463,27 +365,17 @@ private:
         dres_.Read(gm_.dres, row * t_.cols + begin, ChunkCols(t_.cols, begin, t_.chunk_cols));
     }
 
-    __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
-    {
-        LocalTensor<T> dx = outQueDx_.DeQue<T>();
-        CopyOutPad(gm_.dx[offset], dx, count);
-        outQueDx_.FreeTensor(dx);
-    }
-
     OperatorGm<T> gm_;
     GlobalTensor<float> partialGm_;
     RstdBatches rstd_;
-    LongRowsStore store_ = LongRowsStore::kRowBuffers;
     bool dgammaInGm_ = false;   // dgamma goes through the group's GM partial chunk by chunk (dgamma_ub_cols 0)
     bool dgammaInUb_ = false;   // dgamma is summed whole in UB (neither of the two without gamma)
     bool gammaChunks_ = false;  // gamma through chunk buffers (ChunkGamma::TakeChunk)
     bool sideBySide_ = false;   // pass 2 of a row beside pass 1 of the next (ComputeRowsSideBySide)
     bool keepChunk_ = false;    // a 16-bit row keeps chunk 0 widened from pass 1 to pass 2 (KeptChunkPass1)
     uint32_t keptSummed_ = 0;   // the row-sum lanes the other chunks fill before the kept chunk
-    LongRowsRings<T> rings_;    // the ring store's slots and landing flags
+    LongRowsRowStore<T> rows_;  // where the rows wait: row buffers or rings, and dx's way out
     DgammaPartial partial_;     // dgamma in GM: the partial's chunks in (one fetched ahead) and out
-    TQue<QuePosition::VECIN, kMaxRowBuffers> inQueDyRow_, inQueXRow_;  // the next rows are queued early
-    TQue<QuePosition::VECOUT, 1> outQueDx_;
     DresChunks<T> dres_;        // pass 2 reads a chunk's dres, the next one queued
     ChunkGamma<T> gamma_;       // gamma whole, as the chunks read it
     LongRowSum rowSum_;         // the row sum of g*xhat and its total

@@ -119,6 +119,7 @@ struct LongRowsLayout {
     bool dres;             // a dres queue of 2 chunks, read in pass 2
     uint64_t partialBytes; // one fp32 partial chunk out (0 when dgamma is whole in UB)
     uint32_t gammaBuffers; // 1: gamma whole; else the chunk buffers gamma streams through
+    bool gammaF32;         // 16-bit rows: gamma (where there is one) held in fp32, widened once (GammaInF32)
 };
 // dgamma in GM: the partial chunks added into it leave through two buffers, so the vector unit fills
 // one while the other's copy-out waits behind dx's on MTE3 (with one, the vector unit waits there
@@ -149,12 +150,13 @@ RMSNB_LAYOUT LongRowsLayout LongRows(uint64_t cols, uint32_t s, uint32_t C, uint
     const uint64_t ring = rowBuffers == 1 ? CeilDiv(cols, C) + spareSlots : 0;
     // No gamma, no dgamma
     const bool viaGm = g != 0 && dgammaInGm;
-    const uint64_t gammaElemBytes = g != 0 && GammaInF32(cols, s, C, rowBuffers, viaGm && bf16) ? sizeof(float) : g;
+    const bool gammaF32 = GammaInF32(cols, s, C, rowBuffers, viaGm && bf16);
+    const uint64_t gammaElemBytes = g != 0 && gammaF32 ? sizeof(float) : g;
     const bool gammaChunks = g != 0 && gammaSlots > 0;
     return {S * s, ring, uint64_t(C) * s, rowBuffers, gammaChunks ? uint64_t(C) * g : S * gammaElemBytes,
             g == 0 || viaGm ? 0 : S * sizeof(float), uint64_t(C) * sizeof(float),
             (SC == 0 ? kMaxRowSlots : SC) * sizeof(float), dxQueue, ReduceWorkBytes(SC == 0 ? C : SC), dres,
-            viaGm ? uint64_t(C) * sizeof(float) : 0, gammaChunks ? gammaSlots : 1u};
+            viaGm ? uint64_t(C) * sizeof(float) : 0, gammaChunks ? gammaSlots : 1u, gammaF32};
 }
 RMSNB_LAYOUT uint64_t UbBytes(const LongRowsLayout &l)
 {
