@@ -7,8 +7,9 @@ CANN sources.
 
 Goals: ours at least 1.0x the anchor kernel, dgamma atomic and deterministic, and at least 1.15x
 wherever the anchor is more than 3 % above the bound (the restated roofline plus launch, the fastest any
-kernel can be under the model); at least 90 % of the restated roofline on every llm case with the launch
-excluded; and the earlier bounds on bytes (HBM and link bytes over the minimum). The anchor goals run on
+kernel can be under the model); the target (1.5x on llm cases, 1.3x on the others) where the minimum
+bytes exceed 16 MiB and dx fits L2; at least 90 % of the restated roofline on every llm case with the
+launch excluded; and the earlier bounds on bytes (HBM and link bytes over the minimum). The anchor goals run on
 a sample of cheap cases of every suite but small (a small case's anchor costs about 20 s of twin; the
 bench table in PERFORMANCE.md has all of them); the 16384-col cases and 4096 x 12288 fp32 run under the
 goals_sweep marker (`pytest -m goals_sweep tests/perf/test_goals.py`), as their twin runs take seconds
@@ -22,7 +23,7 @@ import pytest
 
 from rmsnorm_backward.perf import cann
 from rmsnorm_backward.perf.bench import run_case
-from rmsnorm_backward.perf.goals import MARGIN, ROOFLINE_PCT, STRONG
+from rmsnorm_backward.perf.goals import MARGIN, ROOFLINE_PCT, STRONG, TARGETS, targeted
 from rmsnorm_backward.perf.suites import SUITES, Case
 
 SAMPLE = {
@@ -39,8 +40,9 @@ ANCHOR_SAMPLE = {Case((4096, 4096), "fp16"), Case((4096, 4096), "fp32"), Case((4
 # (case, goal) -> why it is missed, with the figures of the sample at HEAD (ours, the anchor atomic and
 # deterministic, the bound = restated roofline + launch, the ceiling = the anchor / the bound): a strong
 # miss where the ceiling puts 1.15x out of any kernel's reach or the launch-bound floor below says why,
-# or one within reach that our kernel does not reach yet, with what bounds it; a roofline miss where ours
-# is not there, with what bounds it. The strong misses are small-D cases.
+# or one within reach that our kernel does not reach yet, with what bounds it; a target miss likewise;
+# a roofline miss where ours is not there, with what bounds it. The strong and target misses are small-D
+# cases.
 MISSES = {
     (Case((32, 32, 48), "fp16"), "strong"): "1.15x the anchor's 8.40 us (8.56 deterministic) needs 7.31 us, a kernel "
                                             "of 0.81 us behind the 6.5 us launch; ours takes 7.95 us (1.057x, 1.077x "
@@ -53,6 +55,10 @@ MISSES = {
     (Case((16384, 512), "fp32"), "strong"): "the anchor is 52.61 us (52.83 deterministic) against a bound of 49.84 "
                                             "(43.34 + 6.5): ceiling 1.056 (1.060) < 1.15; ours 51.74 us, 1.017x "
                                             "(1.021x)",
+    (Case((16384, 256), "fp32"), "target"): "1.3x is out of any kernel's reach: the anchor's ceiling is 1.109 "
+                                            "(1.117 deterministic); ours 1.045x (1.053x)",
+    (Case((16384, 512), "fp32"), "target"): "1.3x is out of any kernel's reach: the anchor's ceiling is 1.056 "
+                                            "(1.060 deterministic); ours 1.017x (1.021x)",
     (Case((4096, 12288), "bf16"), "roofline"): "83.9 %: ours 161.33 us against 136.41, bound by the vector unit: "
                                                "its 3072-col chunks widen dy and x in both passes (11 vector "
                                                "instructions a chunk, gamma held in fp32 where dgamma was), and "
@@ -64,7 +70,7 @@ def test_the_sample_is_drawn_from_the_suites():
     for suite, cases in SAMPLE.items():
         assert set(cases) <= set(SUITES[suite])
     assert ANCHOR_SAMPLE <= {c for cases in SAMPLE.values() for c in cases}
-    assert {c for c, goal in MISSES if goal == "strong"} <= ANCHOR_SAMPLE
+    assert {c for c, goal in MISSES if goal in ("strong", "target")} <= ANCHOR_SAMPLE
     assert {c for c, goal in MISSES if goal == "roofline"} <= set(SAMPLE["llm"])
 
 
@@ -82,13 +88,17 @@ def byte_limits(suite: str, case: Case) -> dict[str, float]:
     return out
 
 
-def check(condition: bool, goal: str, case: Case, message: str):
-    """Asserts a goal; a listed miss must miss (strict), and says why when it does."""
-    if (case, goal) in MISSES:
-        if not condition:
-            pytest.xfail(MISSES[case, goal])
-        pytest.fail(f"{case.label}: the {goal} goal listed as out of reach now holds: {message}")
-    assert condition, f"{case.label}: {message} (modelled)"
+def judge(case: Case, results: list[tuple[str, bool, str]]):
+    """Asserts each (goal, holds, message) judged on the case; a listed miss must miss (strict), and is
+    an xfail saying why once every other goal of the case has been asserted."""
+    held = [f"the {goal} goal listed as out of reach now holds: {message}"
+            for goal, ok, message in results if ok and (case, goal) in MISSES]
+    assert not held, f"{case.label}: " + "; ".join(held)
+    failed = [message for goal, ok, message in results if not ok and (case, goal) not in MISSES]
+    assert not failed, f"{case.label}: " + "; ".join(failed) + " (modelled)"
+    listed = dict.fromkeys(MISSES[case, goal] for goal, ok, _ in results if (case, goal) in MISSES)
+    if listed:
+        pytest.xfail("; ".join(listed))
 
 
 def ids(value):
@@ -113,11 +123,16 @@ def test_modelled_goals_hold(suite, case, model, rng):
     row = run_case(case, model, rng)
     for name, bound in byte_limits(suite, case).items():
         assert row[name] <= bound, f"{case.label}: {name} {row[name]:.3f} > {bound} (modelled)"
+    assert np.isfinite(row["modelled_us"]) and row["modelled_us"] > row["restated_roofline_us"]
     if suite == "llm":
         pct = row["kernel_restated_pct"]
-        check(pct >= ROOFLINE_PCT, "roofline", case, f"{pct:.1f} % of the restated roofline without the launch < "
-              f"{ROOFLINE_PCT}")
-    assert np.isfinite(row["modelled_us"]) and row["modelled_us"] > row["restated_roofline_us"]
+        judge(case, [("roofline", pct >= ROOFLINE_PCT,
+                      f"{pct:.1f} % of the restated roofline without the launch < {ROOFLINE_PCT}")])
+
+
+# The anchor sample's cases the target does not cover: under 16 MiB of minimum bytes (the launch is
+# much of their time; 48 x 32 x 48 x 32 fp16 moves 14.5 MB).
+UNTARGETED = {Case((32, 32, 48), "fp16"), Case((48, 32, 48, 32), "fp16")}
 
 
 @pytest.mark.skipif(cann.missing() is not None, reason=cann.missing() or "")
@@ -125,14 +140,19 @@ def test_modelled_goals_hold(suite, case, model, rng):
 def test_goals_against_cann_kernel_hold(case, model, rng):
     row = run_case(case, model, rng, anchor_kernel=True)
     bound = row["restated_roofline_us"] + model["launch_us"]
-    modes = ("anchor_kernel", "anchor_kernel_deterministic")
-    for mode in modes:
-        assert row[f"{mode}_speedup"] >= 1.0, f"{case.label}: {row[f'{mode}_speedup']:.3f} x the {mode} < 1.0 (modelled)"
-    for mode in modes:
-        speedup = row[f"{mode}_speedup"]
-        if row[f"{mode}_us"] > MARGIN * bound:
-            check(speedup >= STRONG, "strong", case, f"{speedup:.3f} x the {mode} < {STRONG}, its ceiling "
-                  f"{row[f'{mode}_us'] / bound:.3f}")
+    target = TARGETS[next(suite for suite, cases in SAMPLE.items() if case in cases)]
+    results = []
+    for mode in ("anchor_kernel", "anchor_kernel_deterministic"):
+        speedup, ceiling = row[f"{mode}_speedup"], row[f"{mode}_us"] / bound
+        results.append(("goal", speedup >= 1.0, f"{speedup:.3f} x the {mode} < 1.0"))
+        if ceiling > MARGIN:
+            results.append(("strong", speedup >= STRONG, f"{speedup:.3f} x the {mode} < {STRONG}, its ceiling "
+                            f"{ceiling:.3f}"))
+        if targeted(row, model.soc["l2_bytes"]):
+            results.append(("target", speedup >= target, f"{speedup:.3f} x the {mode} < the target {target}, its "
+                            f"ceiling {ceiling:.3f}"))
+    assert targeted(row, model.soc["l2_bytes"]) == (case not in UNTARGETED), f"{case.label}: the target's cover"
+    judge(case, results)
 
 
 # The fused add-RMSNorm backward: one pass over dy, x, dres and dx. Rows the long-rows path

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rmsnorm_backward.cli import main
+from rmsnorm_backward.op_def import dtype_of
 from rmsnorm_backward.perf import goals, report, sensitivity
 from rmsnorm_backward.perf.bench import report_header, run_case
 from rmsnorm_backward.perf.suites import Case
@@ -20,8 +21,12 @@ TINY = Case((32, 32, 48), "fp16")
 
 
 def made_row(real: dict, case: Case, ours_us: float, anchor_us: float, det_us: float, roofline_pct: float) -> dict:
-    """`real` as the row of `case`, with these times and this % of roofline (launch excluded)."""
-    row = dict(real, shape=list(case.shape), dtype=case.dtype, path="long_rows", modelled_us=ours_us,
+    """`real` as the row of `case` (its shape and minimum bytes: dy, x and dx, rstd, gamma and dgamma),
+    with these times and this % of roofline (launch excluded)."""
+    size = dtype_of(case.dtype).itemsize
+    min_bytes = 3 * case.rows * case.cols * size + 4 * case.rows + (size + 4) * case.cols
+    row = dict(real, shape=list(case.shape), dtype=case.dtype, rows=case.rows, cols=case.cols, min_bytes=min_bytes,
+               path="long_rows", modelled_us=ours_us,
                anchor_kernel_us=anchor_us, anchor_kernel_deterministic_us=det_us,
                kernel_roofline_pct=roofline_pct, kernel_restated_pct=roofline_pct - 6.0, past_l2_pct=99.0,
                anchor_kernel_roofline_pct=100.0 * real["roofline_us"] / anchor_us)
@@ -76,11 +81,32 @@ def test_the_report_says_what_the_reports_say(reports, capsys):
     fp32 = next(m for m in misses if m["label"] == "4096x4096 fp32")
     assert "| 4096x4096 fp32 | 150.0 | 165.0 (atomic) |" in text and fp32["speedup"] == pytest.approx(1.1)
     assert f"{goals.STATEMENTS['strong']}: fails 2 of 4." in text
+    # The target covers the three 4096 x 4096 cases (the tiny one moves under 16 MiB): fp32 misses 1.5x.
+    assert f"{goals.STATEMENTS['target']}: fails 1 of 3: 4096x4096 fp32 1.100x." in text
     # Every bench case has a results row; the sensitivity table a row per variant and the baseline.
     for row in bench["cases"]:
         assert f"| {goals.label(row)} | {row['path']} | {row['modelled_us']:.1f} |" in text
     assert text.count("| sync_all_cycles |") == len(sens["variants"]) == 2
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("suite, shape, dtype, speedup, covered, fails", [
+    ("llm", (4096, 4096), "fp16", 1.5, True, False),       # the target itself holds
+    ("llm", (4096, 4096), "fp16", 1.49, True, True),
+    ("mid", (16384, 512), "fp32", 1.29, True, True),       # 1.3x off llm
+    ("mid", (16384, 512), "fp32", 1.3, True, False),
+    ("small", (2**19, 4), "fp16", 1.0, False, False),      # 14 MiB: under 16 MiB, not covered
+    ("llm", (4096, 12288), "fp32", 1.2, True, True),       # dx of 192 MiB: exactly L2
+    ("llm", (4096, 12289), "fp32", 1.2, False, False),     # a col more: dx reaches HBM, not covered
+    ("llm", (1024, 1024), "fp32", 1.2, False, False),      # 12 MiB: the launch is most of its time
+])
+def test_the_target_covers_cases_that_measure_bandwidth(reports, suite, shape, dtype, speedup, covered, fails):
+    _, bench, _ = reports
+    real = bench["cases"][0]
+    row = made_row(real, Case(shape, dtype), 100.0, 100.0 * speedup, 100.0 * speedup + 1.0, 95.0)
+    found = goals.conclusions({suite: [row]}, 0.0, l2_bytes=bench["soc_facts"]["l2_bytes"])["target"]
+    assert found["cases"] == int(covered)
+    assert [f[:2] for f in found["fails"]] == ([[goals.label(row), pytest.approx(speedup)]] if fails else [])
 
 
 def test_the_precision_section_counts_every_case_of_each_backward(reports, tmp_path, capsys):
@@ -137,3 +163,7 @@ def test_reports_that_do_not_belong_together_are_one_sentence(reports, tmp_path,
     assert "one SoC and one set of model constants" in capsys.readouterr().err and not out.exists()
     assert main(["report", str(folder / "sens.json"), str(folder / "sens.json")]) == 2
     assert "the bench report" in capsys.readouterr().err
+    older = tmp_path / "older.json"  # judged before the target was a goal
+    older.write_text(json.dumps({**sens, "conclusions": {k: v for k, v in sens["conclusions"].items() if k != "target"}}))
+    assert main(["report", str(folder / "all.json"), str(older), "-o", str(out)]) == 2
+    assert "must judge every goal" in capsys.readouterr().err and not out.exists()

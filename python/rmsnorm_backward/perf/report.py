@@ -140,6 +140,10 @@ def check(bench: dict, sensitivity: dict, other: dict | None = None) -> None:
                                 "constants")
     if not bench["cases"] or any(r.get("anchor_kernel_us") is None for r in bench["cases"]):
         raise InvalidInputError("the bench report must have cases, each with the anchor kernel's columns")
+    if any(set(c) != set(goals.STATEMENTS) for c in [sensitivity["conclusions"],
+                                                     *(v["conclusions"] for v in sensitivity["variants"])]):
+        raise InvalidInputError("the sensitivity report must judge every goal of this version ("
+                                + ", ".join(goals.STATEMENTS) + "): rerun `bench --sensitivity`")
     if other is None:
         return
     same = {k: v for k, v in other["constants"].items() if k != "hbm_phase_overlap"}
@@ -265,7 +269,7 @@ def context(bench: dict, sensitivity: dict, other: dict | None = None) -> dict:
     check(bench, sensitivity, other)
     launch_us = bench["constants"]["launch_us"]
     suites = by_suite(bench["cases"])
-    found = goals.conclusions(suites, launch_us)
+    found = goals.conclusions(suites, launch_us, l2_bytes=bench["soc_facts"]["l2_bytes"])
     base = sensitivity["conclusions"]
     return {
         "soc": bench["soc"], "facts": bench["soc_facts"], "constants": bench["constants"], "launch_us": launch_us,

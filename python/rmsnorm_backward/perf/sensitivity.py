@@ -127,7 +127,8 @@ def run(model: Model, suites: dict[str, list[Case]], rng: np.random.Generator, p
     report = {**report_header(model), "factors": list(FACTORS),
               "sample": {name: [c.label for c in cases] for name, cases in suites.items()},
               "baseline": {name: _summary(rows) for name, rows in base.items()},
-              "conclusions": goals.conclusions(base, model["launch_us"]), "variants": []}
+              "conclusions": goals.conclusions(base, model["launch_us"], l2_bytes=model.soc["l2_bytes"]),
+              "variants": []}
     for name in varied(model):
         for value, factor in values(model, name):
             if name == "launch_us":
@@ -139,7 +140,7 @@ def run(model: Model, suites: dict[str, list[Case]], rng: np.random.Generator, p
             report["variants"].append({"constant": name, "factor": factor, "value": value,
                                        "source": model.sources[name],
                                        "suites": {s: _summary(rs) for s, rs in rows.items()},
-                                       "conclusions": goals.conclusions(rows, launch_us)})
+                                       "conclusions": goals.conclusions(rows, launch_us, l2_bytes=model.soc["l2_bytes"])})
     return report
 
 
