@@ -6,7 +6,8 @@
 // Why this schedule: the path is HBM-bound, so input slots are freed once widened, dx of tile k
 // leaves after tile k+2's inputs, rstd comes for several tiles per copy and a group ends in halving
 // tiles (less work behind the last copy-in). How a row's scalars and gamma are laid over the lanes
-// (a block read with stride 0, or spread over the row) is SmallColsLayout.perRowLanes in the UB layout.
+// (a block read with stride 0, or spread over the row) is SmallColsLayout.perRowLanes in the UB layout;
+// the per-row scalings and row sums are PackedRows (rms_norm_backward_packed_rows.h).
 // dgamma accumulates lane-wise in an R x S tile, folded to one row in a fixed order per group.
 //
 // UB budget: SmallCols in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
@@ -25,6 +26,7 @@
 //   | row-sum factors, rstd batch   | 1           | 4 * R * 4                 |
 //   | row sum halves                | 2           | R * 4                     |
 #pragma once
+#include "rms_norm_backward_packed_rows.h"
 #include "rms_norm_backward_path_base.h"
 #include "rms_norm_backward_rstd.h"
 
@@ -39,7 +41,6 @@ public:
     {
         InitBase(args, tiling, pipe, gm_, true);
         const auto layout = rmsnorm_backward::layout::SmallCols(t_);
-        scalarAsBlock_ = layout.rowBlocks;
         gammaLanes_ = uint32_t(layout.gammaLanes);
         pipe_->InitBuffer(inQueDy_, kDoubleBuffer, layout.lanes * sizeof(T));
         pipe_->InitBuffer(inQueX_, kDoubleBuffer, layout.lanes * sizeof(T));
@@ -57,7 +58,7 @@ public:
         pipe_->InitBuffer(gammaBuf_, layout.gammaLanes * sizeof(float));
         pipe_->InitBuffer(rkBuf_, layout.rstdBatchRows * sizeof(float));
         pipe_->InitBuffer(sumBuf_, layout.rows * sizeof(float));
-        pipe_->InitBuffer(sumHighBuf_, layout.rows * sizeof(float));
+        packed_.Init(pipe_, t_.row_stride, layout.rowBlocks, uint32_t(layout.rows));
     }
 
     __aicore__ inline void Process()
@@ -201,47 +202,6 @@ private:
         rstd_.CopyInFor(row, n);
     }
 
-    // values[r] for the rows of a tile, laid out for MulRows: one block per row (scalarAsBlock_), else
-    // spread over the S lanes of the row (S/8 Brcb calls, one block column each).
-    __aicore__ inline void PerRow(const LocalTensor<float> &dst, const LocalTensor<float> &values, uint32_t n)
-    {
-        const uint8_t repeats = uint8_t(CeilDiv(n, kFloatsPerBlock));
-        if (scalarAsBlock_) {
-            Brcb(dst, values, repeats, BrcbRepeatParams{1, kBlocksPerRepeat});
-            return;
-        }
-        const uint32_t blocksPerRow = t_.row_stride / kFloatsPerBlock;
-        for (uint32_t b = 0; b < blocksPerRow; ++b) {
-            Brcb(dst[b * kFloatsPerBlock], values, repeats,
-                 BrcbRepeatParams{uint16_t(blocksPerRow), uint16_t(blocksPerRow * kFloatsPerBlock)});
-        }
-    }
-
-    // dst = src * perRow (accumulate: dst += src * perRow) over n rows.
-    template <bool accumulate>
-    __aicore__ inline void MulRows(const LocalTensor<float> &dst, const LocalTensor<float> &src,
-                                   const LocalTensor<float> &perRow, uint32_t n)
-    {
-        if (!scalarAsBlock_) {
-            if constexpr (accumulate) {
-                MulAddDst(dst, src, perRow, int32_t(n * t_.row_stride));
-            } else {
-                Mul(dst, src, perRow, int32_t(n * t_.row_stride));
-            }
-            return;
-        }
-        const uint8_t blocksPerRow = uint8_t(t_.row_stride / kFloatsPerBlock);
-        const BinaryRepeatParams params(1, 1, 0, blocksPerRow, blocksPerRow, 1);  // block stride 0: one block per row
-        for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
-            const uint64_t mask = ChunkLanes(h);
-            if constexpr (accumulate) {
-                MulAddDst(dst[h], src[h], perRow, mask, n, params);
-            } else {
-                Mul(dst[h], src[h], perRow, mask, n, params);
-            }
-        }
-    }
-
     // g = dy * gamma over n rows: the gamma pattern read again with repeat stride 0 where it is short.
     __aicore__ inline void MulGamma(const LocalTensor<float> &g, const LocalTensor<float> &dy, uint32_t n)
     {
@@ -255,53 +215,8 @@ private:
             const uint8_t blocksPerRow = uint8_t(t_.row_stride / kFloatsPerBlock);
             const BinaryRepeatParams params(1, 1, 1, blocksPerRow, blocksPerRow, 0);
             for (uint32_t h = 0; h < t_.row_stride; h += kFloatsPerRepeat) {
-                Mul(g[h], dy[h], gamma[h], ChunkLanes(h), n, params);
+                Mul(g[h], dy[h], gamma[h], packed_.ChunkLanes(h), n, params);
             }
-        }
-    }
-
-    // Lanes of the 64-lane column chunk at h (the last one of a row may be shorter).
-    __aicore__ inline uint64_t ChunkLanes(uint32_t h) const
-    {
-        return t_.row_stride - h < kFloatsPerRepeat ? t_.row_stride - h : kFloatsPerRepeat;
-    }
-
-    // sums[r] = sum of row r's S lanes: one WholeReduceSum repeat per row (two for rows of 72..128).
-    // Rows of whole blocks of repeats (S a multiple of 512: a row's S/64 repeat sums fill whole blocks)
-    // sum each repeat into `partials` (one instruction for the tile) and those per row (a second);
-    // other wider rows fold their column chunks onto the first, the upper half onto the lower in a
-    // fixed pairwise order (values is overwritten), then one repeat per row sums the 64 lanes left.
-    // Both orders are fixed, so every run sums alike.
-    __aicore__ inline void RowSums(const LocalTensor<float> &sums, const LocalTensor<float> &values, uint32_t n,
-                                   const LocalTensor<float> &partials)
-    {
-        const uint32_t S = t_.row_stride;
-        const int32_t blocksPerRow = int32_t(S / kFloatsPerBlock);
-        const uint32_t perRow = S / kFloatsPerRepeat;
-        if (S % (kFloatsPerRepeat * kFloatsPerBlock) == 0 && n * perRow <= kMaxRepeats) {
-            WholeReduceSum(partials, values, int32_t(kFloatsPerRepeat), int32_t(n * perRow), 1, 1, kBlocksPerRepeat);
-            WholeReduceSum(sums, partials, int32_t(perRow), int32_t(n), 1, 1, int32_t(perRow / kFloatsPerBlock));
-            return;
-        }
-        if (S > 2 * kFloatsPerRepeat) {
-            const BinaryRepeatParams params(1, 1, 1, uint8_t(blocksPerRow), uint8_t(blocksPerRow), uint8_t(blocksPerRow));
-            for (uint32_t chunks = CeilDiv(S, kFloatsPerRepeat); chunks > 1;) {
-                const uint32_t half = chunks / 2;
-                for (uint32_t j = 0; j < half; ++j) {
-                    const uint32_t h = (chunks - half + j) * kFloatsPerRepeat;
-                    Add(values[j * kFloatsPerRepeat], values[j * kFloatsPerRepeat], values[h], ChunkLanes(h), n, params);
-                }
-                chunks -= half;
-            }
-            WholeReduceSum(sums, values, int32_t(kFloatsPerRepeat), int32_t(n), 1, 1, blocksPerRow);
-            return;
-        }
-        const int32_t low = int32_t(S < kFloatsPerRepeat ? S : kFloatsPerRepeat);
-        WholeReduceSum(sums, values, low, int32_t(n), 1, 1, blocksPerRow);
-        if (S > kFloatsPerRepeat) {
-            const LocalTensor<float> high = sumHighBuf_.Get<float>();
-            WholeReduceSum(high, values[kFloatsPerRepeat], int32_t(S - kFloatsPerRepeat), int32_t(n), 1, 1, blocksPerRow);
-            Add(sums, sums, high, n);
         }
     }
 
@@ -325,8 +240,8 @@ private:
         const LocalTensor<float> dy = dyT, x = xT;
         const LocalTensor<float> rstd = rstd_.Of(row);
         const LocalTensor<float> rk = RowFactors<false>(row);
-        PerRow(rstdRow, rstd, n);
-        MulRows<false>(xhat, x, rstdRow, n);
+        packed_.PerRow(rstdRow, rstd, n);
+        packed_.MulRows<false>(xhat, x, rstdRow, n);
         inQueX_.FreeTensor(xT);
         if (hasGamma_) {
             MulAddDst(dgammaBuf_.Get<float>(), dy, xhat, int32_t(lanes));
@@ -336,11 +251,11 @@ private:
         const LocalTensor<float> scaled = hasGamma_ ? g : dy;  // dy*gamma
         Mul(a, scaled, xhat, int32_t(lanes));
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
-        RowSums(sums, a, n, dxT.template ReinterpretCast<float>());
+        packed_.RowSums(sums, a, n, dxT.template ReinterpretCast<float>());
         Mul(sums, sums, rk, int32_t(n));
-        PerRow(cRow, sums, n);
-        MulRows<false>(dxT, xhat, cRow, n);
-        MulRows<true>(dxT, scaled, rstdRow, n);
+        packed_.PerRow(cRow, sums, n);
+        packed_.MulRows<false>(dxT, xhat, cRow, n);
+        packed_.MulRows<true>(dxT, scaled, rstdRow, n);
         if (hasDres_) {
             LocalTensor<T> dresT = inQueDres_.DeQue<T>();
             Add(dxT, dxT, dresT, int32_t(lanes));
@@ -369,18 +284,18 @@ private:
         inQueX_.FreeTensor(xT);
         const LocalTensor<float> rstd = rstd_.Of(row);
         const LocalTensor<float> rk = RowFactors<true>(row);
-        PerRow(rstdRow, rstd, n);
-        MulRows<false>(a, a, rstdRow, n);
+        packed_.PerRow(rstdRow, rstd, n);
+        packed_.MulRows<false>(a, a, rstdRow, n);
         if (hasGamma_) {
             MulAddDst(dgammaBuf_.Get<float>(), a, b, int32_t(lanes));
             MulGamma(a, a, n);
         }
         Mul(ab, a, b, int32_t(lanes));
         LocalTensor<T> dxT = outQueDx_.AllocTensor<T>();
-        RowSums(sums, ab, n, dxT.template ReinterpretCast<float>());
+        packed_.RowSums(sums, ab, n, dxT.template ReinterpretCast<float>());
         Mul(sums, sums, rk, int32_t(n));
-        PerRow(kRow, sums, n);
-        MulRows<true>(a, b, kRow, n);
+        packed_.PerRow(kRow, sums, n);
+        packed_.MulRows<true>(a, b, kRow, n);
         if (hasDres_) {  // added in fp32, widened into b (read for the last time above)
             LocalTensor<T> dresT = inQueDres_.DeQue<T>();
             Widen(b, dresT, lanes);
@@ -415,13 +330,12 @@ private:
     }
 
     OperatorGm<T> gm_;
-    bool scalarAsBlock_ = false;  // a row is one or two whole repeats: per-row scalars as one block per row
     uint32_t gammaLanes_ = 0;
     RstdTileBatches rstd_;
     TQue<QuePosition::VECIN, kDoubleBuffer> inQueDy_, inQueX_, inQueDres_;  // the next tile is queued early
     TQue<QuePosition::VECOUT, 1> outQueDx_;
-    TBuf<QuePosition::VECCALC> aBuf_, xhatBuf_, gBuf_, dgammaBuf_, rstdRowBuf_, cRowBuf_, gammaBuf_, rkBuf_, sumBuf_,
-        sumHighBuf_;
+    TBuf<QuePosition::VECCALC> aBuf_, xhatBuf_, gBuf_, dgammaBuf_, rstdRowBuf_, cRowBuf_, gammaBuf_, rkBuf_, sumBuf_;
+    PackedRows packed_;  // the tile's lanes: per-row scalings and row sums
 };
 
 }  // namespace rmsnorm_backward::kernel

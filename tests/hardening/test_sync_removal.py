@@ -184,7 +184,8 @@ CASES = [
 ]
 # The paths each kernel file serves; the entry and the reduction run after several row groups.
 PATHS = {
-    "rms_norm_backward_small_cols.h": {"small_cols"}, "rms_norm_backward_rows_in_ub.h": {"rows_in_ub"},
+    "rms_norm_backward_small_cols.h": {"small_cols"}, "rms_norm_backward_packed_rows.h": {"small_cols"},
+    "rms_norm_backward_rows_in_ub.h": {"rows_in_ub"},
     "rms_norm_backward_long_rows.h": {"long_rows"}, "rms_norm_backward_long_rows_streamed.h": {"long_rows_streamed"},
     "rms_norm_backward_long_rows_ring.h": {"long_rows"}, "rms_norm_backward_long_rows_store.h": {"long_rows"},
     "rms_norm_backward_dgamma_partial.h": {"long_rows", "long_rows_streamed"},
