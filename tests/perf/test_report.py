@@ -87,6 +87,8 @@ def test_the_report_says_what_the_reports_say(reports, capsys):
     for row in bench["cases"]:
         assert f"| {goals.label(row)} | {row['path']} | {row['modelled_us']:.1f} |" in text
     assert text.count("| sync_all_cycles |") == len(sens["variants"]) == 2
+    columns = 2 + len(goals.STATEMENTS)  # the constant, its value, a verdict per goal
+    assert "\n|" + "---|" * columns + "\n| (baseline) | - | " in text
     assert capsys.readouterr().out == ""
 
 
