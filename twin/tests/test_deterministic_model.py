@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The modelled cycles do not depend on how the OS runs the core threads: every core's cycles are the
 same when the case runs alone, after another case, under CPU load, and in two processes at once
-(timeline.h's arbiter applies the cores' L2 accesses by modelled cycle, then core id). The kernel
+(timeline_launch.h's arbiter applies the cores' L2 accesses by modelled cycle, then core id). The kernel
 makes the order matter: all cores read one shared table (the first core to reach a line pays HBM for
 it), read their own rows through an L2 held to a few MiB (lines pushed out, dirty ones written back),
 meet at SyncAll and read the rows again."""
