@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Rows that fit the Unified Buffer (CANN's equivalent: ops-nn rms_norm_grad's split_n): tiles of R whole rows, copied in with one DataCopyPad per tensor
-// and double buffered (the next tile's copy-in is issued before this tile's compute), computed row by
-// row in fp32, dx rounded and copied out per tile.
+// and double buffered (the next tile's copy-in is issued before this tile's compute), computed in
+// fp32, dx rounded and copied out per tile. fp32 rows are computed row by row (MTE2 binds them);
+// 16-bit rows a tile at a time (ComputeTile16): each instruction's issue costs about what 1400 fp32
+// lanes take, so what needs no per-row scalar is one instruction for the tile, and dgamma sums the
+// tile's rows in a tile of partial rows, added together when the group ends.
 //
 // UB budget: RowsInUb in rms_norm_backward_ub_layout.h, which InitBuffer and the tiling both use (the
 // tiling sums it to pick tile_rows); tests/kernel/test_ub_budget.py checks this table against both.
 // Each buffer takes its bytes rounded up to 32.  R = tile_rows, S = row_stride, s = sizeof(T), E = has_dres,
 // g = gamma_bytes
+// where W = R if s < 4 else 1  (rows of an fp32 work buffer: 16-bit rows are computed a tile at a time)
 //   | buffer                        | buffers     | bytes each                |
 //   | dy, x, dx queues              | 3 * 2       | R * S * s                 |
 //   | dres queue                    | 2 * E       | R * S * s                 |
 //   | rstd queue                    | 2           | R * 4                     |
 //   | gamma                         | 1           | S * g                     |
-//   | dgamma, g (fp32 rows)         | 2           | S * 4                     |
-//   | gamma, dy, xhat widened       | 3 * (s < 4) | S * 4                     |
+//   | dgamma, g (fp32)              | 2           | W * S * 4                 |
+//   | gamma, a, b widened           | 3 * (s < 4) | W * S * 4                 |
 //   | ReduceSum work                | 1           | up(cdiv(S, 64), 8) * 4    |
-//   | row sum                       | 1           | 32                        |
+//   | row sums                      | 1           | W * 32                    |
 #pragma once
 #include "rms_norm_backward_chunk_math.h"
 #include "rms_norm_backward_path_base.h"
@@ -26,6 +30,7 @@ template <typename T>
 class RmsNormBackwardRowsInUb : RmsNormBackwardPathBase {
 public:
     static constexpr RmsNormBackwardPath kPath = RmsNormBackwardPath::kRowsInUb;
+    static constexpr bool kTileAtOnce = !kIsFloat<T>;  // 16-bit rows: ComputeTile16
 
     __aicore__ inline void Init(const KernelArgs &args, const RmsNormBackwardTilingData &tiling, TPipe *pipe)
     {
@@ -41,15 +46,16 @@ public:
         if (layout.gammaBytes > 0) {
             pipe_->InitBuffer(gammaBuf_, layout.gammaBytes);
         }
-        pipe_->InitBuffer(dgammaBuf_, layout.rowF32Bytes);
-        pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);
+        pipe_->InitBuffer(dgammaBuf_, layout.workF32Bytes);
+        pipe_->InitBuffer(gBuf_, layout.workF32Bytes);
         if constexpr (!kIsFloat<T>) {
-            pipe_->InitBuffer(gammaF32Buf_, layout.rowF32Bytes);
-            pipe_->InitBuffer(dyF32Buf_, layout.rowF32Bytes);
-            pipe_->InitBuffer(xhatBuf_, layout.rowF32Bytes);
+            pipe_->InitBuffer(gammaF32Buf_, layout.workF32Bytes);
+            pipe_->InitBuffer(dyF32Buf_, layout.workF32Bytes);
+            pipe_->InitBuffer(xhatBuf_, layout.workF32Bytes);
         }
         pipe_->InitBuffer(workBuf_, layout.workBytes);
-        pipe_->InitBuffer(sumBuf_, kBlockBytes);
+        pipe_->InitBuffer(sumBuf_, layout.sumBytes);
+        dgammaLanes_ = (kTileAtOnce ? t_.tile_rows : 1) * t_.row_stride;
     }
 
     __aicore__ inline void Process()
@@ -58,7 +64,7 @@ public:
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             if (hasGamma_) {
-                Duplicate(dgamma_, 0.0f, t_.cols);
+                Duplicate(dgamma_, 0.0f, dgammaLanes_);
             }
             // Tiles start at the group's first row, so the partial sums are the same on any core.
             if (group.begin < group.end) {
@@ -74,6 +80,9 @@ public:
                 Compute(n);
                 CopyOut(row, n);
             }
+            if (hasGamma_) {
+                AddPartialRows();
+            }
             CopyOutDgamma(gm_.Partial(t_, groupIdx), dgamma_, t_.cols);
             WaitDgammaLeft();
         }
@@ -87,22 +96,48 @@ private:
         if (!hasGamma_) {
             return;
         }
-        if (WideGamma<T>()) {
+        if constexpr (kIsFloat<T>) {
             gamma_ = gammaBuf_.Get<float>();
-            CopyInPad(gamma_, gm_.gammaF32, t_.cols);
+            CopyInPad(gamma_, gm_.gamma, t_.cols);
             WaitFor<HardEvent::MTE2_V>(pipe_);
+            AddGammaOffset(gamma_, t_.gamma_offset, t_.cols);
         } else {
-            LocalTensor<T> gammaT = gammaBuf_.Get<T>();
+            LoadGammaTile();
+        }
+    }
+
+    // 16-bit rows: gamma + gamma_offset in fp32 over each row of a tile.
+    __aicore__ inline void LoadGammaTile()
+    {
+        gamma_ = gammaF32Buf_.Get<float>();
+        const uint32_t S = t_.row_stride;
+        if (WideGamma<T>()) {
+            const LocalTensor<float> gammaF32 = gammaBuf_.Get<float>();
+            CopyInPad(gammaF32, gm_.gammaF32, t_.cols);
+            WaitFor<HardEvent::MTE2_V>(pipe_);
+            Muls(gamma_, gammaF32, 1.0f, t_.cols);
+        } else {
+            const LocalTensor<T> gammaT = gammaBuf_.Get<T>();
             CopyInPad(gammaT, gm_.gamma, t_.cols);
             WaitFor<HardEvent::MTE2_V>(pipe_);
-            if constexpr (kIsFloat<T>) {
-                gamma_ = gammaT;
-            } else {
-                gamma_ = gammaF32Buf_.Get<float>();
-                Widen(gamma_, gammaT, t_.cols);
-            }
+            Widen(gamma_, gammaT, t_.cols);
         }
         AddGammaOffset(gamma_, t_.gamma_offset, t_.cols);
+        for (uint32_t done = S; done < dgammaLanes_; done *= 2) {  // doubling copies
+            const uint32_t copy = done < dgammaLanes_ - done ? done : dgammaLanes_ - done;
+            Muls(gamma_[done], gamma_, 1.0f, copy);
+        }
+    }
+
+    // dgamma's partial rows added onto the first pairwise, the upper onto the lower ones, in log2
+    // steps: a fixed order, so the same sum on every core and every run.
+    __aicore__ inline void AddPartialRows()
+    {
+        for (uint32_t rows = dgammaLanes_ / t_.row_stride; rows > 1;) {
+            const uint32_t half = rows / 2;
+            Add(dgamma_, dgamma_, dgamma_[(rows - half) * t_.row_stride], half * t_.row_stride);
+            rows -= half;
+        }
     }
 
     __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
@@ -135,12 +170,12 @@ private:
         if (hasDres_) {
             dresT = inQueDres_.DeQue<T>();
         }
-        for (uint32_t r = 0; r < n; ++r) {
-            const uint32_t at = r * t_.row_stride;
-            if constexpr (kIsFloat<T>) {
+        if constexpr (kTileAtOnce) {
+            ComputeTile16(dyT, xT, dxT, dresT, rstd, n);
+        } else {
+            for (uint32_t r = 0; r < n; ++r) {
+                const uint32_t at = r * t_.row_stride;
                 ComputeRow32(dyT[at], xT[at], dxT[at], hasDres_ ? dresT[at] : dresT, rstd.GetValue(r));
-            } else {
-                ComputeRow16(dyT[at], xT[at], dxT[at], hasDres_ ? dresT[at] : dresT, rstd.GetValue(r));
             }
         }
         outQueDx_.EnQue(dxT);
@@ -179,23 +214,43 @@ private:
         }
     }
 
-    // 16-bit: a = rstd*dy and b = x widened stay in fp32: dgamma += a*b (= dy*xhat), a *= gamma (rstd*g),
-    // dx = a - rstd^2*mean(a*b)*b, rounded once (dres widened into b and added first): 8 instructions
-    // and the row's ReduceSum, where scaling x by rstd first takes 11.
-    __aicore__ inline void ComputeRow16(const LocalTensor<T> &dyT, const LocalTensor<T> &xT, const LocalTensor<T> &dx,
-                                        const LocalTensor<T> &dres, float rstdRow)
+    // 16-bit, a tile of n rows at once: a = rstd*dy and b = x widened for the whole tile, dgamma's
+    // partial rows += a*b (= dy*xhat), a *= gamma (rstd*g), g = a*b (g*xhat), each one instruction for
+    // the tile; per row rstd, the row sum of g*xhat (ReduceSum, all read by the scalar unit after one
+    // wait) and dx's x factor k; dx = a + k*b rounded once (dres widened into b and added first).
+    // The padding lanes between rows go through the tile's instructions too; nothing reads what they
+    // hold (each row's sum and copy-out take its cols).
+    __aicore__ inline void ComputeTile16(const LocalTensor<T> &dyT, const LocalTensor<T> &xT, const LocalTensor<T> &dx,
+                                         const LocalTensor<T> &dres, const LocalTensor<float> &rstd, uint32_t n)
     {
-        const uint32_t cols = t_.cols;
+        const uint32_t cols = t_.cols, S = t_.row_stride, lanes = n * S;
         const LocalTensor<float> a = dyF32Buf_.Get<float>(), b = xhatBuf_.Get<float>();
-        WidenScaled(a, b, dgamma_, gamma_, dyT, xT, rstdRow, hasGamma_, cols);
-        Mul(g_, a, b, cols);
-        const float k = -(rstdRow * rstdRow * (RowSum(g_) * t_.inv_cols));
-        Axpy(a, b, k, cols);
-        if (hasDres_) {
-            Widen(b, dres, cols);
-            Add(a, a, b, cols);
+        const LocalTensor<float> sums = sumBuf_.Get<float>();
+        Widen(a, dyT, lanes);
+        Widen(b, xT, lanes);
+        for (uint32_t r = 0; r < n; ++r) {
+            Muls(a[r * S], a[r * S], rstd.GetValue(r), cols);
         }
-        Narrow(dx, a, cols);
+        if (hasGamma_) {
+            MulAddDst(dgamma_, a, b, lanes);
+            Mul(a, a, gamma_, lanes);
+        }
+        Mul(g_, a, b, lanes);
+        for (uint32_t r = 0; r < n; ++r) {
+            ReduceSum(sums[r * kFloatsPerBlock], g_[r * S], workBuf_.Get<float>(), cols);
+        }
+        WaitFor<HardEvent::V_S>(pipe_);
+        for (uint32_t r = 0; r < n; ++r) {
+            const float rstdRow = rstd.GetValue(r);
+            const float k = -(rstdRow * rstdRow * (sums.GetValue(r * kFloatsPerBlock) * t_.inv_cols));
+            Axpy(a[r * S], b[r * S], k, cols);
+        }
+        WaitFor<HardEvent::S_V>(pipe_);  // the next tile's ReduceSums overwrite what the scalar unit read
+        if (hasDres_) {
+            Widen(b, dres, lanes);
+            Add(a, a, b, lanes);
+        }
+        Narrow(dx, a, lanes);
     }
 
     __aicore__ inline float RowSum(const LocalTensor<float> &values)
@@ -220,6 +275,7 @@ private:
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, gBuf_, gammaF32Buf_, dyF32Buf_, xhatBuf_, workBuf_, sumBuf_;
     LocalTensor<float> gamma_, dgamma_, g_;
+    uint32_t dgammaLanes_ = 0;  // dgamma's partial rows (a tile's for 16-bit rows, else one) times S
 };
 
 }  // namespace rmsnorm_backward::kernel

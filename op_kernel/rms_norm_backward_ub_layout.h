@@ -42,25 +42,28 @@ RMSNB_LAYOUT uint64_t ReduceWorkBytes(uint64_t count)
     return RoundUp(CeilDiv(count, kFloatsPerRepeat), kFloatsPerBlock) * sizeof(float);
 }
 
-// Rows in UB: tiles of R rows of S = row_stride elements.
+// Rows in UB: tiles of R rows of S = row_stride elements. fp32 rows are computed row by row in
+// fp32 rows of work; 16-bit rows a tile at a time, so their fp32 work buffers are tiles of R rows.
 struct RowsInUbLayout {
     uint64_t tileBytes;    // dy, x, dx queues: 2 tiles each
     uint64_t rstdBytes;    // rstd queue: 2 tiles' rows
     uint64_t gammaBytes;   // gamma in its dtype (g bytes an element; 0 without gamma)
-    uint64_t rowF32Bytes;  // one fp32 row: dgamma, g, and for 16-bit gamma, dy and xhat widened
-    uint32_t rowsF32;
-    uint64_t workBytes;    // ReduceSum work, then one block for its sum
+    uint64_t workF32Bytes; // one fp32 work buffer: a row (fp32 data) or a tile (16-bit data)
+    uint32_t buffersF32;   // dgamma and g; 16-bit rows also gamma, a = rstd*dy and b = x widened
+    uint64_t workBytes;    // ReduceSum work
+    uint64_t sumBytes;     // the row sums, a block per row of a tile (one row at a time: one block)
     bool dres;             // a dres queue (2 tiles) beside dy, x and dx
 };
 RMSNB_LAYOUT RowsInUbLayout RowsInUb(uint64_t R, uint64_t S, uint32_t s, bool dres, uint32_t g)
 {
-    return {R * S * s, R * sizeof(float), S * g, S * sizeof(float), s == sizeof(float) ? 2u : 5u, ReduceWorkBytes(S),
-            dres};
+    const uint64_t workRows = s < sizeof(float) ? R : 1;
+    return {R * S * s, R * sizeof(float), S * g, workRows * S * sizeof(float), s < sizeof(float) ? 5u : 2u,
+            ReduceWorkBytes(S), workRows * kBlockBytes, dres};
 }
 RMSNB_LAYOUT uint64_t UbBytes(const RowsInUbLayout &l)
 {
     return (l.dres ? 4 : 3) * kDoubleBuffer * Blocks(l.tileBytes) + kDoubleBuffer * Blocks(l.rstdBytes) +
-           Blocks(l.gammaBytes) + l.rowsF32 * Blocks(l.rowF32Bytes) + Blocks(l.workBytes) + kBlockBytes;
+           Blocks(l.gammaBytes) + l.buffersF32 * Blocks(l.workF32Bytes) + Blocks(l.workBytes) + Blocks(l.sumBytes);
 }
 
 // Small cols: tiles of R rows packed S = row_stride apart. A row's scalars (rstd, c) take one block

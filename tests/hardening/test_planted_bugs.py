@@ -60,8 +60,8 @@ class Bug(NamedTuple):
 
 BUGS = {
     "UB buffer one block too small": Bug(
-        ROWS_IN_UB, "pipe_->InitBuffer(gBuf_, layout.rowF32Bytes);",
-        "pipe_->InitBuffer(gBuf_, layout.rowF32Bytes - 32);", (8, 1000), "float32",
+        ROWS_IN_UB, "pipe_->InitBuffer(gBuf_, layout.workF32Bytes);",
+        "pipe_->InitBuffer(gBuf_, layout.workF32Bytes - 32);", (8, 1000), "float32",
         r"core \d+: Mul: the dst operand's footprint .* must stay inside its buffer"),
     "DataCopy of an odd length": Bug(
         COMMON, "DataCopyPad(dst, src, DataCopyExtParams(1, count * sizeof(T), 0, 0, 0), "
@@ -74,7 +74,7 @@ BUGS = {
         COMMON, "return left < tileRows ? uint32_t(left) : tileRows;", "return tileRows;", (40, 1000), "float32",
         r"core \d+: DataCopyPad: "),
     "dgamma accumulator never zeroed (UB nothing wrote)": Bug(
-        ROWS_IN_UB, "            Duplicate(dgamma_, 0.0f, t_.cols);\n", "", (8, 1000), "float32",
+        ROWS_IN_UB, "            Duplicate(dgamma_, 0.0f, dgammaLanes_);\n", "", (8, 1000), "float32",
         r"GM buffer \w+ holds undefined data after the launch"),
     "the core's own barrier instead of SyncAll before the dgamma reduction": Bug(
         ENTRY, "        SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed\n",
@@ -83,7 +83,7 @@ BUGS = {
     "queue buffer never freed": Bug(
         ROWS_IN_UB, "        outQueDx_.FreeTensor(dxT);\n", "", (8, 1000), "float32", r"core \d+: TQue::AllocTensor: every AllocTensor needs its FreeTensor"),
     "bf16 arithmetic without widening": Bug(
-        ROWS_IN_UB, "        Narrow(dx, a, cols);\n", "        Narrow(dx, a, cols);\n        Muls(dx, dx, T(rstdRow), cols);\n",
+        ROWS_IN_UB, "        Narrow(dx, a, lanes);\n", "        Narrow(dx, a, lanes);\n        Muls(dx, dx, T(2.0f), lanes);\n",
         (8, 1000), "bfloat16",  # a compile error, as with CANN's headers (Muls<bfloat16_t> is a static_assert)
         r"(?s)AscendC::Muls.*static assertion failed: .*bfloat16_t has no vector arithmetic on A2"),
     "dx truncated instead of rounded to nearest even": Bug(
@@ -118,8 +118,8 @@ BUGS = {
         STREAMED, "uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),",
         "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 17409), "float32", TAIL),
     "dgamma zeroed once per core instead of once per row group": Bug(
-        ROWS_IN_UB, "            if (hasGamma_) {\n                Duplicate(dgamma_, 0.0f, t_.cols);",
-        "            if (hasGamma_ && groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, t_.cols);",
+        ROWS_IN_UB, "            if (hasGamma_) {\n                Duplicate(dgamma_, 0.0f, dgammaLanes_);",
+        "            if (hasGamma_ && groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, dgammaLanes_);",
         (300, 1000), "float32", GOLDEN, block_dim=2),
     "pass 2 scales by the other row's rstd": Bug(
         STREAMED, "        const float rstd = rstd_[row % kRowsInFlight];\n        LocalTensor<T> slot = inQueSlot_.DeQue<T>();\n"
@@ -142,11 +142,11 @@ BUGS = {
         "    MulAddDst(dst, a, b, count);", (3, 12288), "float16",
         r"core \d+: LocalTensor::GetValue: reads UB that nothing wrote"),
     "dres added after a 16-bit dx is rounded": Bug(
-        ROWS_IN_UB, "        Axpy(a, b, k, cols);\n        if (hasDres_) {\n            Widen(b, dres, cols);\n"
-        "            Add(a, a, b, cols);\n        }\n        Narrow(dx, a, cols);\n",
-        "        Axpy(a, b, k, cols);\n        Narrow(dx, a, cols);\n        if (hasDres_) {\n"
-        "            Widen(a, dx, cols);\n            Widen(b, dres, cols);\n            Add(a, a, b, cols);\n"
-        "            Narrow(dx, a, cols);\n        }\n",
+        ROWS_IN_UB, "        if (hasDres_) {\n            Widen(b, dres, lanes);\n"
+        "            Add(a, a, b, lanes);\n        }\n        Narrow(dx, a, lanes);\n",
+        "        Narrow(dx, a, lanes);\n        if (hasDres_) {\n"
+        "            Widen(a, dx, lanes);\n            Widen(b, dres, lanes);\n            Add(a, a, b, lanes);\n"
+        "            Narrow(dx, a, lanes);\n        }\n",
         (5, 2049), "float16", GOLDEN, dres=True),
     "dres read at row * cols instead of row * row_stride": Bug(
         ROWS_IN_UB, "ComputeRow32(dyT[at], xT[at], dxT[at], hasDres_ ? dresT[at] : dresT, rstd.GetValue(r));",

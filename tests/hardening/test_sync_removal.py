@@ -167,7 +167,7 @@ CASES = [
     # The forms, last (a site the cases above catch never reaches them): fp32 gamma taking its offset
     # once, dres's queues on every path and store, no gamma.
     Case("float32", (3, 4097), "long_rows", offset=1.0), Case("float32", (3, 17409), "long_rows_streamed", offset=1.0),
-    Case("float32", (3, 13313), "long_rows", offset=1.0),
+    Case("float32", (3, 13313), "long_rows", offset=1.0), Case("float32", (5, 1001), "rows_in_ub", offset=1.0),
     Case("float16", (37, 13), "small_cols", dres=True), Case("float32", (300, 40), "small_cols", 2, dres=True),
     Case("float32", (5, 1001), "rows_in_ub", dres=True), Case("float16", (300, 1000), "rows_in_ub", 2, dres=True),
     Case("float32", (3, 4000), "long_rows", dres=True), Case("float32", (3, 7250), "long_rows", dres=True),

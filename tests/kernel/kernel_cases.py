@@ -19,7 +19,8 @@ LAYOUT_CASES = [
     ("small_cols", "bfloat16", (50, 72)),     # scalars spread over the row, gamma over the tile
     ("small_cols", "float32", (4096, 16)),    # several row groups: the dgamma reduction after the reset
     ("rows_in_ub", "float32", (48, 1000)),
-    ("rows_in_ub", "float16", (33, 3000)),
+    ("rows_in_ub", "float16", (33, 2400)),    # a tile at once: two rows a tile, the last tile one row
+    ("rows_in_ub", "bfloat16", (37, 1001)),   # a tile at once: rows with padding lanes, a short last tile
     ("long_rows", "float32", (3, 6080)),      # two row buffers
     ("long_rows", "float16", (3, 4500)),      # three row buffers, the row one chunk of its stride
     ("long_rows", "float16", (3, 11081)),     # a ring with a dx queue

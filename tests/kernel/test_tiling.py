@@ -16,7 +16,7 @@ def tiling(rows, cols, dtype="float16", soc="Ascend910B2", block_dim=0, gamma=Tr
     ("float16", 1, "small_cols"), ("float16", 128, "small_cols"), ("float32", 128, "small_cols"),
     ("float16", 129, "small_cols"), ("float16", 816, "small_cols"), ("float16", 817, "rows_in_ub"),
     ("float32", 576, "small_cols"), ("float32", 577, "rows_in_ub"), ("float32", 2000, "rows_in_ub"),
-    ("float16", 3000, "rows_in_ub"),
+    ("float16", 2432, "rows_in_ub"), ("float16", 2433, "long_rows"), ("bfloat16", 3000, "long_rows"),
     ("float16", 6080, "long_rows"), ("bfloat16", 12288, "long_rows"), ("float32", 8192, "long_rows"),
     ("float16", 12289, "long_rows"), ("float16", 16897, "long_rows"), ("float16", 19456, "long_rows"),
     ("bfloat16", 12289, "long_rows"), ("bfloat16", 16384, "long_rows"), ("bfloat16", 16385, "long_rows_streamed"),

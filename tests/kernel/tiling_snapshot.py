@@ -22,9 +22,10 @@ DTYPES = ("float16", "float32", "bfloat16")
 
 # Widths: tiny and odd ones, around every power of two a repeat or block works with, LLM hidden
 # sizes, huge rows, and both sides of each boundary the tiling had when the snapshot was taken:
-# small cols -> rows in UB (817 16-bit, 577 fp32), rows in UB -> long rows (4081, 3129), long rows ->
-# streamed (16897, 10385), and where the long-rows layout changes (its configuration table's rows).
-_EDGES = [817, 577, 4081, 3129, 16897, 10385,
+# small cols -> rows in UB (817 16-bit, 577 fp32), rows in UB -> long rows (2433 16-bit, 4081 with
+# 16-bit rows row by row, 3129), long rows -> streamed (16897, 10385), and where the long-rows layout
+# changes (its configuration table's rows).
+_EDGES = [817, 577, 2433, 4081, 3129, 16897, 10385,
           4097, 9377, 11041, 12113, 12289, 14849, 14865, 16225, 16385, 16401,
           3289, 4393, 6105, 6145, 8193, 10121, 10241, 10561, 12417, 17057, 18433, 20481, 26881]
 COLS = sorted({1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 96, 100, 127, 128, 129, 200,
