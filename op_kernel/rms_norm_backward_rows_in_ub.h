@@ -159,7 +159,8 @@ private:
     }
 
     // Per row (gamma: the scale, offset included; 1 without gamma): xhat = x*rstd, g = dy*gamma,
-    // dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)); 16-bit rows: Compute16.
+    // dgamma += dy*xhat, dx = rstd*(g - xhat*mean(g*xhat)): fp32 rows one at a time (ComputeRow32),
+    // 16-bit rows the tile at once (ComputeTile16).
     __aicore__ inline void Compute(uint32_t n)
     {
         LocalTensor<T> dyT = inQueDy_.DeQue<T>();
