@@ -162,6 +162,27 @@ __aicore__ inline void AddGammaOffset(const LocalTensor<float> &gamma, float off
     }
 }
 
+// A tile of fp32 rows `rowLanes` apart, `lanes` in all: its first row copied over the others, in
+// doubling copies (log2 of the rows instructions).
+__aicore__ inline void RepeatFirstRow(const LocalTensor<float> &tile, uint32_t rowLanes, uint32_t lanes)
+{
+    for (uint32_t done = rowLanes; done < lanes; done *= 2) {
+        const uint32_t copy = done < lanes - done ? done : lanes - done;
+        Muls(tile[done], tile, 1.0f, copy);
+    }
+}
+
+// The first `rows` fp32 rows of a tile, `rowLanes` apart, added onto its first row pairwise, the upper
+// rows onto the lower ones, in log2 steps: a fixed order, so the same sum on every core and every run.
+__aicore__ inline void AddRowsOntoFirst(const LocalTensor<float> &tile, uint32_t rows, uint32_t rowLanes)
+{
+    while (rows > 1) {
+        const uint32_t half = rows / 2;
+        Add(tile, tile, tile[(rows - half) * rowLanes], half * rowLanes);
+        rows -= half;
+    }
+}
+
 // One pipe waits for everything another pipe issued so far (e.g. V_S before a scalar GetValue of a
 // vector result, MTE2_S before reading copied-in rstd, V_MTE3 before copying a vector result out).
 template <HardEvent event>

@@ -55,7 +55,7 @@ public:
         }
         pipe_->InitBuffer(workBuf_, layout.workBytes);
         pipe_->InitBuffer(sumBuf_, layout.sumBytes);
-        dgammaLanes_ = (kTileAtOnce ? t_.tile_rows : 1) * t_.row_stride;
+        workLanes_ = (kTileAtOnce ? t_.tile_rows : 1) * t_.row_stride;
     }
 
     __aicore__ inline void Process()
@@ -64,7 +64,7 @@ public:
         for (uint32_t groupIdx = FirstGroup(); groupIdx < t_.groups; groupIdx = NextGroup(groupIdx)) {
             const RowGroup group = GroupRows(t_, groupIdx);
             if (hasGamma_) {
-                Duplicate(dgamma_, 0.0f, dgammaLanes_);
+                Duplicate(dgamma_, 0.0f, workLanes_);
             }
             // Tiles start at the group's first row, so the partial sums are the same on any core.
             if (group.begin < group.end) {
@@ -80,8 +80,8 @@ public:
                 Compute(n);
                 CopyOut(row, n);
             }
-            if (hasGamma_) {
-                AddPartialRows();
+            if (hasGamma_) {  // dgamma's partial rows
+                AddRowsOntoFirst(dgamma_, workLanes_ / t_.row_stride, t_.row_stride);
             }
             CopyOutDgamma(gm_.Partial(t_, groupIdx), dgamma_, t_.cols);
             WaitDgammaLeft();
@@ -110,7 +110,6 @@ private:
     __aicore__ inline void LoadGammaTile()
     {
         gamma_ = gammaF32Buf_.Get<float>();
-        const uint32_t S = t_.row_stride;
         if (WideGamma<T>()) {
             const LocalTensor<float> gammaF32 = gammaBuf_.Get<float>();
             CopyInPad(gammaF32, gm_.gammaF32, t_.cols);
@@ -123,21 +122,7 @@ private:
             Widen(gamma_, gammaT, t_.cols);
         }
         AddGammaOffset(gamma_, t_.gamma_offset, t_.cols);
-        for (uint32_t done = S; done < dgammaLanes_; done *= 2) {  // doubling copies
-            const uint32_t copy = done < dgammaLanes_ - done ? done : dgammaLanes_ - done;
-            Muls(gamma_[done], gamma_, 1.0f, copy);
-        }
-    }
-
-    // dgamma's partial rows added onto the first pairwise, the upper onto the lower ones, in log2
-    // steps: a fixed order, so the same sum on every core and every run.
-    __aicore__ inline void AddPartialRows()
-    {
-        for (uint32_t rows = dgammaLanes_ / t_.row_stride; rows > 1;) {
-            const uint32_t half = rows / 2;
-            Add(dgamma_, dgamma_, dgamma_[(rows - half) * t_.row_stride], half * t_.row_stride);
-            rows -= half;
-        }
+        RepeatFirstRow(gamma_, t_.row_stride, workLanes_);
     }
 
     __aicore__ inline void CopyIn(uint64_t row, uint32_t n)
@@ -276,7 +261,7 @@ private:
     TQue<QuePosition::VECOUT, 1> outQueDx_;
     TBuf<QuePosition::VECCALC> gammaBuf_, dgammaBuf_, gBuf_, gammaF32Buf_, dyF32Buf_, xhatBuf_, workBuf_, sumBuf_;
     LocalTensor<float> gamma_, dgamma_, g_;
-    uint32_t dgammaLanes_ = 0;  // dgamma's partial rows (a tile's for 16-bit rows, else one) times S
+    uint32_t workLanes_ = 0;  // an fp32 work buffer's lanes (a tile's rows for 16-bit rows, else one) times S
 };
 
 }  // namespace rmsnorm_backward::kernel

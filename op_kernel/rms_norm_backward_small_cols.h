@@ -105,12 +105,8 @@ public:
                 CopyOut(outRow, outN);
             }
             rstd_.Finish();
-            // Fold the accumulator's rows pairwise, the upper rows onto the lower ones, in log2 steps:
-            // a fixed order, so the same sum on every core and every run.
-            for (uint32_t rows = hasGamma_ ? foldRows : 1; rows > 1;) {
-                const uint32_t half = rows / 2;
-                Add(dgamma, dgamma, dgamma[(rows - half) * t_.row_stride], half * t_.row_stride);
-                rows -= half;
+            if (hasGamma_) {
+                AddRowsOntoFirst(dgamma, foldRows, t_.row_stride);  // the accumulator's fold
             }
             CopyOutDgamma(gm_.Partial(t_, groupIdx), dgamma, t_.cols);
             WaitDgammaLeft();
@@ -178,10 +174,7 @@ private:
             Widen(gamma, gammaT, t_.row_stride);
         }
         AddGammaOffset(gamma, t_.gamma_offset, t_.cols);  // the pad lanes stay 0
-        for (uint32_t done = t_.row_stride; done < gammaLanes_; done *= 2) {  // doubling copies
-            const uint32_t copy = done < gammaLanes_ - done ? done : gammaLanes_ - done;
-            Muls(gamma[done], gamma, 1.0f, copy);
-        }
+        RepeatFirstRow(gamma, t_.row_stride, gammaLanes_);
     }
 
     // dy and x of the tile, and rstd of the next kSmallColsRstdBatchTiles tiles' rows when the tile

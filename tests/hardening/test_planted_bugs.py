@@ -74,7 +74,7 @@ BUGS = {
         COMMON, "return left < tileRows ? uint32_t(left) : tileRows;", "return tileRows;", (40, 1000), "float32",
         r"core \d+: DataCopyPad: "),
     "dgamma accumulator never zeroed (UB nothing wrote)": Bug(
-        ROWS_IN_UB, "            Duplicate(dgamma_, 0.0f, dgammaLanes_);\n", "", (8, 1000), "float32",
+        ROWS_IN_UB, "            Duplicate(dgamma_, 0.0f, workLanes_);\n", "", (8, 1000), "float32",
         r"GM buffer \w+ holds undefined data after the launch"),
     "the core's own barrier instead of SyncAll before the dgamma reduction": Bug(
         ENTRY, "        SyncAll();  // waits for every pipe of every core (the default SyncAllConfig): all partials have landed\n",
@@ -118,8 +118,8 @@ BUGS = {
         STREAMED, "uint64_t(kFloatsPerRepeat), CeilDiv(count, kFloatsPerRepeat),",
         "uint64_t(kFloatsPerRepeat), count / kFloatsPerRepeat,", (3, 17409), "float32", TAIL),
     "dgamma zeroed once per core instead of once per row group": Bug(
-        ROWS_IN_UB, "            if (hasGamma_) {\n                Duplicate(dgamma_, 0.0f, dgammaLanes_);",
-        "            if (hasGamma_ && groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, dgammaLanes_);",
+        ROWS_IN_UB, "            if (hasGamma_) {\n                Duplicate(dgamma_, 0.0f, workLanes_);",
+        "            if (hasGamma_ && groupIdx == FirstGroup()) {\n                Duplicate(dgamma_, 0.0f, workLanes_);",
         (300, 1000), "float32", GOLDEN, block_dim=2),
     "pass 2 scales by the other row's rstd": Bug(
         STREAMED, "        const float rstd = rstd_[row % kRowsInFlight];\n        LocalTensor<T> slot = inQueSlot_.DeQue<T>();\n"
